@@ -1,0 +1,54 @@
+"""Config files: TOML loaded once into frozen, typed objects (docs/config.md).
+
+Each kind of file has one loader ``load(path) -> object`` that raises :class:`ConfigError`
+naming the file, the key path and the reason. ``KINDS`` maps a kind to its loader as a
+``"module:function"`` string, resolved lazily, so ``rt`` never imports ``sim_stand`` unless a
+command asks for a kind that lives there (the CLI's ``check-config``).
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from rt.config._schema import ConfigError, Table
+
+__all__ = ["ConfigError", "Table", "KINDS", "kind_of", "load_any"]
+
+KINDS: dict[str, str] = {
+    "vehicle": "rt.config.vehicle:load_vehicle",
+    "case": "rt.config.case:load_case",
+    "stand": "rt.config.stand:load_stand",
+    "mechanism": "sim_stand.mechanism.config:load_mechanism",
+    "interface": "sim_stand.contact.config:load_interface",
+}
+
+# folder name -> kind, for files that do not say ``kind = "..."`` themselves
+_FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
+            "interfaces": "interface", "stands": "stand"}
+
+
+def kind_of(path: str | Path) -> str:
+    """The kind of a config file: from its folder (``config/vehicles/x.toml`` -> vehicle) or,
+    for ``stand*.toml``, ``stand``."""
+    p = Path(path)
+    if p.parent.name in _FOLDERS:
+        return _FOLDERS[p.parent.name]
+    if p.name.startswith("stand"):
+        return "stand"
+    raise ConfigError(p, "", "cannot tell the kind of this file: put it in one of the folders "
+                      + ", ".join(f"{k}/" for k in _FOLDERS) + " or name it stand*.toml, or pass --kind")
+
+
+def loader(kind: str):
+    if kind not in KINDS:
+        raise ValueError(f"unknown config kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+    mod, fn = KINDS[kind].split(":")
+    try:
+        return getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"no loader for config kind {kind!r} yet ({e})") from None
+
+
+def load_any(path: str | Path, kind: str | None = None):
+    """Load and validate a config file of any kind."""
+    return loader(kind or kind_of(path))(path)

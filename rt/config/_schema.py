@@ -1,0 +1,216 @@
+"""Typed, validating reader over a parsed TOML table.
+
+Every config loader in the project reads its file through :class:`Table`, so every error has
+the same shape ``FILE: KEY.PATH: reason`` and unknown keys are always rejected::
+
+    t = Table.load(path)                     # ConfigError on unreadable / bad TOML
+    mass = t.float("mass_kg", gt=0.0)
+    port = t.table("port")
+    pos = port.vector("position_m", 3)
+    port.done(); t.done()                    # unknown keys -> ConfigError
+
+Physical checks that need several values at once use :meth:`Table.error` to raise with the
+right key path.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+_MISSING = object()
+
+
+class ConfigError(ValueError):
+    """A config file is wrong. ``str(e)`` is ``FILE: KEY: reason``."""
+
+    def __init__(self, file: str | Path, key: str, reason: str):
+        self.file = str(file)
+        self.key = key
+        self.reason = reason
+        super().__init__(f"{self.file}: {key}: {reason}" if key else f"{self.file}: {reason}")
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
+            dict: "table"}.get(type(v), type(v).__name__)
+
+
+class Table:
+    """A TOML table with its file and key path; tracks which keys were read."""
+
+    def __init__(self, data: dict, file: str | Path, path: str = ""):
+        if not isinstance(data, dict):
+            raise ConfigError(file, path, f"expected a table, got {_type_name(data)}")
+        self.data = data
+        self.file = Path(file)
+        self.path = path
+        self._used: set[str] = set()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def load(cls, file: str | Path) -> "Table":
+        file = Path(file)
+        try:
+            raw = file.read_bytes()
+        except FileNotFoundError:
+            raise ConfigError(file, "", "file not found") from None
+        except OSError as e:
+            raise ConfigError(file, "", f"cannot read: {e.strerror or e}") from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise ConfigError(file, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(file, "", f"invalid TOML: {e}") from None
+        return cls(data, file)
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def error(self, name: str, reason: str) -> ConfigError:
+        """A ConfigError for key ``name`` of this table (``name=""`` for the table itself)."""
+        return ConfigError(self.file, self.key(name) if name else self.path, reason)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def _get(self, name: str, default: Any) -> Any:
+        if name in self.data:
+            self._used.add(name)
+            return self.data[name]
+        if default is _MISSING:
+            raise self.error(name, "required key is missing")
+        return default
+
+    def done(self) -> None:
+        """Reject keys that no reader asked for."""
+        unknown = sorted(set(self.data) - self._used)
+        if unknown:
+            allowed = ""
+            raise self.error(unknown[0], "unknown key" + allowed)
+
+    def relative(self, p: str) -> Path:
+        """A path written in this file, resolved relative to the file's folder."""
+        q = Path(p)
+        return q if q.is_absolute() else (self.file.parent / q)
+
+    # ------------------------------------------------------------------ scalars
+    def float(self, name: str, default: Any = _MISSING, *, gt: float | None = None,
+              ge: float | None = None, lt: float | None = None, le: float | None = None) -> float:
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(name, f"expected a number, got {_type_name(v)}")
+        v = float(v)
+        if not math.isfinite(v):
+            raise self.error(name, f"must be finite, got {v}")
+        _check_bounds(self, name, v, gt, ge, lt, le)
+        return v
+
+    def int(self, name: str, default: Any = _MISSING, *, ge: int | None = None,
+            le: int | None = None) -> int:
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.error(name, f"expected an integer, got {_type_name(v)}")
+        _check_bounds(self, name, v, None, ge, None, le)
+        return v
+
+    def bool(self, name: str, default: Any = _MISSING) -> bool:
+        v = self._get(name, default)
+        if not isinstance(v, bool):
+            raise self.error(name, f"expected true or false, got {_type_name(v)}")
+        return v
+
+    def str(self, name: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> str:
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            return v
+        if not isinstance(v, str):
+            raise self.error(name, f"expected a string, got {_type_name(v)}")
+        if choices is not None:
+            choices = list(choices)
+            if v not in choices:
+                raise self.error(name, f"must be one of {', '.join(repr(c) for c in choices)}; got {v!r}")
+        return v
+
+    # ------------------------------------------------------------------ arrays
+    def array(self, name: str, shape: tuple[int, ...] | None = None, default: Any = _MISSING, *,
+              gt: float | None = None, ge: float | None = None, lt: float | None = None,
+              le: float | None = None) -> np.ndarray:
+        """A numeric array (nested TOML arrays) as float64; ``shape`` entries of -1 are free."""
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            return v if v is None else np.asarray(v, dtype=np.float64)
+        arr = _to_array(self, name, v)
+        if shape is not None:
+            ok = arr.ndim == len(shape) and all(s == -1 or s == a for s, a in zip(shape, arr.shape))
+            if not ok:
+                want = "x".join("N" if s == -1 else str(s) for s in shape)
+                got = "x".join(str(a) for a in arr.shape) if arr.ndim else "scalar"
+                raise self.error(name, f"expected an array of shape {want}, got {got}")
+        for x in arr.ravel():
+            _check_bounds(self, name, float(x), gt, ge, lt, le)
+        return arr
+
+    def vector(self, name: str, n: int, default: Any = _MISSING, **bounds: float) -> np.ndarray:
+        return self.array(name, (n,), default, **bounds)
+
+    # ------------------------------------------------------------------ sub-tables
+    def table(self, name: str, default: Any = _MISSING) -> "Table":
+        v = self._get(name, default)
+        if v is None:
+            return None  # type: ignore[return-value]
+        if v is default and isinstance(default, dict):
+            v = default
+        if not isinstance(v, dict):
+            raise self.error(name, f"expected a table, got {_type_name(v)}")
+        return Table(v, self.file, self.key(name))
+
+    def tables(self, name: str, default: Any = _MISSING) -> list["Table"]:
+        """An array of tables (``[[name]]``)."""
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            v = default
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            raise self.error(name, "expected an array of tables ([[...]])")
+        return [Table(x, self.file, f"{self.key(name)}[{i}]") for i, x in enumerate(v)]
+
+
+def _to_array(t: Table, name: str, v: Any) -> np.ndarray:
+    def check(x: Any) -> None:
+        if isinstance(x, list):
+            for y in x:
+                check(y)
+        elif isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise t.error(name, f"expected numbers, found {_type_name(x)}")
+
+    if not isinstance(v, list):
+        raise t.error(name, f"expected an array, got {_type_name(v)}")
+    check(v)
+    try:
+        arr = np.array(v, dtype=np.float64)
+    except ValueError:
+        raise t.error(name, "ragged array (rows of different lengths)") from None
+    if arr.dtype == object:
+        raise t.error(name, "ragged array (rows of different lengths)")
+    if not np.all(np.isfinite(arr)):
+        raise t.error(name, "all entries must be finite")
+    return arr
+
+
+def _check_bounds(t: Table, name: str, v: float, gt, ge, lt, le) -> None:
+    if gt is not None and not v > gt:
+        raise t.error(name, f"must be > {gt}, got {v}")
+    if ge is not None and not v >= ge:
+        raise t.error(name, f"must be >= {ge}, got {v}")
+    if lt is not None and not v < lt:
+        raise t.error(name, f"must be < {lt}, got {v}")
+    if le is not None and not v <= le:
+        raise t.error(name, f"must be <= {le}, got {v}")
