@@ -1,0 +1,155 @@
+"""Docking test case (``config/cases/*.toml``): the two vehicles by reference, the initial
+relative state of the docking units as a user specifies it, orbit option, duration and end
+criteria. See docs/config.md.
+
+The initial relative pose is that of the active unit frame A in the passive unit frame P of
+the *undeformed* ports (mount modes at their initial modal states add to it); x_P points along
+the approach, so a unit short of contact has a negative ``position_m[0]`` and a positive
+``closing_velocity_mps``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rt import spatial
+from rt.config._schema import ConfigError, Table
+from rt.config.vehicle import Vehicle, load_vehicle
+
+
+@dataclass(frozen=True)
+class InitialState:
+    position_m: np.ndarray            # A's origin in P, P components
+    R_PA: np.ndarray                  # A-components -> P-components
+    misalignment_deg: np.ndarray
+    misalignment_sequence: str
+    velocity_mps: np.ndarray          # d/dt of position_m as seen in P (closing = +x)
+    active_rate_radps: np.ndarray     # inertial angular velocity of the active vehicle, its body axes
+    passive_rate_radps: np.ndarray    # same for the passive vehicle
+    active_eta: np.ndarray
+    active_eta_dot: np.ndarray
+    passive_eta: np.ndarray
+    passive_eta_dot: np.ndarray
+
+
+@dataclass(frozen=True)
+class Orbit:
+    hill: bool = False                 # Hill / Clohessy–Wiltshire terms in the local-orbit frame
+    mean_motion_radps: float = 0.0
+
+
+@dataclass(frozen=True)
+class EndCriteria:
+    separation_m: float = 0.5          # stop when the units are this far beyond the start distance
+    capture_settle_s: float = 2.0      # after capture, run this long, then stop
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    description: str
+    duration_s: float
+    active: Vehicle
+    passive: Vehicle
+    initial: InitialState
+    orbit: Orbit = field(default_factory=Orbit)
+    end: EndCriteria = field(default_factory=EndCriteria)
+    mechanism_path: Path | None = None
+    interface_path: Path | None = None
+    source: str = ""
+
+
+def _modal(t: Table | None, name: str, n: int, owner: str) -> np.ndarray:
+    if t is None or not t.has(name):
+        return np.zeros(n)
+    v = t.array(name, (-1,))
+    if v.shape[0] != n:
+        raise t.error(name, f"has {v.shape[0]} entries but the {owner} vehicle has {n} modes")
+    return v
+
+
+def _vehicle(t: Table, name: str) -> Vehicle:
+    path = t.relative(t.str(name))
+    try:
+        return load_vehicle(path)
+    except ConfigError as e:
+        raise t.error(name, f"vehicle file is invalid: {e}") from None
+
+
+def _optional_path(t: Table, name: str) -> Path | None:
+    if not t.has(name):
+        return None
+    p = t.relative(t.str(name))
+    if not p.is_file():
+        raise t.error(name, f"file not found: {p}")
+    return p
+
+
+def parse_case(t: Table) -> Case:
+    name = t.str("name", t.file.stem)
+    desc = t.str("description", "")
+    duration = t.float("duration_s", gt=0.0)
+    v = t.table("vehicles")
+    active = _vehicle(v, "active")
+    passive = _vehicle(v, "passive")
+    mech = _optional_path(v, "mechanism")
+    iface = _optional_path(v, "interface")
+    v.done()
+
+    i = t.table("initial")
+    pos = i.vector("position_m", 3)
+    mis = i.vector("misalignment_deg", 3, (0.0, 0.0, 0.0))
+    if np.any(np.abs(mis) > 90.0):
+        raise i.error("misalignment_deg", f"angles beyond ±90° are not a docking case: {mis.tolist()}")
+    seq = i.str("misalignment_sequence", "yzx")
+    try:
+        axes = spatial.sequence_codes(seq)
+    except ValueError as e:
+        raise i.error("misalignment_sequence", str(e)) from None
+    R_AP = np.empty((3, 3))
+    spatial.dcm_from_sequence(axes, np.radians(mis), R_AP)
+    closing = i.float("closing_velocity_mps")
+    lateral = i.vector("lateral_velocity_mps", 2, (0.0, 0.0))
+    rate_a = np.radians(i.vector("active_rate_dps", 3, (0.0, 0.0, 0.0)))
+    rate_p = np.radians(i.vector("passive_rate_dps", 3, (0.0, 0.0, 0.0)))
+    m = i.table("modes") if i.has("modes") else None
+    ia = InitialState(
+        position_m=pos, R_PA=R_AP.T.copy(), misalignment_deg=mis, misalignment_sequence=seq,
+        velocity_mps=np.array([closing, lateral[0], lateral[1]]),
+        active_rate_radps=rate_a, passive_rate_radps=rate_p,
+        active_eta=_modal(m, "active_eta", len(active.modes), "active"),
+        active_eta_dot=_modal(m, "active_eta_dot", len(active.modes), "active"),
+        passive_eta=_modal(m, "passive_eta", len(passive.modes), "passive"),
+        passive_eta_dot=_modal(m, "passive_eta_dot", len(passive.modes), "passive"),
+    )
+    if m is not None:
+        m.done()
+    i.done()
+
+    orbit = Orbit()
+    if t.has("orbit"):
+        o = t.table("orbit")
+        hill = o.bool("hill", False)
+        n = o.float("mean_motion_radps", 0.0011313, gt=0.0)
+        o.done()
+        orbit = Orbit(hill=hill, mean_motion_radps=n)
+    end = EndCriteria()
+    if t.has("end"):
+        e = t.table("end")
+        end = EndCriteria(separation_m=e.float("separation_m", 0.5, gt=0.0),
+                          capture_settle_s=e.float("capture_settle_s", 2.0, ge=0.0))
+        e.done()
+    t.done()
+    return Case(name=name, description=desc, duration_s=duration, active=active, passive=passive,
+                initial=ia, orbit=orbit, end=end, mechanism_path=mech, interface_path=iface,
+                source=str(t.file))
+
+
+def load_case(path: str | Path) -> Case:
+    """Load and validate a case file and the vehicle files it names."""
+    return parse_case(Table.load(path))
+
+
+__all__ = ["Case", "InitialState", "Orbit", "EndCriteria", "load_case"]
