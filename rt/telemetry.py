@@ -1,0 +1,246 @@
+"""Telemetry (PUB) and commands (ROUTER) over ZeroMQ; both bound to loopback by default.
+
+**State stream** — :meth:`TelemetryServer.publish` is called every cycle and sends every
+``decimation``-th one (default: 1000 Hz / 20 = 50 Hz) as two frames ``[b"state", msgpack
+{"c": cycle, "t": t_ns, "s": supervisor state code, "d": <bin: the record row, W float64
+little-endian>}]``; the row layout is the run log's (fields and sizes), returned by the
+``describe`` command, and :func:`decode_state` turns a message into a dict of arrays. Events
+(state changes, trips, commands) go out as ``[b"event", msgpack {...}]``. Sends are
+``NOBLOCK`` on a PUB socket with a small ``SNDHWM``: a slow or stalled subscriber loses
+messages, never the loop its time. libzmq drops per-subscriber overflow silently; the
+``drops`` counter counts the sends the socket refused (``zmq.Again``) or failed.
+
+**Commands** — a ROUTER socket; clients are DEALER (send ``[b"", request]``) or REQ sockets.
+A request is msgpack ``{"cmd": name, "args": {...}, "client": "console name", "id": any}``, the
+reply ``{"ok": bool, "reason": str | None, "id": ..., ...}``. Built-in commands:
+
+* ``acquire`` — take the control lease (free, expired, or already yours); ``release``;
+  ``heartbeat`` — renew it (any request from the holder also renews it);
+* ``describe`` — the record layout, PUB endpoint, decimation, lease timeout; ``ping``.
+
+Everything else goes to the ``handler(cmd, args, client) -> dict`` given by the controller
+(the supervisor's commands, ``status``). ``load_case``, ``arm``, ``start``, ``stop``, ``tare``
+and ``reset`` need the lease; ``abort`` and read-only commands do not. One client holds the
+lease; any number may watch. When the holder sends nothing for ``lease_timeout_s`` the lease
+expires: ``lease_lost`` becomes True and ``on_lease_lost(holder)`` is called (the controller
+reports HEARTBEAT_LOST to the safety monitor, configurable).
+
+:meth:`poll` is non-blocking and handles at most ``max_requests`` per call; call it from the
+loop thread (every cycle or every few) so the supervisor stays single-threaded.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import msgpack
+import numpy as np
+import zmq
+
+LEASED = frozenset({"load_case", "arm", "start", "stop", "tare", "reset"})
+DEFAULT_PUB = "tcp://127.0.0.1:5561"
+DEFAULT_CMD = "tcp://127.0.0.1:5560"
+
+
+def _pack(o: Any) -> bytes:
+    return msgpack.packb(o, use_bin_type=True, default=lambda x: x.tolist() if isinstance(x, np.ndarray) else str(x))
+
+
+class TelemetryServer:
+    def __init__(self, fields: dict[str, int], *, pub_endpoint: str = DEFAULT_PUB, cmd_endpoint: str = DEFAULT_CMD,
+                 decimation: int = 20, sndhwm: int = 4, lease_timeout_s: float = 2.0,
+                 handler: Callable[[str, dict, str], dict] | None = None,
+                 now_ns: Callable[[], int] = time.monotonic_ns,
+                 on_lease_lost: Callable[[str], None] | None = None, context: zmq.Context | None = None):
+        if decimation < 1:
+            raise ValueError("decimation must be >= 1")
+        self.fields = dict(fields)
+        self.width = sum(self.fields.values())
+        self.decimation = int(decimation)
+        self.handler = handler
+        self.now_ns = now_ns
+        self.on_lease_lost = on_lease_lost
+        self.lease_timeout_ns = int(lease_timeout_s * 1e9)
+        self.ctx = context or zmq.Context.instance()
+        self.pub = self.ctx.socket(zmq.PUB)
+        self.pub.setsockopt(zmq.SNDHWM, int(sndhwm))
+        self.pub.setsockopt(zmq.LINGER, 0)
+        self.pub.bind(pub_endpoint)
+        self.cmd = self.ctx.socket(zmq.ROUTER)
+        self.cmd.setsockopt(zmq.LINGER, 0)
+        self.cmd.bind(cmd_endpoint)
+        self.pub_endpoint = self.pub.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.cmd_endpoint = self.cmd.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.sent = 0
+        self.drops = 0
+        self.requests = 0
+        self.holder: bytes | None = None
+        self.holder_name: str | None = None
+        self.holder_seen_ns = 0
+        self.lease_lost = False
+        self._countdown = 0
+        self._msg = {"c": 0, "t": 0, "s": 0, "d": b""}
+
+    # ------------------------------------------------------------------ state stream
+    def publish(self, cycle: int, t_ns: int, state: int, row: np.ndarray) -> bool:
+        """Every cycle; sends every ``decimation``-th. Never blocks. True if sent this call."""
+        if self._countdown > 0:
+            self._countdown -= 1
+            return False
+        self._countdown = self.decimation - 1
+        m = self._msg
+        m["c"] = cycle
+        m["t"] = t_ns
+        m["s"] = int(state)
+        m["d"] = row.tobytes()
+        try:
+            self.pub.send_multipart((b"state", msgpack.packb(m, use_bin_type=True)), flags=zmq.NOBLOCK)
+        except zmq.ZMQError:  # Again (HWM) or anything else: drop
+            self.drops += 1
+            return False
+        self.sent += 1
+        return True
+
+    def publish_event(self, event: dict) -> bool:
+        try:
+            self.pub.send_multipart((b"event", _pack(event)), flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            self.drops += 1
+            return False
+        return True
+
+    # ------------------------------------------------------------------ commands
+    def poll(self, max_requests: int = 8) -> int:
+        """Handle up to ``max_requests`` pending requests without blocking; check the lease."""
+        self._check_lease()
+        n = 0
+        while n < max_requests:
+            try:
+                frames = self.cmd.recv_multipart(flags=zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            n += 1
+            self.requests += 1
+            if len(frames) < 2:
+                continue
+            ident, body = frames[0], frames[-1]
+            envelope = frames[:-1]  # identity (+ empty delimiter for REQ/DEALER-with-delimiter)
+            reply = self._handle(ident, body)
+            try:
+                self.cmd.send_multipart(envelope + [_pack(reply)], flags=zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass  # the client is gone; nothing to do
+        return n
+
+    def _check_lease(self) -> None:
+        if self.holder is not None and self.now_ns() - self.holder_seen_ns > self.lease_timeout_ns:
+            name = self.holder_name or self.holder.hex()
+            self.holder = None
+            self.holder_name = None
+            self.lease_lost = True
+            if self.on_lease_lost is not None:
+                self.on_lease_lost(name)
+
+    def _handle(self, ident: bytes, body: bytes) -> dict:
+        try:
+            req = msgpack.unpackb(body, raw=False)
+            if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
+                raise ValueError("a request is a map with a string 'cmd'")
+            args = req.get("args") or {}
+            if not isinstance(args, dict):
+                raise ValueError("'args' must be a map")
+        except Exception as e:
+            return {"ok": False, "reason": f"bad request: {e}"}
+        cmd = req["cmd"]
+        rid = req.get("id")
+        client = str(req.get("client") or ident.hex())
+        now = self.now_ns()
+        is_holder = self.holder == ident
+        if is_holder:
+            self.holder_seen_ns = now
+        if cmd == "acquire":
+            if self.holder is None or is_holder:
+                self.holder, self.holder_name, self.holder_seen_ns = ident, client, now
+                self.lease_lost = False
+                out = {"ok": True, "reason": None}
+            else:
+                out = {"ok": False, "reason": f"the control lease is held by {self.holder_name}"}
+        elif cmd == "release":
+            if is_holder:
+                self.holder = self.holder_name = None
+                out = {"ok": True, "reason": None}
+            else:
+                out = {"ok": False, "reason": "you do not hold the control lease"}
+        elif cmd == "heartbeat":
+            out = {"ok": is_holder, "reason": None if is_holder else "you do not hold the control lease"}
+        elif cmd == "ping":
+            out = {"ok": True, "reason": None}
+        elif cmd == "describe":
+            out = {"ok": True, "reason": None, "fields": [[k, v] for k, v in self.fields.items()],
+                   "pub_endpoint": self.pub_endpoint, "decimation": self.decimation,
+                   "lease_timeout_s": self.lease_timeout_ns / 1e9}
+        elif cmd in LEASED and not is_holder:
+            who = f"held by {self.holder_name}" if self.holder is not None else "free; send acquire first"
+            out = {"ok": False, "reason": f"{cmd} needs the control lease ({who})"}
+        elif self.handler is None:
+            out = {"ok": False, "reason": f"unknown command {cmd!r}"}
+        else:
+            try:
+                out = dict(self.handler(cmd, args, client))
+            except Exception as e:  # a handler bug must not kill the loop
+                out = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
+        out["id"] = rid
+        out["lease"] = self.holder_name
+        return out
+
+    def close(self) -> None:
+        self.pub.close(0)
+        self.cmd.close(0)
+
+
+def decode_state(frames: list[bytes], fields: list[list] | dict[str, int]) -> dict:
+    """``[b"state", payload]`` -> ``{"cycle", "t_ns", "state", name: array}``."""
+    m = msgpack.unpackb(frames[1], raw=False)
+    row = np.frombuffer(m["d"], dtype="<f8")
+    out = {"cycle": m["c"], "t_ns": m["t"], "state": m["s"]}
+    items = fields.items() if isinstance(fields, dict) else fields
+    off = 0
+    for name, size in items:
+        out[name] = row[off:off + size] if size > 1 else float(row[off])
+        off += size
+    return out
+
+
+class CommandClient:
+    """A small DEALER client (``dockstand ctl``): :meth:`request` sends and waits for the reply."""
+
+    def __init__(self, endpoint: str = DEFAULT_CMD, name: str = "console", timeout_s: float = 2.0,
+                 context: zmq.Context | None = None):
+        self.ctx = context or zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(endpoint)
+        self.name = name
+        self.timeout_ms = int(timeout_s * 1000)
+        self._id = 0
+
+    def send(self, cmd: str, **args: Any) -> int:
+        self._id += 1
+        self.sock.send_multipart([b"", _pack({"cmd": cmd, "args": args, "client": self.name, "id": self._id})])
+        return self._id
+
+    def recv(self, timeout_s: float | None = None) -> dict:
+        ms = self.timeout_ms if timeout_s is None else int(timeout_s * 1000)
+        if not self.sock.poll(ms, zmq.POLLIN):
+            raise TimeoutError(f"no reply within {ms} ms")
+        return msgpack.unpackb(self.sock.recv_multipart()[-1], raw=False)
+
+    def request(self, cmd: str, **args: Any) -> dict:
+        rid = self.send(cmd, **args)
+        while True:
+            r = self.recv()
+            if r.get("id") == rid:
+                return r
+
+    def close(self) -> None:
+        self.sock.close(0)
