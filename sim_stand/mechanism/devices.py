@@ -1,0 +1,140 @@
+"""Leg force devices: small pure functions of the device-joint coordinate ``s`` (stroke, m, or
+crank angle, rad) and its rate ``v``.  Each returns the generalized force on the joint, positive
+along the joint axis (extending the leg / increasing the crank angle).  The device's power
+delivered to the mechanism is ``force * v`` (negative when it absorbs energy).
+
+All are ``@njit(cache=True)`` and allocation-free; the per-leg parameters live in the packed
+params block (``layout.L_*``), see docs/models/mechanism.md §Devices.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from sim_stand.mechanism.layout import (L_BR_FB, L_BR_FC, L_BR_VR, L_BR_VS, L_DA_C, L_DR_FMAX,
+                                        L_DR_KD, L_DR_KP, L_DR_ON, L_EM_C, L_SP_F0, L_SP_K,
+                                        L_SP_KC, L_SP_NT, L_SP_S, L_SP_VC, L_ST_C, L_ST_K,
+                                        L_ST_MAX, L_ST_MIN, L_ST_ON)
+
+
+@njit(cache=True)
+def _k_at(P, lo, s, n):
+    """Stiffness k(s): linear interpolation of the table, constant beyond its ends."""
+    s0 = P[lo + L_SP_S]
+    if n == 1 or s <= s0:
+        return P[lo + L_SP_K]
+    for i in range(n - 1):
+        sa = P[lo + L_SP_S + i]
+        sb = P[lo + L_SP_S + i + 1]
+        if s <= sb:
+            ka = P[lo + L_SP_K + i]
+            kb = P[lo + L_SP_K + i + 1]
+            return ka + (kb - ka) * (s - sa) / (sb - sa)
+    return P[lo + L_SP_K + n - 1]
+
+
+@njit(cache=True)
+def spring_K(P, lo, s):
+    """K(s) = int_0^s k(sigma) d sigma (exact for the piecewise-linear table)."""
+    n = int(P[lo + L_SP_NT])
+    if n == 0:
+        return 0.0
+    # find the table point i at or below s (or the first one); K(s_i) is precomputed
+    if n == 1 or s <= P[lo + L_SP_S]:
+        i = 0
+    else:
+        i = 0
+        while i < n - 1 and P[lo + L_SP_S + i + 1] <= s:
+            i += 1
+    si = P[lo + L_SP_S + i]
+    ki = _k_at(P, lo, si, n)
+    ks = _k_at(P, lo, s, n)
+    return P[lo + L_SP_KC + i] + 0.5 * (ki + ks) * (s - si)
+
+
+@njit(cache=True)
+def spring_force(P, lo, s):
+    """Linear spring with preload F0 and stroke-dependent stiffness:  F = F0 - K(s)."""
+    if int(P[lo + L_SP_NT]) == 0:
+        return 0.0
+    return P[lo + L_SP_F0] - spring_K(P, lo, s)
+
+
+@njit(cache=True)
+def spring_potential(P, lo, s):
+    """V(s) with F = -dV/ds, V(0) = 0:  V = -F0 s + int_0^s K (Simpson: exact, K is quadratic
+    on each table segment)."""
+    n = int(P[lo + L_SP_NT])
+    if n == 0:
+        return 0.0
+    if n == 1 or s <= P[lo + L_SP_S]:
+        i = 0
+    else:
+        i = 0
+        while i < n - 1 and P[lo + L_SP_S + i + 1] <= s:
+            i += 1
+    si = P[lo + L_SP_S + i]
+    # no table point lies strictly between s_i and s, so K is quadratic there: Simpson is exact
+    acc = P[lo + L_SP_VC + i] + (s - si) / 6.0 * (
+        spring_K(P, lo, si) + 4.0 * spring_K(P, lo, 0.5 * (si + s)) + spring_K(P, lo, s))
+    return -P[lo + L_SP_F0] * s + acc
+
+
+@njit(cache=True)
+def damper_force(P, lo, v):
+    """Viscous damper F = -c v."""
+    return -P[lo + L_DA_C] * v
+
+
+@njit(cache=True)
+def brake_force(P, lo, v):
+    """Friction brake: Coulomb level Fc, break-away level Fb >= Fc reached near zero rate
+    (Stribeck velocity vs), regularised by tanh(v / vr) so a fixed-step integrator stays
+    stable when dt < 2 m_eff vr / Fb.  F = -(Fc + (Fb - Fc) exp(-(v/vs)^2)) tanh(v/vr)."""
+    fc = P[lo + L_BR_FC]
+    if fc <= 0.0 and P[lo + L_BR_FB] <= 0.0:
+        return 0.0
+    fb = P[lo + L_BR_FB]
+    x = v / P[lo + L_BR_VS]
+    return -(fc + (fb - fc) * math.exp(-x * x)) * math.tanh(v / P[lo + L_BR_VR])
+
+
+@njit(cache=True)
+def emd_force(P, lo, v):
+    """Electromechanical damper (ball screw + gear + motor shorted through a resistor):
+    back-EMF damping F = -(G^2 k_t k_e / R) v.  Its reflected rotor inertia J G^2 is added to
+    the leg's mass matrix on the device joint (not a force)."""
+    return -P[lo + L_EM_C] * v
+
+
+@njit(cache=True)
+def drive_force(P, lo, s, v, s_cmd, v_cmd):
+    """Position/velocity drive (alignment, retraction): PD law saturated at +-Fmax."""
+    if P[lo + L_DR_ON] == 0.0:
+        return 0.0
+    f = P[lo + L_DR_KP] * (s_cmd - s) + P[lo + L_DR_KD] * (v_cmd - v)
+    fm = P[lo + L_DR_FMAX]
+    if f > fm:
+        f = fm
+    elif f < -fm:
+        f = -fm
+    return f
+
+
+@njit(cache=True)
+def stop_force(P, lo, s, v):
+    """Hard end stops at the stroke limits: unilateral penalty spring-damper (never pulls)."""
+    if P[lo + L_ST_ON] == 0.0:
+        return 0.0
+    smax = P[lo + L_ST_MAX]
+    smin = P[lo + L_ST_MIN]
+    k = P[lo + L_ST_K]
+    c = P[lo + L_ST_C]
+    if s > smax:
+        f = -k * (s - smax) - c * v
+        return f if f < 0.0 else 0.0
+    if s < smin:
+        f = k * (smin - s) - c * v
+        return f if f > 0.0 else 0.0
+    return 0.0
