@@ -1,0 +1,241 @@
+"""Stand config (``config/stand.toml``): endpoints, rates, geometry, calibration, limits,
+delays, real-time options, telemetry. ``load_stand(path) -> Stand`` (kind ``"stand"``).
+
+Transport tables (``[sensor.link]``, ``[platform.link]``) stay plain dicts
+``{"transport": kind, **options}`` in :class:`Stand`; they are validated through
+``drivers.transport.validate_options`` (which raises a ``ValueError`` naming the bad key) when
+the drivers package provides it, and that error becomes ``ConfigError(file, key, reason)``.
+Opening happens later, in the controller (``drivers.transport.open_transport(kind, **options)``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rt import hexapod as HX
+from rt.config._common import read_pose
+from rt.config._schema import ConfigError, Table
+from rt.safety import SafetyLimits
+from rt.sensing import SensingParams, dc_group_delay_s, lowpass2_coefficients
+
+TRANSPORT_KINDS = ("serial", "zmq", "udp", "memory")
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A child frame in its parent: ``p`` (child origin, parent components), ``R`` = R_parent_child."""
+
+    p: np.ndarray
+    R: np.ndarray
+
+
+@dataclass(frozen=True)
+class RealtimeOptions:
+    gc_freeze: bool = True
+    sched_fifo_priority: int = 0
+    cpu_affinity: tuple[int, ...] = ()
+    mlockall: bool = False
+    switch_interval_us: float = 500.0
+
+
+@dataclass(frozen=True)
+class Delays:
+    sensor_s: float
+    filter_s: float          # computed from the sensing filter (0 without it)
+    compute_s: float
+    transport_s: float
+    servo_s: float
+
+    @property
+    def total_s(self) -> float:
+        """tau: the loop delay the coupling compensates by prediction."""
+        return self.sensor_s + self.filter_s + self.compute_s + self.transport_s + self.servo_s
+
+
+@dataclass(frozen=True)
+class Stand:
+    file: Path
+    name: str
+    rate_hz: float
+    wait_policy: str
+    spin_margin_ns: int
+    overrun_warn_interval_s: float
+    realtime: RealtimeOptions
+    sensing: SensingParams
+    sensor_rate_hz: float
+    sensor_link: dict
+    platform_link: dict
+    command_mode: str                 # "pose" | "lengths"
+    hexapod: HX.HexapodGeometry
+    platform_base: Pose               # B in W
+    active_mount: Pose                # A in T
+    passive_mount: Pose               # P in W
+    sensor_mount: Pose                # S in P
+    limits: SafetyLimits
+    lease_timeout_s: float
+    delays: Delays
+    telemetry: dict
+    runlog_dir: Path
+    runlog_flush_interval_s: float
+    raw: dict = field(repr=False)     # the parsed TOML (run-log header snapshot)
+
+    @property
+    def period_ns(self) -> int:
+        return int(round(1e9 / self.rate_hz))
+
+
+def _transport(t: Table, name: str) -> dict:
+    lt = t.table(name)
+    kind = lt.str("transport", choices=TRANSPORT_KINDS)
+    opts = {k: v for k, v in lt.data.items() if k != "transport"}
+    lt._used.update(opts)
+    try:
+        from drivers.transport import validate_options  # the drivers engineer's validator
+    except ImportError:
+        validate_options = None
+    if validate_options is not None:
+        try:
+            validate_options(kind, dict(opts))
+        except ValueError as e:
+            key = getattr(e, "key", None) or _first_key(str(e), opts) or "transport"
+            reason = getattr(e, "reason", None) or str(e)
+            raise ConfigError(t.file, lt.key(key), reason) from None
+    lt.done()
+    return {"transport": kind, **opts}
+
+
+def _first_key(msg: str, opts: dict) -> str | None:
+    head = msg.split(":", 1)[0].strip()
+    return head if head in opts or head == "transport" else None
+
+
+def load_stand(path: str | Path) -> Stand:
+    t = Table.load(path)
+    name = t.str("name", "stand")
+
+    lp = t.table("loop")
+    rate = lp.float("rate_hz", 1000.0, gt=0.0, le=20000.0)
+    policy = lp.str("wait_policy", "hybrid", choices=("hybrid", "spin"))
+    margin_us = lp.float("spin_margin_us", 200.0, ge=0.0)
+    if margin_us * 1e-6 >= 1.0 / rate:
+        raise lp.error("spin_margin_us", f"must be shorter than the period ({1e6 / rate:g} us)")
+    warn_s = lp.float("overrun_warn_interval_s", 1.0, gt=0.0)
+    lp.done()
+
+    rt_t = t.table("realtime", {})
+    aff = rt_t.array("cpu_affinity", None, [], ge=0)
+    if aff is None or not np.all(aff == np.round(aff)):
+        raise rt_t.error("cpu_affinity", "CPU numbers must be integers")
+    rto = RealtimeOptions(gc_freeze=rt_t.bool("gc_freeze", True),
+                          sched_fifo_priority=rt_t.int("sched_fifo_priority", 0, ge=0, le=99),
+                          cpu_affinity=tuple(int(c) for c in aff.ravel()),
+                          mlockall=rt_t.bool("mlockall", False),
+                          switch_interval_us=rt_t.float("switch_interval_us", 500.0, gt=0.0))
+    rt_t.done()
+
+    # ---- sensor
+    st = t.table("sensor")
+    s_rate = st.float("rate_hz", rate, gt=0.0)
+    cpf = st.float("counts_per_force", gt=0.0)
+    cpt = st.float("counts_per_torque", gt=0.0)
+    C = st.array("calibration", (6, -1))
+    if C.shape[1] not in (6, 8):
+        raise st.error("calibration", f"must be 6x6 or 6x8, got 6x{C.shape[1]}")
+    rating = np.concatenate([st.vector("rating_n", 3, gt=0.0), st.vector("rating_nm", 3, gt=0.0)])
+    tare_s = st.float("tare_window_s", 0.5, gt=0.0)
+    stale = st.int("stale_cycles", 5, ge=1)
+    ft = st.table("filter", {"enabled": False})
+    f_on = ft.bool("enabled", False)
+    cutoff = ft.float("cutoff_hz", 100.0, gt=0.0)
+    damping = ft.float("damping", 1 / math.sqrt(2), gt=0.0)
+    if f_on and not cutoff < rate / 2:
+        raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
+    ft.done()
+    sensor_link = _transport(st, "link")
+    st.done()
+
+    pf = t.table("platform")
+    mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
+    platform_link = _transport(pf, "link")
+    pf.done()
+
+    # ---- hexapod
+    hx = t.table("hexapod")
+    box_t = hx.table("box")
+    pos_lo, pos_hi = box_t.vector("position_min_m", 3), box_t.vector("position_max_m", 3)
+    rot_lo, rot_hi = box_t.vector("rotation_min_deg", 3), box_t.vector("rotation_max_deg", 3)
+    for lo, hi, key in ((pos_lo, pos_hi, "position_max_m"), (rot_lo, rot_hi, "rotation_max_deg")):
+        if np.any(hi <= lo):
+            raise box_t.error(key, "each maximum must exceed its minimum")
+    box_t.done()
+    lmin = hx.float("length_min_m", gt=0.0)
+    lmax = hx.float("length_max_m", gt=0.0)
+    if lmax <= lmin:
+        raise hx.error("length_max_m", f"must exceed length_min_m ({lmin})")
+    geom = HX.HexapodGeometry.from_circles(
+        hx.float("base_radius_m", gt=0.0), hx.float("base_pair_separation_deg", gt=0.0, lt=120.0),
+        hx.float("top_radius_m", gt=0.0), hx.float("top_pair_separation_deg", gt=0.0, lt=120.0),
+        hx.float("home_height_m", gt=0.0), lmin, lmax,
+        np.concatenate([pos_lo, pos_hi, np.radians(rot_lo), np.radians(rot_hi)]))
+    code, why = HX.Hexapod(geom).check_pose(geom.home)
+    if code != HX.Workspace.OK:
+        raise hx.error("home_height_m", f"the home pose is not reachable: {why}")
+    hx.done()
+
+    # ---- stand geometry
+    g = t.table("geometry")
+    poses = {k: Pose(*read_pose(g, k)) for k in ("platform_base", "active_mount", "passive_mount", "sensor_mount")}
+    g.done()
+
+    # ---- limits
+    li = t.table("limits")
+    limits = SafetyLimits(
+        v_max_m_s=li.float("v_max_m_s", gt=0.0), omega_max_rad_s=math.radians(li.float("omega_max_deg_s", gt=0.0)),
+        a_max_m_s2=li.float("a_max_m_s2", gt=0.0), alpha_max_rad_s2=math.radians(li.float("alpha_max_deg_s2", gt=0.0)),
+        accel_margin=li.float("accel_margin", 1.5, ge=1.0),
+        sensor_rating=tuple(float(x) for x in rating), rating_fraction=li.float("rating_fraction", 0.9, gt=0.0, le=1.0),
+        stale_cycles=stale, burst_window=li.int("burst_window_cycles", 100, ge=1), crc_max=li.int("crc_max", 3, ge=0),
+        gap_max=li.int("gap_max", 3, ge=0), overrun_streak_max=li.int("overrun_streak_max", 5, ge=1),
+        heartbeat_enabled=li.bool("heartbeat_trip", True))
+    li.done()
+
+    sensing = SensingParams(calibration=C, counts_per_unit=np.array([cpf] * 3 + [cpt] * 3),
+                            p_PS_P=poses["sensor_mount"].p, R_PS=poses["sensor_mount"].R, rate_hz=rate,
+                            tare_samples=max(1, int(round(tare_s * rate))),
+                            filter_cutoff_hz=cutoff if f_on else None, filter_damping=damping)
+    filter_s = float(dc_group_delay_s(lowpass2_coefficients(cutoff, damping, rate), rate)) if f_on else 0.0
+
+    d = t.table("delays")
+    delays = Delays(d.float("sensor_s", 0.0, ge=0.0), filter_s, d.float("compute_s", 0.0, ge=0.0),
+                    d.float("transport_s", 0.0, ge=0.0), d.float("servo_s", 0.0, ge=0.0))
+    d.done()
+
+    te = t.table("telemetry", {})
+    pub = te.str("pub_endpoint", "tcp://127.0.0.1:5561")
+    cmd = te.str("cmd_endpoint", "tcp://127.0.0.1:5560")
+    for key, ep in (("pub_endpoint", pub), ("cmd_endpoint", cmd)):
+        if not ep.startswith(("tcp://", "ipc://", "inproc://")):
+            raise te.error(key, f"must be a tcp://, ipc:// or inproc:// endpoint, got {ep!r}")
+    tel_rate = te.float("rate_hz", 50.0, gt=0.0)
+    if tel_rate > rate:
+        raise te.error("rate_hz", f"cannot exceed the loop rate ({rate:g} Hz)")
+    telemetry = {"pub_endpoint": pub, "cmd_endpoint": cmd, "decimation": max(1, int(round(rate / tel_rate))),
+                 "sndhwm": te.int("sndhwm", 4, ge=1), "lease_timeout_s": te.float("lease_timeout_s", 2.0, gt=0.0)}
+    te.done()
+
+    rl = t.table("runlog", {})
+    rdir = t.relative(rl.str("directory", "runs"))
+    flush = rl.float("flush_interval_s", 0.05, gt=0.0, le=0.1)
+    rl.done()
+    t.done()
+
+    return Stand(file=Path(path), name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
+                 overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate,
+                 sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
+                 platform_base=poses["platform_base"], active_mount=poses["active_mount"],
+                 passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
+                 lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
+                 runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data)
