@@ -3,7 +3,7 @@
 Layout (little-endian; full tables in ``docs/protocols.md``)::
 
     off size type  field
-    0   2    u8[2] sync 0xA5 0x5A
+    0   2    u8[2] sync 0xA5 0xC3 (not a (L, ~L) pair: a doubled sync is refused at once)
     2   1    u8    L = body length (bytes 4 .. 4+L-1), 14 <= L <= 255
     3   1    u8    L ^ 0xFF (header check: a corrupt length is rejected at once)
     4   1    u8    type (drivers.platform.Command, STATUS, SENSOR_SAMPLE)
@@ -23,8 +23,8 @@ import time
 import zlib
 from enum import IntEnum
 
-SYNC = b"\xa5\x5a"
-SYNC0, SYNC1 = 0xA5, 0x5A
+SYNC = b"\xa5\xc3"
+SYNC0, SYNC1 = 0xA5, 0xC3
 VERSION = 1
 HEADER = struct.Struct("<2sBBBBIQ")     # sync, L, ~L, type, version, seq, time_ns
 HEADER_SIZE = HEADER.size                # 18
