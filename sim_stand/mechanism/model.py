@@ -393,3 +393,35 @@ class Mechanism:
             if st != 0:
                 raise MechanismError(st, int(self.view.status[1]))
         return ring_state
+
+
+def _scratch():
+    return dict(tau=np.zeros((5, 3, 3)), beta=np.zeros((4, 3, 3)), rloc=np.zeros((4, 3)),
+                r0=np.zeros((5, 3)), e0=np.zeros((4, 3)), rL=np.zeros(3), lL0=np.zeros(3),
+                e1=np.zeros(3), e2=np.zeros(3), nR=np.zeros(3), f=np.zeros(4),
+                Cd=np.zeros((4, 4)), LU=np.zeros((4, 4)), piv=np.zeros(4))
+
+
+def leg_ik(mech: "Mechanism", k: int, rC, aC) -> np.ndarray:
+    """Closed-form IK of leg k (seed 001 §4); raises MechanismError if unreachable/singular."""
+    from sim_stand.mechanism.kernels import leg_ik as _ik
+    p = np.zeros(4)
+    st = _ik(mech.params, Lay.HDR + k * Lay.LP, np.asarray(rC, float), np.asarray(aC, float), p,
+             np.zeros((3, 3)), np.zeros((3, 3)))
+    if st != 0:
+        raise MechanismError(st, k)
+    return p[:mech.legs[k].n]
+
+
+def leg_ik_newton(mech: "Mechanism", k: int, rC, aC, p0, tol: float = 1e-14, maxit: int = 50):
+    """Newton IK (eq. 4.6) of leg k from p0; raises MechanismError if it fails."""
+    from sim_stand.mechanism.kernels import leg_ik_newton as _nw
+    s = _scratch()
+    p = np.zeros(4)
+    p[:len(p0)] = p0
+    it, st = _nw(mech.params, Lay.HDR + k * Lay.LP, np.asarray(rC, float), np.asarray(aC, float),
+                 p, tol, maxit, s["tau"], s["beta"], s["rloc"], s["r0"], s["e0"], s["rL"], s["lL0"],
+                 s["e1"], s["e2"], s["nR"], s["f"], s["Cd"], s["LU"], s["piv"])
+    if st != 0:
+        raise MechanismError(st, k)
+    return p[:mech.legs[k].n], it
