@@ -1,0 +1,425 @@
+"""Contact primitives of the docking interface (seed 002 §4.6; detection itself is not in the
+seeds and is reconstructed here, see docs/models/contact.md §2).
+
+Every primitive works on features already expressed in frame P and writes one contact into a
+caller-provided row ``out`` (length >= 10)::
+
+    out[0:3]  x_A  contact point on the active surface (P)
+    out[3:6]  x_P  contact point on the passive surface (P)
+    out[6:9]  n_R  unit reaction normal: direction of the normal force ON THE PASSIVE unit
+    out[9]    Delta penetration (> 0 means overlap)
+
+and returns True when the features overlap (Delta > 0), False otherwise (``out`` is then
+undefined). Nothing here allocates.
+
+Feature rows (``FW`` float64 per feature, see ``F_*`` offsets) hold points, segments (with a
+rounding radius), one-sided planar convex polygons, one-sided annuli/planes and circles. A
+one-sided face has an outward normal nu (pointing out of its body's material, towards the
+body it can touch) and a depth window: points deeper than the window behind the face are
+not in contact with it (they belong to another face of a thin plate).
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+# ----------------------------------------------------------------- feature row layout
+FW = 48            # floats per feature row
+F_KIND = 0         # K_* code
+F_SIDE = 1         # 0 passive (fixed in P), 1 active (fixed in a buffer link frame E_j)
+F_LINK = 2         # buffer-link index (active features)
+F_RAD = 3          # rounding radius (points, segments, circles; 0 for faces)
+F_DEPTH = 4        # depth window behind a one-sided face (m)
+F_A = 5            # point / segment start / face origin / circle centre (3)
+F_B = 8            # segment end (3)
+F_NU = 11          # face outward normal / circle axis (3)
+F_NV = 14          # polygon vertex count
+F_RIN = 15         # annulus inner radius / circle radius
+F_ROUT = 16        # annulus outer radius
+F_BC = 17          # bounding-sphere centre (3)
+F_BR = 20          # bounding-sphere radius (rounding included)
+F_V = 21           # polygon vertices, counter-clockwise about nu, MAXV x 3
+MAXV = 8
+
+K_POINT = 0
+K_SEGMENT = 1
+K_POLYGON = 2
+K_ANNULUS = 3      # plane bounded by r_in <= radius <= r_out about F_A (r_out = inf: plane)
+K_CIRCLE = 4
+K_SPHERE = 5       # reserved for the probe-cone interface (sphere vs cone)
+K_CONE = 6         # reserved
+
+EPS = 1e-12
+
+
+@njit(cache=True, inline="always")
+def _dot(a, i, b, j):
+    return a[i] * b[j] + a[i + 1] * b[j + 1] + a[i + 2] * b[j + 2]
+
+
+@njit(cache=True)
+def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
+    """Clip the segment a + t (b - a), t in [0, 1], to the prism of a one-sided face row ``f``
+    (polygon: the edge half-spaces; annulus: nothing radial here) and to the slab
+    -depth <= nu.(p - o) (the depth window). Writes [t0, t1] into ``tw`` and returns False
+    if nothing is left."""
+    t0 = 0.0
+    t1 = 1.0
+    dx = bx - ax
+    dy = by - ay
+    dz = bz - az
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    # depth window: nu.(p - o) + depth >= 0
+    g0 = (ax - f[F_A]) * nx + (ay - f[F_A + 1]) * ny + (az - f[F_A + 2]) * nz + f[F_DEPTH]
+    gd = dx * nx + dy * ny + dz * nz
+    if abs(gd) < EPS:
+        if g0 < 0.0:
+            return False
+    elif gd > 0.0:
+        t = -g0 / gd
+        if t > t0:
+            t0 = t
+    else:
+        t = -g0 / gd
+        if t < t1:
+            t1 = t
+    if f[F_KIND] == K_POLYGON:
+        nv = int(f[F_NV])
+        for i in range(nv):
+            k = F_V + 3 * i
+            kn = F_V + 3 * ((i + 1) % nv)
+            ex = f[kn] - f[k]
+            ey = f[kn + 1] - f[k + 1]
+            ez = f[kn + 2] - f[k + 2]
+            # inward edge normal m = nu x e (vertices counter-clockwise about nu)
+            mx = ny * ez - nz * ey
+            my = nz * ex - nx * ez
+            mz = nx * ey - ny * ex
+            g0 = (ax - f[k]) * mx + (ay - f[k + 1]) * my + (az - f[k + 2]) * mz
+            gd = dx * mx + dy * my + dz * mz
+            if abs(gd) < EPS:
+                if g0 < 0.0:
+                    return False
+            elif gd > 0.0:
+                t = -g0 / gd
+                if t > t0:
+                    t0 = t
+            else:
+                t = -g0 / gd
+                if t < t1:
+                    t1 = t
+            if t0 > t1:
+                return False
+    if t0 > t1:
+        return False
+    tw[0] = t0
+    tw[1] = t1
+    return True
+
+
+@njit(cache=True)
+def seg_face(s, f, face_is_active, tw, out):
+    """Segment or point row ``s`` (rounding radius r) against the one-sided polygon face ``f``.
+
+    The deepest point of the segment part inside the face prism and depth window is an end of
+    that part (the signed distance is linear along the segment), so the contact is exact for
+    flat faces. ``face_is_active`` says which body owns the face: n_R = -nu for a passive face
+    (the segment on the active body pushes into it), n_R = +nu for an active face."""
+    ax = s[F_A]
+    ay = s[F_A + 1]
+    az = s[F_A + 2]
+    if s[F_KIND] == K_SEGMENT:
+        bx = s[F_B]
+        by = s[F_B + 1]
+        bz = s[F_B + 2]
+    else:
+        bx = ax
+        by = ay
+        bz = az
+    if not clip_to_face(f, ax, ay, az, bx, by, bz, tw):
+        return False
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    dx = bx - ax
+    dy = by - ay
+    dz = bz - az
+    best_d = 1e300
+    px = 0.0
+    py = 0.0
+    pz = 0.0
+    for e in range(2):
+        t = tw[e]
+        qx = ax + t * dx
+        qy = ay + t * dy
+        qz = az + t * dz
+        d = (qx - f[F_A]) * nx + (qy - f[F_A + 1]) * ny + (qz - f[F_A + 2]) * nz
+        if d < best_d:
+            best_d = d
+            px = qx
+            py = qy
+            pz = qz
+    return _face_contact(px, py, pz, best_d, s[F_RAD], nx, ny, nz, face_is_active, out)
+
+
+@njit(cache=True, inline="always")
+def _face_contact(px, py, pz, d, r, nx, ny, nz, face_is_active, out):
+    pen = r - d
+    if pen <= 0.0:
+        return False
+    # point on the face and on the rounded feature's surface
+    fx = px - d * nx
+    fy = py - d * ny
+    fz = pz - d * nz
+    sx = px - r * nx
+    sy = py - r * ny
+    sz = pz - r * nz
+    if face_is_active:
+        out[0] = fx
+        out[1] = fy
+        out[2] = fz
+        out[3] = sx
+        out[4] = sy
+        out[5] = sz
+        out[6] = nx
+        out[7] = ny
+        out[8] = nz
+    else:
+        out[0] = sx
+        out[1] = sy
+        out[2] = sz
+        out[3] = fx
+        out[4] = fy
+        out[5] = fz
+        out[6] = -nx
+        out[7] = -ny
+        out[8] = -nz
+    out[9] = pen
+    return True
+
+
+@njit(cache=True)
+def seg_annulus(s, f, face_is_active, out):
+    """Point or segment row ``s`` (ends only) against the one-sided annulus / plane ``f``:
+    the deepest end whose foot lies within r_in <= radius <= r_out and inside the depth
+    window."""
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    nend = 2 if s[F_KIND] == K_SEGMENT else 1
+    best_d = 1e300
+    px = 0.0
+    py = 0.0
+    pz = 0.0
+    found = False
+    for e in range(nend):
+        k = F_A if e == 0 else F_B
+        rx = s[k] - f[F_A]
+        ry = s[k + 1] - f[F_A + 1]
+        rz = s[k + 2] - f[F_A + 2]
+        d = rx * nx + ry * ny + rz * nz
+        if d < -f[F_DEPTH]:
+            continue
+        wx = rx - d * nx
+        wy = ry - d * ny
+        wz = rz - d * nz
+        rad = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if rad < f[F_RIN] or rad > f[F_ROUT]:
+            continue
+        if d < best_d:
+            best_d = d
+            px = s[k]
+            py = s[k + 1]
+            pz = s[k + 2]
+            found = True
+    if not found:
+        return False
+    return _face_contact(px, py, pz, best_d, s[F_RAD], nx, ny, nz, face_is_active, out)
+
+
+@njit(cache=True)
+def circle_annulus(c, f, face_is_active, out):
+    """Circle row ``c`` (centre, unit axis, radius rho, rounding r) against the one-sided
+    annulus / plane ``f``: the circle point deepest along -nu, i.e. c - rho w/|w| with
+    w = nu - (nu.a) a. If the circle is parallel to the plane every point is equally deep
+    and the point on the circle's first in-plane axis is taken; use several points for
+    seating of parallel faces (docs/models/contact.md §2.3)."""
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    axx = c[F_NU]
+    axy = c[F_NU + 1]
+    axz = c[F_NU + 2]
+    na = nx * axx + ny * axy + nz * axz
+    wx = nx - na * axx
+    wy = ny - na * axy
+    wz = nz - na * axz
+    wn = math.sqrt(wx * wx + wy * wy + wz * wz)
+    rho = c[F_RIN]
+    if wn < 1e-9:
+        # any in-plane unit vector of the circle: the one built from the smallest axis component
+        if abs(axx) <= abs(axy) and abs(axx) <= abs(axz):
+            ux, uy, uz = 0.0, -axz, axy
+        elif abs(axy) <= abs(axz):
+            ux, uy, uz = axz, 0.0, -axx
+        else:
+            ux, uy, uz = -axy, axx, 0.0
+        un = math.sqrt(ux * ux + uy * uy + uz * uz)
+        px = c[F_A] + rho * ux / un
+        py = c[F_A + 1] + rho * uy / un
+        pz = c[F_A + 2] + rho * uz / un
+    else:
+        px = c[F_A] - rho * wx / wn
+        py = c[F_A + 1] - rho * wy / wn
+        pz = c[F_A + 2] - rho * wz / wn
+    rx = px - f[F_A]
+    ry = py - f[F_A + 1]
+    rz = pz - f[F_A + 2]
+    d = rx * nx + ry * ny + rz * nz
+    if d < -f[F_DEPTH]:
+        return False
+    qx = rx - d * nx
+    qy = ry - d * ny
+    qz = rz - d * nz
+    rad = math.sqrt(qx * qx + qy * qy + qz * qz)
+    if rad < f[F_RIN] or rad > f[F_ROUT]:
+        return False
+    return _face_contact(px, py, pz, d, c[F_RAD], nx, ny, nz, face_is_active, out)
+
+
+@njit(cache=True)
+def closest_seg_seg(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z, tw):
+    """Parameters (s, t) in [0, 1]^2 of the closest points of segments a and b (Ericson,
+    Real-Time Collision Detection §5.1.9), written into tw[0], tw[1]."""
+    d1x = a1x - a0x
+    d1y = a1y - a0y
+    d1z = a1z - a0z
+    d2x = b1x - b0x
+    d2y = b1y - b0y
+    d2z = b1z - b0z
+    rx = a0x - b0x
+    ry = a0y - b0y
+    rz = a0z - b0z
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    s = 0.0
+    t = 0.0
+    EPS = 1e-24  # squared length: segments shorter than 1e-12 m are points
+    if a <= EPS and e <= EPS:
+        s = 0.0
+        t = 0.0
+    elif a <= EPS:
+        s = 0.0
+        t = min(max(f / e, 0.0), 1.0)
+    else:
+        c = d1x * rx + d1y * ry + d1z * rz
+        if e <= EPS:
+            t = 0.0
+            s = min(max(-c / a, 0.0), 1.0)
+        else:
+            b = d1x * d2x + d1y * d2y + d1z * d2z
+            den = a * e - b * b
+            if den > 1e-12 * a * e:
+                s = min(max((b * f - c * e) / den, 0.0), 1.0)
+            else:
+                s = 0.0
+            t = (b * s + f) / e
+            if t < 0.0:
+                t = 0.0
+                s = min(max(-c / a, 0.0), 1.0)
+            elif t > 1.0:
+                t = 1.0
+                s = min(max((b - c) / a, 0.0), 1.0)
+    tw[0] = s
+    tw[1] = t
+
+
+@njit(cache=True)
+def seg_seg(sa, sp, tw, out):
+    """Rounded segment ``sa`` (active) against rounded segment ``sp`` (passive): the closest
+    points, Delta = r_a + r_p - distance, n_R from the active axis towards the passive one.
+    If the axes intersect (distance 0) the normal is their common perpendicular, oriented
+    along +x of P (the approach direction); parallel intersecting axes use +x."""
+    closest_seg_seg(sa[F_A], sa[F_A + 1], sa[F_A + 2], sa[F_B], sa[F_B + 1], sa[F_B + 2],
+                    sp[F_A], sp[F_A + 1], sp[F_A + 2], sp[F_B], sp[F_B + 1], sp[F_B + 2], tw)
+    s = tw[0]
+    t = tw[1]
+    qax = sa[F_A] + s * (sa[F_B] - sa[F_A])
+    qay = sa[F_A + 1] + s * (sa[F_B + 1] - sa[F_A + 1])
+    qaz = sa[F_A + 2] + s * (sa[F_B + 2] - sa[F_A + 2])
+    qpx = sp[F_A] + t * (sp[F_B] - sp[F_A])
+    qpy = sp[F_A + 1] + t * (sp[F_B + 1] - sp[F_A + 1])
+    qpz = sp[F_A + 2] + t * (sp[F_B + 2] - sp[F_A + 2])
+    dx = qpx - qax
+    dy = qpy - qay
+    dz = qpz - qaz
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    ra = sa[F_RAD]
+    rp = sp[F_RAD]
+    pen = ra + rp - dist
+    if pen <= 0.0:
+        return False
+    if dist > 1e-12:
+        nx = dx / dist
+        ny = dy / dist
+        nz = dz / dist
+    else:
+        ux = sa[F_B] - sa[F_A]
+        uy = sa[F_B + 1] - sa[F_A + 1]
+        uz = sa[F_B + 2] - sa[F_A + 2]
+        vx = sp[F_B] - sp[F_A]
+        vy = sp[F_B + 1] - sp[F_A + 1]
+        vz = sp[F_B + 2] - sp[F_A + 2]
+        nx = uy * vz - uz * vy
+        ny = uz * vx - ux * vz
+        nz = ux * vy - uy * vx
+        nn = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if nn < 1e-12:
+            nx, ny, nz, nn = 1.0, 0.0, 0.0, 1.0
+        if nx < 0.0:
+            nn = -nn
+        nx /= nn
+        ny /= nn
+        nz /= nn
+    out[0] = qax + ra * nx
+    out[1] = qay + ra * ny
+    out[2] = qaz + ra * nz
+    out[3] = qpx - rp * nx
+    out[4] = qpy - rp * ny
+    out[5] = qpz - rp * nz
+    out[6] = nx
+    out[7] = ny
+    out[8] = nz
+    out[9] = pen
+    return True
+
+
+@njit(cache=True)
+def point_face_depth(px, py, pz, r, f, tw):
+    """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
+    -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
+    latch bisection (seed 002 §4.8), where only Delta(p) is needed."""
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    rx = px - f[F_A]
+    ry = py - f[F_A + 1]
+    rz = pz - f[F_A + 2]
+    d = rx * nx + ry * ny + rz * nz
+    if d < -f[F_DEPTH]:
+        return -1e300
+    if f[F_KIND] == K_POLYGON:
+        if not clip_to_face(f, px, py, pz, px, py, pz, tw):
+            return -1e300
+    else:
+        wx = rx - d * nx
+        wy = ry - d * ny
+        wz = rz - d * nz
+        rad = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if rad < f[F_RIN] or rad > f[F_ROUT]:
+            return -1e300
+    return r - d

@@ -1,0 +1,555 @@
+"""The compiled contact evaluation of the docking interface (seed 002 §4.6-4.8).
+
+One call, :func:`evaluate`, takes the pose and twist of every active buffer link in P and the
+latch states, and writes every contact, the wrench on the passive unit and on each link, the
+new latch/sensor states, events and a status. All arrays are preallocated by the caller
+(:class:`sim_stand.contact.model.ContactModel` does it); nothing is allocated here.
+
+Frames and signs (docs/models/contact.md §3):
+
+* everything is in P (passive docking-unit frame, x along the approach, the active unit comes
+  from -x);
+* n_R is the direction of the normal force on the passive unit (x component > 0 for the
+  approach-facing guide surfaces); the active body receives the opposite force;
+* both forces of a contact act at one point, the midpoint x_C of x_A and x_P, so action and
+  reaction balance exactly (the seed applies them at x_A and x_P; they differ by Delta n_R).
+
+Array layouts
+-------------
+``link_pose[j]``  = [p_PE (3, P), q_PE (4, Hamilton scalar-first, E -> P)]
+``link_twist[j]`` = [v (3), omega (3)]: absolute velocity of E_j's origin and angular velocity,
+                    P components
+``passive_twist`` = [v_P (3), omega_P (3)]: absolute velocity of P's origin and angular velocity
+                    of the passive unit, P components (zeros on the stand: the passive unit is
+                    fixed; pass relative twists in ``link_twist`` then)
+``rec[k]``        = contact record, offsets ``C_*`` below
+``wrench_P``      = [f; m] on the passive unit, P components, m about P's origin
+``wrench_links[j]``= [f; m] on buffer link j, P components, m about E_j's origin
+                    (:func:`link_wrench_in_link_frame` gives E_j components)
+``state`` (in/out) = [contact_seen, captured, latch/sensor state per latch ...]
+``info``           = [status bits, offending pair, contacts found, event bits]
+``info_f``         = [offending penetration (m), its limit (m)]
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from rt import spatial
+from sim_stand.contact.geometry import (
+    F_A, F_B, F_BC, F_BR, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, K_CIRCLE, K_POLYGON,
+    K_SEGMENT, circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
+)
+
+# ---------------------------------------------------------------- pair table (int64)
+PW = 6
+P_TYPE = 0
+P_FA = 1           # feature on the active side
+P_FP = 2           # feature on the passive side
+P_MAT = 3
+P_GATE = 4         # -1, or a latch index: pair is live only while that latch is ENGAGED
+P_OWNER = 5        # which feature is the face: 0 passive face (fp), 1 active face (fa)
+
+PT_SEG_FACE = 0    # point/segment vs planar convex polygon
+PT_SEG_SEG = 1     # rounded segment vs rounded segment (petal edges)
+PT_SEG_ANNULUS = 2 # point/segment ends vs annulus or plane (ring faces seating)
+PT_CIRCLE_ANNULUS = 3
+PT_SPHERE_CONE = 4 # reserved for the probe-cone interface: not evaluated yet
+
+# ---------------------------------------------------------------- materials (float64)
+MW = 8
+M_K0 = 0           # stiffness at zero penetration, N/m
+M_K1 = 1           # stiffness slope, N/m^2: k_S(D) = k0 + k1 D
+M_C = 2            # damping, N s/m
+M_MU = 3           # friction coefficient k_Fr
+M_VEPS = 4         # regularisation slip speed, m/s
+M_MAXPEN = 5       # maximum allowed penetration, m
+M_PUSH = 6         # 1: clip the normal force at zero (push only); 0: validation only
+
+# ---------------------------------------------------------------- latches (float64)
+LW = 24
+L_KIND = 0         # 0 latch, 1 sensor
+L_DOF = 1          # 0 translational (P), 1 rotational (R)
+L_LINK = 2
+L_TIP = 3          # tip centre at p = 0, E frame (3)
+L_AX = 6           # P: unit deflection direction; R: unit rotation axis (E, 3)
+L_PIV = 9          # R: a point on the axis (E, 3)
+L_PMAX = 12        # full deflection (m or rad); the free position is p = 0
+L_TOL = 13         # bisection tolerance on p
+L_PRELOAD = 14     # spring force (N) or moment (N m) at p = 0
+L_KSPR = 15        # spring rate, N/m or N m/rad
+L_RTIP = 16        # tip rounding radius, m
+L_TRIG = 17        # sensor trigger deflection
+L_MINLEV = 18      # lower bound of |n_R . dr/dp| (self-locking guard)
+L_FACE = 19        # passive feature deflecting the link (polygon or annulus)
+L_BACK = 20        # passive back face (catch) of a latch, -1 for none
+L_MAT = 21         # material of the bottomed-out (class-1) contact
+L_MAXIT = 22       # hard cap on bisection iterations
+
+LAT_FREE = 0
+LAT_DEFLECTED = 1
+LAT_BOTTOMED = 2
+LAT_ENGAGED = 3
+SEN_IDLE = 0
+SEN_TRIGGERED = 1
+
+S_SEEN = 0
+S_CAPTURED = 1
+S_LATCH0 = 2
+
+# ---------------------------------------------------------------- contact records
+CW = 28
+C_PAIR = 0         # pair index, or n_pairs + latch index for class-2 contacts
+C_LINK = 1
+C_CLASS = 2        # 1 or 2
+C_XA = 3           # contact point on the active surface (P)
+C_XP = 6           # contact point on the passive surface (P)
+C_N = 9            # n_R (P)
+C_PEN = 12         # Delta
+C_RATE = 13        # Delta dot
+C_VT = 14          # tangential velocity of active rel. passive (P)
+C_FN = 17          # |f_R| normal force (signed if push-only is off)
+C_FT = 18          # |f_Fr| friction force
+C_F = 19           # force on the passive unit (P) = n_R |f_R| + friction
+C_XC = 22          # application point of both forces (P)
+C_ITER = 25        # bisection iterations (class 2)
+C_P = 26           # latch deflection p (class 2)
+
+# ---------------------------------------------------------------- status and events
+ST_OK = 0
+ST_PENETRATION = 1 # a penetration exceeded its limit
+ST_OVERFLOW = 2    # more contacts than record rows (wrenches still complete)
+
+EV_FIRST_CONTACT = 1
+EV_LATCH_DEFLECTED = 2
+EV_LATCH_ENGAGED = 4
+EV_SOFT_CAPTURE = 8
+EV_SENSOR = 16
+
+# scratch layout (float64, length >= SCRATCH)
+SCRATCH = 32
+_OUT = 0           # 10 floats: primitive result
+_TW = 12           # 2 floats: clip / closest parameters
+_TMP = 16          # 3 floats
+
+
+@njit(cache=True)
+def transform_active(feat, featP, link_pose, Rl):
+    """Active feature rows (E_j) -> P rows in ``featP`` (passive rows are left untouched)."""
+    nl = link_pose.shape[0]
+    for j in range(nl):
+        spatial.quat_to_dcm(link_pose[j, 3:7], Rl[j])
+    for i in range(feat.shape[0]):
+        if feat[i, F_SIDE] == 0.0:
+            continue
+        j = int(feat[i, F_LINK])
+        R = Rl[j]
+        px = link_pose[j, 0]
+        py = link_pose[j, 1]
+        pz = link_pose[j, 2]
+        kind = feat[i, F_KIND]
+        # points: A, B, bounding centre, polygon vertices; vectors: NU
+        for k in (F_A, F_B, F_BC):
+            x = feat[i, k]
+            y = feat[i, k + 1]
+            z = feat[i, k + 2]
+            featP[i, k] = px + R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
+            featP[i, k + 1] = py + R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
+            featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+        x = feat[i, F_NU]
+        y = feat[i, F_NU + 1]
+        z = feat[i, F_NU + 2]
+        featP[i, F_NU] = R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
+        featP[i, F_NU + 1] = R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
+        featP[i, F_NU + 2] = R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+        if kind == K_POLYGON:
+            for v in range(int(feat[i, F_NV])):
+                k = F_V + 3 * v
+                x = feat[i, k]
+                y = feat[i, k + 1]
+                z = feat[i, k + 2]
+                featP[i, k] = px + R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
+                featP[i, k + 1] = py + R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
+                featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+
+
+@njit(cache=True)
+def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twist,
+           wrench_P, wrench_links, rec, nrec, pair_code, iters, pdefl):
+    """Eq. 7 for one contact (geometry in ``out``): rates, normal and friction forces, wrench
+    accumulation and the record. ``cls`` 1: |f_R| = k_S(D) D + c_D D' (+ ``fn_given``);
+    ``cls`` 2: |f_R| = ``fn_given`` (the latch spring). Returns the new record count."""
+    xax = out[0]
+    xay = out[1]
+    xaz = out[2]
+    xpx = out[3]
+    xpy = out[4]
+    xpz = out[5]
+    nx = out[6]
+    ny = out[7]
+    nz = out[8]
+    pen = out[9]
+    # velocities of the two surface points (seed 002 §4.6), P components
+    rx = xax - link_pose[link, 0]
+    ry = xay - link_pose[link, 1]
+    rz = xaz - link_pose[link, 2]
+    wx = link_twist[link, 3]
+    wy = link_twist[link, 4]
+    wz = link_twist[link, 5]
+    vax = link_twist[link, 0] + wy * rz - wz * ry
+    vay = link_twist[link, 1] + wz * rx - wx * rz
+    vaz = link_twist[link, 2] + wx * ry - wy * rx
+    wx = passive_twist[3]
+    wy = passive_twist[4]
+    wz = passive_twist[5]
+    vpx = passive_twist[0] + wy * xpz - wz * xpy
+    vpy = passive_twist[1] + wz * xpx - wx * xpz
+    vpz = passive_twist[2] + wx * xpy - wy * xpx
+    dvx = vax - vpx
+    dvy = vay - vpy
+    dvz = vaz - vpz
+    rate = nx * dvx + ny * dvy + nz * dvz
+    vtx = dvx - rate * nx
+    vty = dvy - rate * ny
+    vtz = dvz - rate * nz
+    if cls == 1:
+        fn = (mat[m, M_K0] + mat[m, M_K1] * pen) * pen + mat[m, M_C] * rate + fn_given
+        if mat[m, M_PUSH] != 0.0 and fn < 0.0:
+            fn = 0.0
+    else:
+        fn = fn_given
+    # regularised Coulomb friction: |f_Fr| = k_Fr |f_R| min(1, |v_T| / v_eps), along +v_T on
+    # the passive unit (the active surface drags it), -v_T on the active one
+    vt = math.sqrt(vtx * vtx + vty * vty + vtz * vtz)
+    veps = mat[m, M_VEPS]
+    ft_over_v = mat[m, M_MU] * abs(fn) / (vt if vt > veps else veps)
+    fx = nx * fn + ft_over_v * vtx
+    fy = ny * fn + ft_over_v * vty
+    fz = nz * fn + ft_over_v * vtz
+    cx = 0.5 * (xax + xpx)
+    cy = 0.5 * (xay + xpy)
+    cz = 0.5 * (xaz + xpz)
+    wrench_P[0] += fx
+    wrench_P[1] += fy
+    wrench_P[2] += fz
+    wrench_P[3] += cy * fz - cz * fy
+    wrench_P[4] += cz * fx - cx * fz
+    wrench_P[5] += cx * fy - cy * fx
+    lx = cx - link_pose[link, 0]
+    ly = cy - link_pose[link, 1]
+    lz = cz - link_pose[link, 2]
+    wrench_links[link, 0] -= fx
+    wrench_links[link, 1] -= fy
+    wrench_links[link, 2] -= fz
+    wrench_links[link, 3] -= ly * fz - lz * fy
+    wrench_links[link, 4] -= lz * fx - lx * fz
+    wrench_links[link, 5] -= lx * fy - ly * fx
+    if nrec < rec.shape[0]:
+        r = rec[nrec]
+        r[C_PAIR] = pair_code
+        r[C_LINK] = link
+        r[C_CLASS] = cls
+        for i in range(3):
+            r[C_XA + i] = out[i]
+            r[C_XP + i] = out[3 + i]
+            r[C_N + i] = out[6 + i]
+        r[C_PEN] = pen
+        r[C_RATE] = rate
+        r[C_VT] = vtx
+        r[C_VT + 1] = vty
+        r[C_VT + 2] = vtz
+        r[C_FN] = fn
+        r[C_FT] = ft_over_v * vt
+        r[C_F] = fx
+        r[C_F + 1] = fy
+        r[C_F + 2] = fz
+        r[C_XC] = cx
+        r[C_XC + 1] = cy
+        r[C_XC + 2] = cz
+        r[C_ITER] = iters
+        r[C_P] = pdefl
+    return nrec + 1
+
+
+@njit(cache=True)
+def latch_tip(lat, l, p, link_pose, Rl, tmp):
+    """Tip centre of latch ``l`` at deflection ``p``, in P, into tmp[0:3]; the derivative
+    dr/dp (P) into tmp[3:6]."""
+    j = int(lat[l, L_LINK])
+    R = Rl[j]
+    ax = lat[l, L_AX]
+    ay = lat[l, L_AX + 1]
+    az = lat[l, L_AX + 2]
+    if lat[l, L_DOF] == 0.0:
+        ex = lat[l, L_TIP] + p * ax
+        ey = lat[l, L_TIP + 1] + p * ay
+        ez = lat[l, L_TIP + 2] + p * az
+        dx = ax
+        dy = ay
+        dz = az
+    else:
+        # Rodrigues rotation of (tip - pivot) about the unit axis by p
+        ux = lat[l, L_TIP] - lat[l, L_PIV]
+        uy = lat[l, L_TIP + 1] - lat[l, L_PIV + 1]
+        uz = lat[l, L_TIP + 2] - lat[l, L_PIV + 2]
+        c = math.cos(p)
+        s = math.sin(p)
+        kd = ax * ux + ay * uy + az * uz
+        cxu = ay * uz - az * uy
+        cyu = az * ux - ax * uz
+        czu = ax * uy - ay * ux
+        rx = ux * c + cxu * s + ax * kd * (1.0 - c)
+        ry = uy * c + cyu * s + ay * kd * (1.0 - c)
+        rz = uz * c + czu * s + az * kd * (1.0 - c)
+        ex = lat[l, L_PIV] + rx
+        ey = lat[l, L_PIV + 1] + ry
+        ez = lat[l, L_PIV + 2] + rz
+        dx = ay * rz - az * ry
+        dy = az * rx - ax * rz
+        dz = ax * ry - ay * rx
+    for i in range(3):
+        tmp[i] = link_pose[j, i] + R[i, 0] * ex + R[i, 1] * ey + R[i, 2] * ez
+        tmp[3 + i] = R[i, 0] * dx + R[i, 1] * dy + R[i, 2] * dz
+
+
+@njit(cache=True)
+def latch_depth(lat, l, p, featP, link_pose, Rl, tmp, tw):
+    """Delta(p) of latch ``l`` against its deflecting face (seed 002 §4.8)."""
+    latch_tip(lat, l, p, link_pose, Rl, tmp)
+    f = featP[int(lat[l, L_FACE])]
+    return point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], f, tw)
+
+
+@njit(cache=True)
+def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
+    """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case]
+    with case 0: no contact (p = 0), 1: contact found by bisection, 2: bottomed out
+    (Delta(p_max) > 0, p = p_max)."""
+    p0 = 0.0
+    pmax = lat[l, L_PMAX]
+    d0 = latch_depth(lat, l, p0, featP, link_pose, Rl, tmp, tw)
+    if d0 <= 0.0:
+        res[0] = p0
+        res[1] = d0
+        res[2] = 0.0
+        res[3] = 0.0
+        return
+    dmax = latch_depth(lat, l, pmax, featP, link_pose, Rl, tmp, tw)
+    if dmax > 0.0:
+        res[0] = pmax
+        res[1] = dmax
+        res[2] = 0.0
+        res[3] = 2.0
+        return
+    pb = p0
+    db = d0
+    pe = pmax
+    tol = lat[l, L_TOL]
+    maxit = int(lat[l, L_MAXIT])
+    it = 0
+    while abs(pe - pb) > tol and it < maxit:
+        pm = 0.5 * (pb + pe)
+        dm = latch_depth(lat, l, pm, featP, link_pose, Rl, tmp, tw)
+        it += 1
+        if dm > 0.0:
+            pb = pm
+            db = dm
+        else:
+            pe = pm
+    res[0] = pb
+    res[1] = db
+    res[2] = it
+    res[3] = 1.0
+
+
+@njit(cache=True)
+def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist, state_in,
+             rec, wrench_P, wrench_links, state_out, latch_p, info, info_f, Rl, scratch):
+    """One full evaluation of the interface. Returns the number of contacts found (records
+    beyond ``rec.shape[0]`` are not written; ``info[0]`` then has ST_OVERFLOW)."""
+    out = scratch[_OUT:_OUT + 10]
+    tw = scratch[_TW:_TW + 2]
+    tmp = scratch[_TMP:_TMP + 6]
+    res = scratch[_TMP + 6:_TMP + 10]
+    for i in range(6):
+        wrench_P[i] = 0.0
+    for j in range(wrench_links.shape[0]):
+        for i in range(6):
+            wrench_links[j, i] = 0.0
+    status = ST_OK
+    worst = 0.0
+    worst_pair = -1
+    worst_pen = 0.0
+    worst_lim = 0.0
+    transform_active(feat, featP, link_pose, Rl)
+    npair = pairs.shape[0]
+    nrec = 0
+    nlat = lat.shape[0]
+    all_engaged = nlat > 0
+    n_latches = 0
+    events = 0
+    # ---------------------------------------------------------------- class 2: latches, sensors
+    for l in range(nlat):
+        prev = state_in[S_LATCH0 + l]
+        kind = lat[l, L_KIND]
+        link = int(lat[l, L_LINK])
+        new = prev
+        if kind == 0.0:
+            n_latches += 1
+        if kind == 0.0 and prev == LAT_ENGAGED:
+            latch_p[l] = 0.0
+            state_out[S_LATCH0 + l] = LAT_ENGAGED
+            continue
+        bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res)
+        p = res[0]
+        case = int(res[3])
+        latch_p[l] = p
+        if case == 0:
+            if kind == 0.0:
+                new = LAT_FREE
+                if prev == LAT_DEFLECTED or prev == LAT_BOTTOMED:
+                    back = int(lat[l, L_BACK])
+                    if back >= 0:
+                        latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
+                        fb = featP[back]
+                        db = ((tmp[0] - fb[F_A]) * fb[F_NU] + (tmp[1] - fb[F_A + 1]) * fb[F_NU + 1]
+                              + (tmp[2] - fb[F_A + 2]) * fb[F_NU + 2])
+                        if db > 0.0:
+                            new = LAT_ENGAGED
+            else:
+                new = SEN_IDLE
+        else:
+            latch_tip(lat, l, p, link_pose, Rl, tmp)
+            f = featP[int(lat[l, L_FACE])]
+            r = lat[l, L_RTIP]
+            nx = f[F_NU]
+            ny = f[F_NU + 1]
+            nz = f[F_NU + 2]
+            d = r - res[1]
+            # geometry: n_R = -nu (the link pushes into the passive face)
+            out[0] = tmp[0] - r * nx
+            out[1] = tmp[1] - r * ny
+            out[2] = tmp[2] - r * nz
+            out[3] = tmp[0] - d * nx
+            out[4] = tmp[1] - d * ny
+            out[5] = tmp[2] - d * nz
+            out[6] = -nx
+            out[7] = -ny
+            out[8] = -nz
+            out[9] = res[1]
+            # spring force through the massless link: Q(p) / |n_R . dr/dp| (virtual work)
+            lev = abs(nx * tmp[3] + ny * tmp[4] + nz * tmp[5])
+            if lev < lat[l, L_MINLEV]:
+                lev = lat[l, L_MINLEV]
+            q = lat[l, L_PRELOAD] + lat[l, L_KSPR] * p
+            m = int(lat[l, L_MAT])
+            if case == 1:
+                nrec = _apply(out, link, 2, q / lev, m, mat, link_pose, link_twist, passive_twist,
+                              wrench_P, wrench_links, rec, nrec, npair + l, res[2], p)
+            else:
+                # bottomed out: class 1 on the buffer link, continuous with the spring force
+                nrec = _apply(out, link, 1, q / lev, m, mat, link_pose, link_twist, passive_twist,
+                              wrench_P, wrench_links, rec, nrec, npair + l, res[2], p)
+                lim = mat[m, M_MAXPEN]
+                if res[1] > lim and res[1] / lim > worst:
+                    worst = res[1] / lim
+                    worst_pair = npair + l
+                    worst_pen = res[1]
+                    worst_lim = lim
+            if kind == 0.0:
+                new = LAT_DEFLECTED if case == 1 else LAT_BOTTOMED
+            else:
+                new = SEN_TRIGGERED if p >= lat[l, L_TRIG] or case == 2 else SEN_IDLE
+        state_out[S_LATCH0 + l] = new
+        if kind == 0.0:
+            if prev == LAT_FREE and (new == LAT_DEFLECTED or new == LAT_BOTTOMED):
+                events |= EV_LATCH_DEFLECTED
+            if new == LAT_ENGAGED and prev != LAT_ENGAGED:
+                events |= EV_LATCH_ENGAGED
+            if new != LAT_ENGAGED:
+                all_engaged = False
+        else:
+            if new == SEN_TRIGGERED and prev != SEN_TRIGGERED:
+                events |= EV_SENSOR
+    if n_latches == 0:
+        all_engaged = False
+    # ---------------------------------------------------------------- class 1: primitive pairs
+    for k in range(npair):
+        gate = pairs[k, P_GATE]
+        if gate >= 0 and state_out[S_LATCH0 + gate] != LAT_ENGAGED:
+            continue
+        ptype = pairs[k, P_TYPE]
+        fa = featP[pairs[k, P_FA]]
+        fp = featP[pairs[k, P_FP]]
+        # broad phase: bounding spheres (rounding included)
+        dx = fa[F_BC] - fp[F_BC]
+        dy = fa[F_BC + 1] - fp[F_BC + 1]
+        dz = fa[F_BC + 2] - fp[F_BC + 2]
+        rr = fa[F_BR] + fp[F_BR]
+        if dx * dx + dy * dy + dz * dz > rr * rr:
+            continue
+        owner = pairs[k, P_OWNER]
+        hit = False
+        if ptype == PT_SEG_FACE:
+            if owner == 0:
+                hit = seg_face(fa, fp, False, tw, out)
+            else:
+                hit = seg_face(fp, fa, True, tw, out)
+        elif ptype == PT_SEG_SEG:
+            hit = seg_seg(fa, fp, tw, out)
+        elif ptype == PT_SEG_ANNULUS:
+            if owner == 0:
+                hit = seg_annulus(fa, fp, False, out)
+            else:
+                hit = seg_annulus(fp, fa, True, out)
+        elif ptype == PT_CIRCLE_ANNULUS:
+            if owner == 0:
+                hit = circle_annulus(fa, fp, False, out)
+            else:
+                hit = circle_annulus(fp, fa, True, out)
+        # PT_SPHERE_CONE: reserved (probe-cone interface), never hits
+        if not hit:
+            continue
+        m = pairs[k, P_MAT]
+        link = int(fa[F_LINK])
+        nrec = _apply(out, link, 1, 0.0, m, mat, link_pose, link_twist, passive_twist,
+                      wrench_P, wrench_links, rec, nrec, k, 0.0, 0.0)
+        lim = mat[m, M_MAXPEN]
+        if out[9] > lim and out[9] / lim > worst:
+            worst = out[9] / lim
+            worst_pair = k
+            worst_pen = out[9]
+            worst_lim = lim
+    # ---------------------------------------------------------------- states, events, status
+    seen = state_in[S_SEEN]
+    if nrec > 0 and seen == 0:
+        events |= EV_FIRST_CONTACT
+        seen = 1
+    state_out[S_SEEN] = seen
+    captured = state_in[S_CAPTURED]
+    if all_engaged and captured == 0:
+        events |= EV_SOFT_CAPTURE
+        captured = 1
+    state_out[S_CAPTURED] = captured
+    if worst_pair >= 0:
+        status |= ST_PENETRATION
+    if nrec > rec.shape[0]:
+        status |= ST_OVERFLOW
+    info[0] = status
+    info[1] = worst_pair
+    info[2] = nrec
+    info[3] = events
+    info_f[0] = worst_pen
+    info_f[1] = worst_lim
+    return nrec
+
+
+@njit(cache=True)
+def link_wrench_in_link_frame(link_pose_j, wrench_P_j, Rtmp, out):
+    """Wrench on a buffer link as the kernel gives it (P components, moment about E_j's
+    origin) -> E_j components about E_j's origin: what the mechanism's ``contact_wrench``
+    input takes (force first)."""
+    spatial.quat_to_dcm(link_pose_j[3:7], Rtmp)  # R_PE
+    spatial.mattvec3(Rtmp, wrench_P_j[0:3], out[0:3])
+    spatial.mattvec3(Rtmp, wrench_P_j[3:6], out[3:6])
