@@ -161,7 +161,32 @@ def build_legs(cfg: MechanismConfig) -> list[LegModel]:
         if np.max(np.abs(p - 0.0)) > 1e-9:
             raise GeometryError(f"leg {k}: reference pose does not give zero joint coordinates "
                                 f"({np.round(p, 6).tolist()})")
+    J = device_jacobian(legs, cfg.ring_home_0 + com, np.eye(3))
+    sv = np.linalg.svd(J, compute_uv=False)
+    if sv[-1] <= 1e-6 * sv[0]:
+        raise GeometryError(f"the mechanism is singular at the reference pose (ring twist -> "
+                            f"device-joint rates Jacobian has condition number "
+                            f"{sv[0] / max(sv[-1], 1e-300):.3g}): the legs cannot hold the ring")
     return legs
+
+
+def device_jacobian(legs, rC, aC) -> np.ndarray:
+    """6 x 6 map from the ring twist u = [v_C (frame 0); omega_C (frame C)] to the device-joint
+    rates, from the numpy kinematics (row k = row dj of H_k = C^(d)^-1 C^(i))."""
+    J = np.zeros((len(legs), 6))
+    for k, leg in enumerate(legs):
+        p = ik_numpy(leg, rC, aC)
+        _, Cd = closure_numpy(leg, p, rC, aC)
+        Ci = np.zeros((leg.n, 6))
+        Ci[:3, :3] = np.eye(3)
+        lc = leg.l_C
+        Ci[:3, 3:] = -aC.T @ np.array([[0, -lc[2], lc[1]], [lc[2], 0, -lc[0]], [-lc[1], lc[0], 0.0]])
+        if leg.n == 4:
+            frames, _, _ = fk_numpy(leg, p)
+            nR = np.cross(frames[-1][0][1], (leg.gamma_C @ aC)[2])
+            Ci[3, 3:] = aC @ nR
+        J[k] = np.linalg.solve(Cd, Ci)[leg.dj]
+    return J
 
 
 def ik_numpy(leg: LegModel, rC: np.ndarray, aC: np.ndarray) -> np.ndarray:
