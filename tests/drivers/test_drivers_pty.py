@@ -189,3 +189,39 @@ def test_missing_serial_port_error_names_it(tmp_path):
     sensor = FtSensor.from_config({"protocol": "serial", "port": port})
     with pytest.raises(TransportError, match="ttyNOPE0"):
         sensor.open()
+
+
+def test_serial_send_never_blocks_and_drops_whole_frames_when_nobody_reads():
+    from drivers.framing import StreamDecoder
+    from drivers.motion_platform import Command, encode_command
+    from drivers.transport import open_transport
+    m, s = os.openpty()
+    tty.setraw(s)
+    t = open_transport("serial", port=os.ttyname(s), max_tx_buffer=4096)
+    try:
+        frames = [encode_command(Command.POSE, k, k, (k, 0, 1, 1, 0, 0, 0)) for k in range(5000)]
+        t0 = time.monotonic()
+        ok = [t.send(f) for f in frames]
+        assert time.monotonic() - t0 < 2.0                 # 390 kB into a ~4 kB PTY: no blocking
+        assert t.tx_pending <= 4096 and t.counters.tx_dropped == ok.count(False) > 0
+        # what did go out is whole frames, in order, nothing partial
+        os.set_blocking(m, False)
+        d = StreamDecoder()
+        got = []
+        t_end = time.monotonic() + 5
+        while time.monotonic() < t_end:
+            try:
+                got += d.feed(os.read(m, 65536))
+            except BlockingIOError:
+                t.poll()                                    # flushes the pending tail
+                if not t.tx_pending:
+                    try:
+                        got += d.feed(os.read(m, 65536))
+                    except BlockingIOError:
+                        break
+        sent = [f for f, k in zip(frames, ok) if k]
+        assert got == sent and d.counters.bytes_discarded == 0
+    finally:
+        t.close()
+        os.close(m)
+        os.close(s)
