@@ -189,10 +189,13 @@ class Builder:
 
     def latch(self, name, link, tip, direction, p_max, preload, rate, tip_radius, face, material,
               tol=1e-6, back=-1, sensor=False, rotational=False, pivot=(0, 0, 0), trigger=0.0,
-              min_lever=None, max_iter=64) -> int:
+              min_lever=None, max_iter=64, n_faces=1) -> int:
         """Zero-mass 1-DOF link (seed 002 §4.8). Translational: tip(p) = tip + p direction;
         rotational: tip rotated about ``direction`` through ``pivot`` by p (rad). ``face``:
-        passive feature that deflects it; ``back``: the catch behind a striker (latches)."""
+        first of ``n_faces`` consecutive passive features that can deflect it; ``back``: first
+        of the matching catches behind the strikers (latches), in the same order."""
+        if n_faces > 62:
+            raise ValueError(f"latch {name!r}: at most 62 candidate faces")
         r = np.zeros(K.LW)
         r[K.L_KIND] = 1.0 if sensor else 0.0
         r[K.L_DOF] = 1.0 if rotational else 0.0
@@ -214,6 +217,7 @@ class Builder:
         r[K.L_BACK] = back
         r[K.L_MAT] = material
         r[K.L_MAXIT] = max_iter
+        r[K.L_NFACE] = n_faces
         self.lat.append(r)
         self.lnames.append(name)
         return len(self.lat) - 1
@@ -312,12 +316,16 @@ def build_interface(itf) -> Packed:
         return abs((a - c + math.pi) % (2 * math.pi) - math.pi)
 
     A, P = units["a"], units["p"]
+    # neighbour_deg >= 180 pairs everything with everything: the pair set is then invariant
+    # under any roll of the ring (exact 120 deg symmetry); smaller values prune pairs that
+    # cannot meet near the nominal roll (faster, valid for small roll misalignment only)
+    full = itf.neighbour_deg >= 180.0
     neigh = math.radians(itf.neighbour_deg)
     base_half = math.atan2(0.5 * pet.base_width_m, pet.base_radius_m)
-    rim_half = base_half + 2 * math.pi / ring.rim_segments
+    rim_half = math.pi if full else base_half + 2 * math.pi / ring.rim_segments
     for pa in A["petals"]:
         for pp in P["petals"]:
-            if angdiff(pa["psi"], pp["psi"]) > neigh:
+            if not full and angdiff(pa["psi"], pp["psi"]) > neigh:
                 continue
             for e in pa["edges"]:
                 for f in pp["faces"]:
@@ -346,13 +354,13 @@ def build_interface(itf) -> Packed:
         psi = pet.active_azimuth_rad + (s + 0.5) * 2 * math.pi / ring.seat_points
         pt = b.point(f"a.seat{s}", ring.seat_radius_m * _ur(psi), 0.0, 0)
         b.pair(f"a.seat{s}/p.ring", pt, P["face"], mats["ring_seat"])
-    # latches on the active ring, strikers on the passive petals
+    # strikers on the passive petals (ramps contiguous, then catches), latches on the ring
     lt, st = itf.latches, itf.strikers
+    ramps, backs = [], []
     for i in range(lt.count):
         psi = lt.azimuth_rad + i * 2 * math.pi / lt.count
-        # the striker sits on the passive petal at this azimuth (outer face)
         g = petal_geometry(psi, -1.0, pet)
-        ur, ut, along, nu = g["ur"], g["ut"], g["along"], g["nu_out"]
+        ut, along, nu = g["ut"], g["along"], g["nu_out"]
         h = pet.height_m
 
         def surf(x):  # outer petal surface on the centre line at axial position x (<= 0)
@@ -366,24 +374,27 @@ def build_interface(itf) -> Packed:
         ramp_n = np.cross(crest - foot, ut)
         if ramp_n @ EX > 0:
             ramp_n = -ramp_n
-        ramp = b.polygon(f"striker{i}.ramp", [foot - w * ut, foot + w * ut, crest + w * ut, crest - w * ut],
-                         ramp_n, st.height_m)
-        back_n = -along  # faces +x, towards the passive base
-        back = b.polygon(f"striker{i}.back", [crest_base - w * ut, crest_base + w * ut,
-                                              crest + w * ut, crest - w * ut], back_n, st.ramp_length_m)
+        ramps.append(([foot - w * ut, foot + w * ut, crest + w * ut, crest - w * ut], ramp_n))
+        # the catch faces +x (towards the passive base): n_R = -x, the latch holds the unit
+        backs.append(([crest_base - w * ut, crest_base + w * ut, crest + w * ut, crest - w * ut], -along))
+    ramp_ids = [b.polygon(f"striker{i}.ramp", V, n, st.height_m) for i, (V, n) in enumerate(ramps)]
+    back_ids = [b.polygon(f"striker{i}.back", V, n, st.ramp_length_m) for i, (V, n) in enumerate(backs)]
+    for i in range(lt.count):
+        psi = lt.azimuth_rad + i * 2 * math.pi / lt.count
+        ur = _ur(psi)
         tip = lt.axial_m * EX + lt.free_radius_m * ur
+        common = dict(tol=lt.tolerance, back=back_ids[0], n_faces=lt.count)
         if lt.rotational:
             pivot = tip - lt.arm_m * EX
             axis = np.cross(EX, ur)  # rotating by +p moves the tip outward (+ur)
-            axis = -axis if np.cross(axis, tip - pivot) @ ur < 0 else axis
             li = b.latch(f"latch{i}", 0, tip, axis, lt.stroke, lt.preload, lt.rate, lt.tip_radius_m,
-                         ramp, mats["latch_striker"], tol=lt.tolerance, back=back,
-                         rotational=True, pivot=pivot)
+                         ramp_ids[0], mats["latch_striker"], rotational=True, pivot=pivot, **common)
         else:
             li = b.latch(f"latch{i}", 0, tip, ur, lt.stroke, lt.preload, lt.rate, lt.tip_radius_m,
-                         ramp, mats["latch_striker"], tol=lt.tolerance, back=back)
+                         ramp_ids[0], mats["latch_striker"], **common)
         tip_f = b.point(f"latch{i}.tip", tip, lt.tip_radius_m, 0)
-        b.pair(f"latch{i}.tip/striker{i}.back", tip_f, back, mats["latch_striker"], gate=li)
+        for k in back_ids:
+            b.pair(f"latch{i}.tip/{b.fnames[k]}", tip_f, k, mats["latch_striker"], gate=li)
     if itf.sensors is not None:
         se = itf.sensors
         for i in range(se.count):

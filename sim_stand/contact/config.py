@@ -100,7 +100,7 @@ class Interface:
     sensors: Sensors | None
     materials: dict = field(default_factory=dict)   # pair type -> Material
     max_contacts: int = 64
-    neighbour_deg: float = 90.0
+    neighbour_deg: float = 180.0
     source: str = ""
 
 
@@ -128,7 +128,7 @@ def _material(t: Table) -> Material:
 def parse_interface(t: Table) -> Interface:
     name = t.str("name", t.file.stem)
     max_contacts = t.int("max_contacts", 64, ge=1, le=4096)
-    neighbour = t.float("neighbour_deg", 90.0, gt=0.0, le=180.0)
+    neighbour = t.float("neighbour_deg", 180.0, gt=0.0, le=180.0)
 
     r = t.table("ring")
     passage = _mm(r, "passage_diameter_mm", gt=0.0) / 2

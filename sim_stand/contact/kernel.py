@@ -38,7 +38,7 @@ from numba import njit
 
 from rt import spatial
 from sim_stand.contact.geometry import (
-    F_A, F_B, F_BC, F_BR, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, K_CIRCLE, K_POLYGON,
+    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, K_CIRCLE, K_POLYGON,
     K_SEGMENT, circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
 )
 
@@ -82,8 +82,9 @@ L_KSPR = 15        # spring rate, N/m or N m/rad
 L_RTIP = 16        # tip rounding radius, m
 L_TRIG = 17        # sensor trigger deflection
 L_MINLEV = 18      # lower bound of |n_R . dr/dp| (self-locking guard)
-L_FACE = 19        # passive feature deflecting the link (polygon or annulus)
-L_BACK = 20        # passive back face (catch) of a latch, -1 for none
+L_FACE = 19        # first of the passive faces that can deflect the link (polygon or annulus)
+L_BACK = 20        # first of the matching back faces (catches) of a latch, -1 for none
+L_NFACE = 23       # number of candidate faces (rows L_FACE.. and L_BACK.. are contiguous)
 L_MAT = 21         # material of the bottomed-out (class-1) contact
 L_MAXIT = 22       # hard cap on bisection iterations
 
@@ -128,7 +129,7 @@ EV_SOFT_CAPTURE = 8
 EV_SENSOR = 16
 
 # scratch layout (float64, length >= SCRATCH)
-SCRATCH = 32
+SCRATCH = 40
 _OUT = 0           # 10 floats: primitive result
 _TW = 12           # 2 floats: clip / closest parameters
 _TMP = 16          # 3 floats
@@ -314,33 +315,79 @@ def latch_tip(lat, l, p, link_pose, Rl, tmp):
 
 
 @njit(cache=True)
-def latch_depth(lat, l, p, featP, link_pose, Rl, tmp, tw):
-    """Delta(p) of latch ``l`` against its deflecting face (seed 002 §4.8)."""
+def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
+    """Bit mask of the candidate faces of latch ``l`` whose bounding spheres the tip can reach
+    over its whole stroke (broad phase, once per evaluation)."""
+    latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
+    x0 = tmp[0]
+    y0 = tmp[1]
+    z0 = tmp[2]
+    latch_tip(lat, l, lat[l, L_PMAX], link_pose, Rl, tmp)
+    cx = 0.5 * (x0 + tmp[0])
+    cy = 0.5 * (y0 + tmp[1])
+    cz = 0.5 * (z0 + tmp[2])
+    # the chord bounds a translational stroke; a rotational tip stays within the chord's
+    # half-length times 1/cos(stroke/2) <= 1.5 for strokes below 90 deg
+    rs = 0.75 * math.sqrt((tmp[0] - x0) ** 2 + (tmp[1] - y0) ** 2 + (tmp[2] - z0) ** 2) + lat[l, L_RTIP]
+    mask = 0
+    f0 = int(lat[l, L_FACE])
+    for k in range(int(lat[l, L_NFACE])):
+        f = featP[f0 + k]
+        dx = cx - f[F_BC]
+        dy = cy - f[F_BC + 1]
+        dz = cz - f[F_BC + 2]
+        rr = rs + f[F_BR]
+        if dx * dx + dy * dy + dz * dz <= rr * rr:
+            mask |= 1 << k
+    return mask
+
+
+@njit(cache=True)
+def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw):
+    """Delta(p) of latch ``l``: the deepest penetration into its candidate faces (seed 002
+    §4.8); the index of that face into tmp[6]."""
     latch_tip(lat, l, p, link_pose, Rl, tmp)
-    f = featP[int(lat[l, L_FACE])]
-    return point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], f, tw)
+    best = -1e300
+    f0 = int(lat[l, L_FACE])
+    for k in range(int(lat[l, L_NFACE])):
+        if mask & (1 << k):
+            d = point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k], tw)
+            if d > best:
+                best = d
+                tmp[6] = f0 + k
+    return best
 
 
 @njit(cache=True)
 def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
-    """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case]
-    with case 0: no contact (p = 0), 1: contact found by bisection, 2: bottomed out
+    """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case,
+    face] with case 0: no contact (p = 0), 1: contact found by bisection, 2: bottomed out
     (Delta(p_max) > 0, p = p_max)."""
     p0 = 0.0
     pmax = lat[l, L_PMAX]
-    d0 = latch_depth(lat, l, p0, featP, link_pose, Rl, tmp, tw)
+    res[4] = -1.0
+    mask = latch_candidates(lat, l, featP, link_pose, Rl, tmp)
+    if mask == 0:
+        res[0] = p0
+        res[1] = -1e300
+        res[2] = 0.0
+        res[3] = 0.0
+        return
+    d0 = latch_depth(lat, l, p0, mask, featP, link_pose, Rl, tmp, tw)
     if d0 <= 0.0:
         res[0] = p0
         res[1] = d0
         res[2] = 0.0
         res[3] = 0.0
         return
-    dmax = latch_depth(lat, l, pmax, featP, link_pose, Rl, tmp, tw)
+    face = tmp[6]
+    dmax = latch_depth(lat, l, pmax, mask, featP, link_pose, Rl, tmp, tw)
     if dmax > 0.0:
         res[0] = pmax
         res[1] = dmax
         res[2] = 0.0
         res[3] = 2.0
+        res[4] = tmp[6]
         return
     pb = p0
     db = d0
@@ -350,17 +397,19 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
     it = 0
     while abs(pe - pb) > tol and it < maxit:
         pm = 0.5 * (pb + pe)
-        dm = latch_depth(lat, l, pm, featP, link_pose, Rl, tmp, tw)
+        dm = latch_depth(lat, l, pm, mask, featP, link_pose, Rl, tmp, tw)
         it += 1
         if dm > 0.0:
             pb = pm
             db = dm
+            face = tmp[6]
         else:
             pe = pm
     res[0] = pb
     res[1] = db
     res[2] = it
     res[3] = 1.0
+    res[4] = face
 
 
 @njit(cache=True)
@@ -370,8 +419,8 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
     beyond ``rec.shape[0]`` are not written; ``info[0]`` then has ST_OVERFLOW)."""
     out = scratch[_OUT:_OUT + 10]
     tw = scratch[_TW:_TW + 2]
-    tmp = scratch[_TMP:_TMP + 6]
-    res = scratch[_TMP + 6:_TMP + 10]
+    tmp = scratch[_TMP:_TMP + 7]
+    res = scratch[_TMP + 8:_TMP + 13]
     for i in range(6):
         wrench_P[i] = 0.0
     for j in range(wrench_links.shape[0]):
@@ -412,16 +461,19 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                     back = int(lat[l, L_BACK])
                     if back >= 0:
                         latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
-                        fb = featP[back]
-                        db = ((tmp[0] - fb[F_A]) * fb[F_NU] + (tmp[1] - fb[F_A + 1]) * fb[F_NU + 1]
-                              + (tmp[2] - fb[F_A + 2]) * fb[F_NU + 2])
-                        if db > 0.0:
-                            new = LAT_ENGAGED
+                        for kb in range(int(lat[l, L_NFACE])):
+                            fb = featP[back + kb]
+                            db = ((tmp[0] - fb[F_A]) * fb[F_NU] + (tmp[1] - fb[F_A + 1]) * fb[F_NU + 1]
+                                  + (tmp[2] - fb[F_A + 2]) * fb[F_NU + 2])
+                            # in front of the catch, within its outline and one window deep
+                            if 0.0 < db <= fb[F_DEPTH] and point_face_depth(
+                                    tmp[0], tmp[1], tmp[2], 0.0, fb, tw) > -1e300:
+                                new = LAT_ENGAGED
             else:
                 new = SEN_IDLE
         else:
             latch_tip(lat, l, p, link_pose, Rl, tmp)
-            f = featP[int(lat[l, L_FACE])]
+            f = featP[int(res[4])]
             r = lat[l, L_RTIP]
             nx = f[F_NU]
             ny = f[F_NU + 1]
