@@ -139,11 +139,18 @@ def seg_face(s, f, face_is_active, tw, out):
         bx = ax
         by = ay
         bz = az
-    if not clip_to_face(f, ax, ay, az, bx, by, bz, tw):
-        return False
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]
+    # early out: both ends in front of the face by more than the rounding, or both behind the
+    # depth window (cheaper than clipping against the polygon's edges)
+    r = s[F_RAD]
+    da = (ax - f[F_A]) * nx + (ay - f[F_A + 1]) * ny + (az - f[F_A + 2]) * nz
+    db = (bx - f[F_A]) * nx + (by - f[F_A + 1]) * ny + (bz - f[F_A + 2]) * nz
+    if (da >= r and db >= r) or (da < -f[F_DEPTH] and db < -f[F_DEPTH]):
+        return False
+    if not clip_to_face(f, ax, ay, az, bx, by, bz, tw):
+        return False
     dx = bx - ax
     dy = by - ay
     dz = bz - az
