@@ -67,6 +67,11 @@ class Reason(IntEnum):
     COMMAND_ANGULAR_ACCELERATION = 16
     OVERRUN_STREAK = 17
     HEARTBEAT_LOST = 18
+    # checked by the controller (rt/controller.py) after check() passes
+    PLATFORM_STALE = 19
+    TRACKING_ERROR = 20
+    SENSOR_FROZEN = 21
+    ARM_TIMEOUT = 22
 
 
 # hexapod Workspace code -> Reason
@@ -97,6 +102,10 @@ class SafetyLimits:
     gap_max: int = 3
     overrun_streak_max: int = 5
     heartbeat_enabled: bool = True
+    tracking_error_max_m: float = 0.01   # measured top position vs the command sent the platform delay ago
+    platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
+    sensor_frozen_samples: int = 50      # this many identical raw samples in a row = a frozen sensor
+    arm_timeout_s: float = 30.0          # ENGAGE + tare + move to the initial pose must finish within this
 
     def pack(self) -> np.ndarray:
         a = np.zeros(N_LIMITS)
@@ -249,6 +258,10 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.COMMAND_ANGULAR_ACCELERATION: f"command angular acceleration {v:.6g} rad/s^2 over the limit",
         Reason.OVERRUN_STREAK: f"{v:.0f} consecutive loop overruns",
         Reason.HEARTBEAT_LOST: "the controlling console's heartbeat was lost",
+        Reason.PLATFORM_STALE: f"no platform STATUS for {v:.0f} cycles",
+        Reason.TRACKING_ERROR: f"platform tracking error {v:.6g} m over the limit (lag beyond spec)",
+        Reason.SENSOR_FROZEN: f"sensor raw values unchanged for {v:.0f} samples (frozen)",
+        Reason.ARM_TIMEOUT: f"arming did not finish within {v:.6g} s",
     }[r]
 
 

@@ -66,6 +66,7 @@ class Stand:
     realtime: RealtimeOptions
     sensing: SensingParams
     sensor_rate_hz: float
+    sensor_protocol: str              # "serial" (framed SENSOR_SAMPLE) | "rdt" (ATI Net F/T over UDP)
     sensor_link: dict
     platform_link: dict
     command_mode: str                 # "pose" | "lengths"
@@ -145,6 +146,9 @@ def load_stand(path: str | Path) -> Stand:
     if C.shape[1] not in (6, 8):
         raise st.error("calibration", f"must be 6x6 or 6x8, got 6x{C.shape[1]}")
     rating = np.concatenate([st.vector("rating_n", 3, gt=0.0), st.vector("rating_nm", 3, gt=0.0)])
+    for key, cpu, r in (("counts_per_force", cpf, rating[:3].max()), ("counts_per_torque", cpt, rating[3:].max())):
+        if cpu * r * 1.5 >= 2.0 ** 31:
+            raise st.error(key, f"{cpu:g} counts per unit x 1.5 x the rating ({r:g}) overflows the int32 counts")
     tare_s = st.float("tare_window_s", 0.5, gt=0.0)
     stale = st.int("stale_cycles", 5, ge=1)
     ft = st.table("filter", {"enabled": False})
@@ -155,6 +159,9 @@ def load_stand(path: str | Path) -> Stand:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
     sensor_link = _transport(st, "link")
+    protocol = st.str("protocol", "rdt" if sensor_link["transport"] == "udp" else "serial", choices=("serial", "rdt"))
+    if protocol == "rdt" and C.shape[1] != 6:
+        raise st.error("protocol", "RDT streams 6 channels; the calibration must be 6x6")
     st.done()
 
     pf = t.table("platform")
@@ -199,7 +206,11 @@ def load_stand(path: str | Path) -> Stand:
         sensor_rating=tuple(float(x) for x in rating), rating_fraction=li.float("rating_fraction", 0.9, gt=0.0, le=1.0),
         stale_cycles=stale, burst_window=li.int("burst_window_cycles", 100, ge=1), crc_max=li.int("crc_max", 3, ge=0),
         gap_max=li.int("gap_max", 3, ge=0), overrun_streak_max=li.int("overrun_streak_max", 5, ge=1),
-        heartbeat_enabled=li.bool("heartbeat_trip", True))
+        heartbeat_enabled=li.bool("heartbeat_trip", True),
+        tracking_error_max_m=li.float("tracking_error_max_m", 0.01, gt=0.0),
+        platform_stale_cycles=li.int("platform_stale_cycles", 20, ge=1),
+        sensor_frozen_samples=li.int("sensor_frozen_samples", 50, ge=0),
+        arm_timeout_s=li.float("arm_timeout_s", 30.0, gt=0.0))
     li.done()
 
     sensing = SensingParams(calibration=C, counts_per_unit=np.array([cpf] * 3 + [cpt] * 3),
@@ -234,7 +245,7 @@ def load_stand(path: str | Path) -> Stand:
 
     return Stand(file=Path(path), name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate,
-                 sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
+                 sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,

@@ -1,0 +1,839 @@
+"""The real-time controller: drivers + sensing + coupling + safety + supervisor + run log +
+telemetry on one fixed-step loop (issue 6; docs/controller.md, "Controller").
+
+Every cycle (:class:`Controller` is the loop's work object):
+
+* **read** — newest F/T sample (its raw counts), newest platform STATUS, link counters, and
+  pending operator requests (telemetry ROUTER);
+* **update** — the phase of the current supervisor state produces the platform-top command:
+
+  ========  ===================================================================
+  phase     command
+  ========  ===================================================================
+  IDLE      none (platform not commanded; HEARTBEAT only)
+  ENGAGE    ARMED: ENGAGE sent, waiting for the platform to report ENGAGED
+  TARE      ARMED: holding the present pose while the sensor tare averages
+  MOVE      ARMED: quintic rest-to-rest move to the run-up start pose
+  READY     ARMED: holding the run-up start pose; ``start`` is accepted
+  RUNUP     RUNNING: uniform acceleration into the case's initial relative state
+  DYNAMICS  RUNNING: sensing -> spacecraft step -> prediction at t + tau -> pose
+  STOP      after a trip, abort, stop or finish: ``SafeStop`` along the current path
+  FROZEN    FREEZE sent; the platform holds
+  ========  ===================================================================
+
+  then the command's rates (backward differences) and the safety checks
+  (``rt.control_kernels.supervise``) whenever the platform is engaged; a trip stops the
+  integration, starts the safe stop and logs/publishes the named reason;
+* **write** — exactly one platform frame per cycle (the state command when one is due, else
+  the POSE/LENGTHS set-point, else a HEARTBEAT: the device's watchdog sees the loop's pulse,
+  and the lockstep emulator advances one period per frame), the run-log record, telemetry.
+
+Time: the controller's clock is the loop's slot time; a skipped slot (overrun) advances the
+dynamics by the time that really passed. In lockstep (``StepClock`` with :meth:`lockstep_gate`)
+each cycle first waits for the emulator's answer to the previous frame.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import replace
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from drivers.ft_sensor import FtSensor
+from drivers.motion_platform import Command, MotionPlatform, PlatformState
+from drivers.transport import make_transport
+from rt import control_kernels as CK
+from rt import coupling as CP
+from rt import hexapod as HX
+from rt import spacecraft as SCM
+from rt import spatial as SP
+from rt.clock import StepClock, WallClock
+from rt.config.case import Case, load_case
+from rt.config.stand import Stand
+from rt.loop import FixedStepLoop
+from rt.runlog import RunLogWriter
+from rt.safety import Reason, SafeStop, SafetyMonitor
+from rt.sensing import Sensing
+from rt.supervisor import SAFE_STATES, Event, State, Supervisor
+
+log = logging.getLogger("dockstand.controller")
+
+
+class Phase(IntEnum):
+    IDLE = 0
+    ENGAGE = 1
+    TARE = 2
+    MOVE = 3
+    READY = 4
+    RUNUP = 5
+    DYNAMICS = 6
+    STOP = 7
+    FROZEN = 8
+
+
+ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP)
+
+
+def _inv_pose(p, R):
+    """Inverse of a frame pose (child in parent) -> parent in child: (p', R')."""
+    return -R.T @ p, R.T
+
+
+def _q(R) -> np.ndarray:
+    q = np.zeros(4)
+    SP.dcm_to_quat(np.ascontiguousarray(R), q)
+    return q
+
+
+def stand_geometry(stand: Stand) -> np.ndarray:
+    """``rt.coupling.pack_geometry`` from the stand: P in B (B and P both placed in W) and T in A."""
+    pB, RB = stand.platform_base.p, stand.platform_base.R      # B in W
+    pP, RP = stand.passive_mount.p, stand.passive_mount.R      # P in W
+    p_BP_B = RB.T @ (pP - pB)
+    R_BP = RB.T @ RP
+    p_AT_A, R_AT = _inv_pose(stand.active_mount.p, stand.active_mount.R)
+    return CP.pack_geometry(p_BP_B, _q(R_BP), p_AT_A, _q(R_AT))
+
+
+def record_fields(n_raw: int, ns: int) -> dict[str, int]:
+    """Run-log (and telemetry) record layout of the controller (docs/controller.md)."""
+    return {"t": 1, "cycle": 1, "state": 1, "phase": 1, "trip": 1, "timing_ns": 4, "new_sample": 1,
+            "raw": n_raw, "w_S": 6, "w_P": 6, "x": 2 * ns, "rel_pose": 7, "rel_twist": 6, "rel_acc": 6,
+            "cmd_pose": 7, "cmd_twist": 6, "cmd_acc": 6, "cmd_lengths": 6, "meas_pose": 7, "meas_lengths": 6,
+            "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "crc_errors": 1, "seq_gaps": 1,
+            "missed": 1}
+
+
+class Controller:
+    """See the module docstring. Build with drivers from the stand config (default) or given
+    ones (tests: memory transports); ``open()``, then drive with :meth:`run` (own loop) or
+    :meth:`command` + :meth:`run_until`."""
+
+    def __init__(self, stand: Stand, *, sensor: FtSensor | None = None, platform: MotionPlatform | None = None,
+                 compensate: bool = True, lockstep: bool = False, telemetry: bool = True,
+                 runlog: bool = True, log_dir: str | Path | None = None, lockstep_timeout_s: float = 2.0):
+        self.stand = stand
+        self.period_s = stand.period_ns * 1e-9
+        self.compensate = bool(compensate)
+        self.lockstep = bool(lockstep)
+        self.lockstep_timeout_s = float(lockstep_timeout_s)
+        self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
+                                                      "channels": stand.sensing.calibration.shape[1],
+                                                      "ft_rate_hz": stand.sensor_rate_hz,
+                                                      "counts_per_force": float(stand.sensing.counts_per_unit[0]),
+                                                      "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
+        self.platform = platform or MotionPlatform(make_transport(**stand.platform_link), heartbeat_s=0.0)
+        self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
+        self.sensing = Sensing(stand.sensing)
+        self.hexapod = HX.Hexapod(stand.hexapod)
+        self.safety = SafetyMonitor(stand.limits, stand.hexapod)
+        lim = stand.limits
+        self.safe_stop = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
+        self.geo = stand_geometry(stand)
+        self.tau = stand.delays.total_s
+        self.supervisor = Supervisor(guards={"load_case": self._guard_load, "arm": self._guard_arm,
+                                             "start": self._guard_start, "tare": self._guard_tare,
+                                             "reset": self._guard_reset},
+                                     listeners=[self._on_event])
+        self.runup_lead = 0.0
+        self.runlog_enabled = bool(runlog)
+        self.log_dir = Path(log_dir) if log_dir is not None else stand.runlog_dir
+        self.writer: RunLogWriter | None = None
+        self.log_path: Path | None = None
+        self.telemetry_enabled = bool(telemetry)
+        self.telemetry = None
+        self.loop: FixedStepLoop | None = None
+        self.stop_when: Callable[["Controller"], bool] | None = None
+        self.events: list[dict] = []
+        # numeric state (allocated once; resized only when a case with other mode count loads)
+        n_raw = self.sensing.n_raw
+        self._alloc(n_raw, SCM.N_RIGID)
+        self.case: Case | None = None
+        self.case_path: Path | None = None
+        self.sc: SCM.Spacecraft | None = None
+        self.phase = Phase.IDLE
+        self.phase_t = 0.0
+        self.t_run = 0.0           # dynamics time (s) since the start of the case
+        self.t = 0.0               # controller time (s) since the loop started
+        self._prev_tns = -1
+        self.trip_code = 0
+        self.trip_text: str | None = None
+        self.finish_reason: str | None = None
+        self._pending_cmd: Command | None = None
+        self._engage_sent = False
+        self._have_cmd = False
+        self.new_sample = False
+        self.status_new = False
+        self.samples = 0
+        self._crc_prev = 0
+        self._gap_prev = 0
+        self._heartbeat_lost = False
+        self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
+        self.first_contact_t: float | None = None
+        self.contact_threshold_n = 50.0
+        self.peak_force = 0.0
+        self.peak_moment = 0.0
+        self.max_excursion = 0.0
+        self._home = stand.hexapod.home.copy()
+
+    # ------------------------------------------------------------------ allocation
+    def _alloc(self, n_raw: int, ns: int) -> None:
+        self.ns = ns
+        self.fields = record_fields(n_raw, ns)
+        self.row = np.zeros(sum(self.fields.values()))
+        off = 0
+        self.v: dict[str, np.ndarray] = {}
+        for name, size in self.fields.items():
+            self.v[name] = self.row[off:off + size]
+            off += size
+        v = self.v
+        self.cmd_pose = v["cmd_pose"]
+        self.cmd_twist = v["cmd_twist"]
+        self.cmd_acc = v["cmd_acc"]
+        self.cmd_lengths = v["cmd_lengths"]
+        self.prev_pose = np.zeros(7)
+        self.sent_pose = np.zeros(7)      # the last set-point sent (a stop continues from it)
+        self.sent_twist = np.zeros(6)
+        self.run_start_pose = np.zeros(7)
+        self.prev_vel = np.zeros(6)
+        self.out = np.zeros(CP.OUT_LEN)
+        self.w_in = np.zeros((2, 6))
+        self.mv = np.zeros(CK.MV_LEN)
+        self.ru = np.zeros(CK.RU_LEN)
+        self.scr = np.zeros(16)
+        self.raw_prev = np.full(n_raw, np.nan)
+        self.meas_pose = v["meas_pose"]
+        self.meas_pose[3] = 1.0
+        self.xlim = np.zeros(CK.XL_LEN)
+        lim = self.stand.limits
+        d = self.stand.delays
+        delay_cycles = max(1, int(round((d.transport_s + d.servo_s) / self.period_s)) + 1)
+        self.xlim[:] = (lim.tracking_error_max_m, lim.platform_stale_cycles, lim.sensor_frozen_samples,
+                        delay_cycles, 0.0)
+        self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
+        self.trk_ring = np.zeros((delay_cycles + 2, 3))
+        self._empty = np.zeros(0)
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        self.sensor.open()
+        self.platform.open()
+        if self.telemetry_enabled and self.telemetry is None:
+            from rt.telemetry import TelemetryServer
+            tc = self.stand.telemetry
+            self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
+                                             cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
+                                             sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
+                                             handler=self._handle_request, on_lease_lost=self._lease_lost)
+
+    def close(self) -> None:
+        self._close_log()
+        if self.telemetry is not None:
+            self.telemetry.close()
+            self.telemetry = None
+        for d in (self.platform, self.sensor):
+            try:
+                d.close()
+            except Exception:  # noqa: BLE001 - closing must go on
+                pass
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def warm_up(self) -> None:
+        """Compile every kernel of the cycle before real time (no state is disturbed)."""
+        self.sensing.warm_up()
+        self.hexapod.warm_up()
+        from rt.config.case import load_case as _lc
+        repo_case = Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml"
+        if repo_case.exists():
+            sc = SCM.Spacecraft.from_case(_lc(repo_case))
+            out = np.zeros(CP.OUT_LEN)
+            w = sc.ws
+            CK.dynamics_cycle(self.sensing.C_eff, self.sensing.R_PS, self.sensing.p_PS_P, np.zeros(self.sensing.n_raw),
+                              np.zeros(6), np.zeros(6), np.zeros(4, dtype=np.int64), self.sensing.coef,
+                              np.zeros((6, 2)), np.zeros(6), np.zeros(6), np.zeros(6), sc.par, sc.env, sc.x, 0.0,
+                              self.period_s, np.zeros((2, 6)), self.tau, 1, self.geo, out, w.k, w.xt, w.ws, w.rel)
+        pose = self._home.copy()
+        CK.move_setup(np.zeros(CK.MV_LEN), pose, pose, 1.0, 1.0, 1.0, 1.0)
+        CK.move_eval(self.mv, 0.0, np.zeros(7), self.scr)
+        CK.runup_eval(np.zeros(CK.RU_LEN) + np.array([0, 0, 0, 1] + [0] * 10, float), self.geo, -0.1,
+                      np.zeros(CP.OUT_LEN), self.scr)
+        CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, False, self.scr)
+        s = SafetyMonitor(self.stand.limits, self.stand.hexapod)
+        CK.supervise(s.lim, s.g.base, s.g.top, s.leg_lim, s.g.box, s.ctr, s.crc_ring, s.gap_ring, pose,
+                     np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(6), self._empty, True, 0, 0, False, False, 0,
+                     False, np.zeros(6), np.zeros(2), self.xlim.copy(), np.zeros(CK.XC_LEN, dtype=np.int64),
+                     np.zeros_like(self.trk_ring), np.zeros(self.sensing.n_raw), np.zeros(self.sensing.n_raw),
+                     True, pose[:3])
+
+    # ------------------------------------------------------------------ commands
+    def command(self, name: str, client: str | None = "local", **args: Any):
+        """Apply an operator command now (from the loop thread); returns the supervisor Reply."""
+        if name == "load_case" and "case" in args and not isinstance(args["case"], Case):
+            path = Path(args["case"])
+            try:
+                case = load_case(path)
+            except Exception as e:  # noqa: BLE001 - the reason goes back to the operator
+                return self.supervisor._refuse("load_case", client, f"{type(e).__name__}: {e}")
+            args = {**args, "case": case, "path": path}
+        reply = self.supervisor.command(name, client, **args)
+        if reply.ok:
+            self._after_command(name, args)
+        return reply
+
+    def _handle_request(self, cmd: str, args: dict, client: str) -> dict:
+        if cmd == "status":
+            return {"ok": True, "reason": None, **self.status()}
+        r = self.command(cmd, client, **args)
+        out = r.as_dict()
+        out.update(phase=self.phase.name)
+        return out
+
+    def status(self) -> dict:
+        s = self.supervisor
+        return {"state": s.state.name, "phase": self.phase.name, "t": self.t, "t_run": self.t_run,
+                "trip_reason": s.trip_reason, "trip": self.trip_text, "case": str(self.case_path) if self.case_path else None,
+                "allowed": s.allowed(), "cycles": self.loop.cycles if self.loop else 0,
+                "missed": self.loop.missed if self.loop else 0, "log": str(self.log_path) if self.log_path else None,
+                "sensor_link": self.sensor.transport.status, "platform_link": self.platform.transport.status,
+                "platform_state": (self.platform.latest_status.state.name if self.platform.latest_status else None),
+                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason}
+
+    def _guard_load(self, case=None, path=None, **_):
+        if not isinstance(case, Case):
+            return "load_case needs a case: a path to config/cases/*.toml"
+        return None
+
+    def _guard_arm(self, **_):
+        if not self.sensor.transport.is_open or not self.platform.transport.is_open:
+            return "drivers are not open"
+        if self.sensor.latest is None or self.stale_sensor():
+            return f"the F/T sensor is not streaming (link {self.sensor.transport.status})"
+        st = self.platform.latest_status
+        if st is None:
+            return f"no STATUS from the motion platform yet (link {self.platform.transport.status})"
+        if st.state in (PlatformState.FAULT, PlatformState.E_STOPPED):
+            return f"the platform reports {st.state.name} (fault {int(st.fault)}); reset_fault first"
+        return None
+
+    def _guard_start(self, **_):
+        if self.phase is not Phase.READY:
+            return f"not ready: arming is in phase {self.phase.name}"
+        return None
+
+    def _guard_tare(self, **_):
+        if self.phase in (Phase.MOVE,):
+            return "cannot tare while the platform moves"
+        return None
+
+    def _guard_reset(self, **_):
+        if self.phase is Phase.STOP:
+            return "the platform is still stopping; reset when it is frozen"
+        return None
+
+    def _after_command(self, name: str, args: dict) -> None:
+        st = self.supervisor.state
+        if name == "load_case":
+            self.case = args["case"]
+            self.case_path = args.get("path")
+            self.sc = SCM.Spacecraft.from_case(self.case)
+            if 2 * self.sc.ns != self.fields["x"]:
+                self._alloc(self.sensing.n_raw, self.sc.ns)
+                if self.telemetry is not None:
+                    self.telemetry.fields = dict(self.fields)
+                    self.telemetry.width = self.row.size
+        elif name == "arm":
+            self._begin_arm()
+        elif name == "start":
+            self._begin_run()
+        elif name == "stop":
+            if st is State.DONE:
+                self.finish_reason = "operator stop"
+                self._begin_stop()
+            elif st is State.CONFIGURED:  # disarm
+                self._begin_stop()
+        elif name == "abort":
+            if self.phase in ENGAGED_PHASES or self.phase is Phase.ENGAGE:
+                self._begin_stop()
+        elif name == "tare":
+            self.sensing.begin_tare()
+        elif name == "reset":
+            self.trip_code = 0
+            self.trip_text = None
+            self.safety.reset()
+            self.xctr[:] = 0
+
+    # ------------------------------------------------------------------ phases
+    def _set_phase(self, ph: Phase) -> None:
+        if ph is not self.phase:
+            self.phase = ph
+            self.phase_t = 0.0
+            self._event({"kind": "phase", "phase": ph.name})
+
+    def _begin_arm(self) -> None:
+        self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
+        self.t_run = 0.0
+        self.first_contact_t = None
+        self.finish_reason = None
+        self.peak_force = self.peak_moment = self.max_excursion = 0.0
+        self.safety.reset()
+        self.xctr[:] = 0
+        self.xlim[CK.XL_TRACK_ON] = 0.0
+        self._arm_t0 = self.t
+        self._engage_sent = False
+        self._set_phase(Phase.ENGAGE)
+        self._open_log()
+
+    def _runup_target(self) -> float:
+        """Set up the run-up from the spacecraft's initial relative state; returns its length."""
+        out = self.out
+        self.w_in[:] = 0.0
+        w = self.sc.ws
+        CP.relative_rates(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, out, CP.O_REL,
+                          w.k[0], w.xt, w.ws, w.rel)
+        r = out[CP.O_REL + SCM.REL_R:CP.O_REL + SCM.REL_R + 3]
+        q = out[CP.O_REL + SCM.REL_Q:CP.O_REL + SCM.REL_Q + 4]
+        v = out[CP.O_REL + SCM.REL_V:CP.O_REL + SCM.REL_V + 3]
+        wv = out[CP.O_REL + SCM.REL_W:CP.O_REL + SCM.REL_W + 3]
+        lim = self.stand.limits
+        T = max(np.linalg.norm(v) / (0.5 * lim.a_max_m_s2), np.linalg.norm(wv) / (0.5 * lim.alpha_max_rad_s2))
+        # the run-up plus the prediction lead is a whole number of periods, so that the last
+        # run-up command and the first dynamics command are one period apart on one path
+        lead = self.tau if self.compensate else 0.0
+        dt = self.period_s
+        T = math.ceil((T + lead) / dt - 1e-9) * dt - lead if T > 0.0 else 0.0
+        self.runup_lead = lead
+        self.ru[CK.RU_R0:CK.RU_R0 + 3] = r
+        self.ru[CK.RU_Q0:CK.RU_Q0 + 4] = q
+        self.ru[CK.RU_V0:CK.RU_V0 + 3] = v
+        self.ru[CK.RU_W0:CK.RU_W0 + 3] = wv
+        self.ru[CK.RU_T] = T
+        return T
+
+    def runup_start_pose(self) -> np.ndarray:
+        T = self._runup_target()
+        out = np.zeros(CP.OUT_LEN)
+        CK.runup_eval(self.ru, self.geo, -T, out, self.scr)
+        return out[CP.O_PCMD:CP.O_PCMD + 7].copy()
+
+    def _begin_move(self) -> None:
+        target = self.runup_start_pose()
+        lim = self.stand.limits
+        start = self.cmd_pose.copy() if self._have_cmd else self.meas_pose.copy()
+        CK.move_setup(self.mv, start, target, 0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2,
+                      0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+        self.xlim[CK.XL_TRACK_ON] = 1.0
+        self._set_phase(Phase.MOVE)
+
+    def _begin_run(self) -> None:
+        self.sc = SCM.Spacecraft.from_case(self.case)
+        self._runup_target()
+        self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
+        self.sensing.reset_filter()
+        self.run_start_pose[:] = self.sent_pose
+        self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
+
+    def _begin_stop(self) -> None:
+        if self._have_cmd and self.phase in ENGAGED_PHASES:
+            self.safe_stop.start(self.sent_pose, self.sent_twist)
+            self._set_phase(Phase.STOP)
+        else:
+            self._pending_cmd = Command.FREEZE if self.phase is not Phase.IDLE else None
+            self._set_phase(Phase.FROZEN if self.phase is not Phase.IDLE else Phase.IDLE)
+
+    def _trip(self, code: int, text: str | None = None) -> None:
+        self.trip_code = int(code)
+        self.trip_text = text or self.safety.describe(code)
+        name = Reason(int(code)).name
+        self.supervisor.trip(name, self.trip_text)
+        if self.phase in ENGAGED_PHASES and self.phase is not Phase.STOP:
+            self._begin_stop()
+        elif self.phase is Phase.ENGAGE:
+            self._pending_cmd = Command.FREEZE
+            self._set_phase(Phase.FROZEN)
+
+    def _lease_lost(self, holder: str) -> None:
+        self._heartbeat_lost = True
+        self._event({"kind": "lease_lost", "holder": holder})
+
+    # ------------------------------------------------------------------ events and log
+    def _event(self, ev: dict) -> None:
+        ev = {"t": self.t, "cycle": self.loop.cycles if self.loop else 0, **ev}
+        self.events.append(ev)
+        if len(self.events) > 10000:
+            del self.events[:5000]
+        if self.writer is not None:
+            self.writer.event(ev["kind"], **{k: v for k, v in ev.items() if k != "kind"})
+        if self.telemetry is not None:
+            self.telemetry.publish_event(ev)
+
+    def _on_event(self, e: Event) -> None:
+        d = e.as_dict()
+        d["kind"] = "supervisor_" + d["kind"]
+        self._event(d)
+        if e.kind == "trip":
+            log.warning("safety trip: %s (%s)", e.reason, e.detail)
+        elif e.kind == "transition":
+            log.info("state %s -> %s (%s)", e.previous, e.state, e.reason or e.command)
+
+    def _open_log(self) -> None:
+        self._close_log()
+        if not self.runlog_enabled:
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{self.case.name if self.case else 'run'}"
+        path = self.log_dir / f"{name}.dslog"
+        k = 1
+        while path.exists():
+            path = self.log_dir / f"{name}-{k}.dslog"
+            k += 1
+        hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
+               "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
+               "rate_hz": self.stand.rate_hz}
+        self.writer = RunLogWriter(path, self.fields, header=hdr,
+                                   flush_interval_s=self.stand.runlog_flush_interval_s)
+        for name in self.fields:
+            self.writer.bind(name, self.v[name])
+        self.log_path = path
+
+    def _close_log(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    # ------------------------------------------------------------------ loop work
+    def stale_sensor(self) -> bool:
+        return self.safety.ctr[0] >= self.stand.limits.stale_cycles
+
+    def read(self, cycle: int, t_ns: int) -> None:
+        if self._prev_tns < 0 or t_ns <= self._prev_tns:
+            dt = self.period_s
+        else:
+            dt = (t_ns - self._prev_tns) * 1e-9
+        self._prev_tns = t_ns
+        self.dt = dt
+        self.t += dt
+        samples = self.sensor.poll()
+        self.new_sample = bool(samples)
+        if samples:
+            self.sensing.raw[:] = samples[-1].counts
+            self.samples += len(samples)
+        statuses = self.platform.poll()
+        self.status_new = bool(statuses)
+        if statuses:
+            st = statuses[-1]
+            self.meas_pose[:] = st.pose
+            self.v["meas_lengths"][:] = st.lengths
+        if self.telemetry is not None:
+            self.telemetry.poll()
+        self.supervisor.cycle = cycle
+        self.supervisor.t_ns = t_ns
+
+    def update(self, cycle: int, t_ns: int) -> None:
+        dt = self.dt
+        ph = self.phase
+        self.phase_t += dt
+        sv = self.supervisor
+        c = self.sensor.counters
+        crc_new = c.crc_errors - self._crc_prev
+        gap_new = c.seq_gaps - self._gap_prev
+        self._crc_prev, self._gap_prev = c.crc_errors, c.seq_gaps
+        st = self.platform.latest_status
+        pstate = st.state if st is not None else None
+        command = False
+        if ph is Phase.DYNAMICS:
+            s = self.sensing
+            sc = self.sc
+            w = sc.ws
+            CK.dynamics_cycle(s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S,
+                              s.w_P_raw, s.w_P, sc.par, sc.env, sc.x, self.t_run, dt, self.w_in, self.tau,
+                              1 if self.compensate else 0, self.geo, self.out, w.k, w.xt, w.ws, w.rel)
+            self.t_run += dt
+            self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
+            command = True
+        else:
+            self.sensing.step()
+            if ph is Phase.ENGAGE:
+                if not self._engage_sent:
+                    self._pending_cmd = Command.ENGAGE
+                    self._engage_sent = True
+                elif pstate is PlatformState.ENGAGED:
+                    self.cmd_pose[:] = self.meas_pose
+                    self.sent_pose[:] = self.meas_pose
+                    self.sent_twist[:] = 0.0
+                    self._have_cmd = True
+                    self.prev_pose[:] = self.cmd_pose
+                    self.prev_vel[:] = 0.0
+                    self.sensing.begin_tare()
+                    self._set_phase(Phase.TARE)
+                    command = True
+            elif ph is Phase.TARE:
+                command = True
+                if self.sensing.tared:
+                    self._begin_move()
+            elif ph is Phase.MOVE:
+                command = True
+                if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
+                    self._set_phase(Phase.READY)
+            elif ph is Phase.READY:
+                command = True
+            elif ph is Phase.RUNUP:
+                self.t_run += dt
+                CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
+                self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
+                command = True
+                if self.t_run >= -0.5 * dt:
+                    self.t_run = 0.0
+                    self._set_phase(Phase.DYNAMICS)
+            elif ph is Phase.STOP:
+                self._stop_step()
+        self._command = command or ph is Phase.STOP
+        if command:
+            CK.command_rates(self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc, dt,
+                             not self._have_cmd, self.scr)
+            self._have_cmd = True
+        # safety: whenever the platform is (being) engaged and no trip is active
+        armed_or_running = sv.state in (State.ARMED, State.RUNNING)
+        if armed_or_running and self.trip_code == 0:
+            if ph is Phase.ENGAGE and self.phase_t > self.stand.limits.arm_timeout_s:
+                self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
+                                               f"(platform {pstate.name if pstate is not None else 'silent'})")
+            elif sv.state is State.ARMED and self.t - self._arm_t0 > self.stand.limits.arm_timeout_s \
+                    and self.phase is not Phase.READY:
+                self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
+                                               f"(phase {self.phase.name})")
+            else:
+                s = self.sensing
+                sm = self.safety
+                g = sm.g
+                pose = self.cmd_pose if self._have_cmd else self.meas_pose
+                code = CK.supervise(sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring,
+                                    pose, self.cmd_twist, self.cmd_acc, s.w_S, s.w_P, self.out,
+                                    self.new_sample, crc_new, gap_new,
+                                    pstate is PlatformState.FAULT or (pstate is PlatformState.IDLE
+                                                                     and self.phase in ENGAGED_PHASES),
+                                    pstate is PlatformState.E_STOPPED,
+                                    self.loop.overrun_streak if self.loop else 0,
+                                    self._heartbeat_lost and self.telemetry is not None,
+                                    self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
+                                    self.raw_prev, self.status_new, self.meas_pose)
+                if code:
+                    self._trip(code)
+        elif command:
+            self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
+        # bookkeeping for the summary
+        if ph is Phase.DYNAMICS:
+            wp = self.sensing.w_P
+            f = math.sqrt(wp[0] ** 2 + wp[1] ** 2 + wp[2] ** 2)
+            m = math.sqrt(wp[3] ** 2 + wp[4] ** 2 + wp[5] ** 2)
+            if f > self.peak_force:
+                self.peak_force = f
+            if m > self.peak_moment:
+                self.peak_moment = m
+            if self.first_contact_t is None and f > self.contact_threshold_n:
+                self.first_contact_t = self.t_run
+                self._event({"kind": "first_contact", "t_run": self.t_run, "force_n": f})
+            self._check_end()
+        if self.phase is Phase.STOP and ph is not Phase.STOP:
+            # a stop began this cycle (trip, finish, operator): its first step replaces the
+            # command computed above, continuing from the last command actually sent
+            self._stop_step()
+            self._command = True
+        if self._have_cmd and ph in (Phase.RUNUP, Phase.DYNAMICS, Phase.STOP):
+            e = math.sqrt(float(np.sum((self.cmd_pose[:3] - self.run_start_pose[:3]) ** 2)))
+            if e > self.max_excursion:
+                self.max_excursion = e
+
+    def _stop_step(self) -> None:
+        if self.safe_stop.step():
+            self._pending_cmd = Command.FREEZE
+            self._set_phase(Phase.FROZEN)
+        self.cmd_pose[:] = self.safe_stop.pose
+        self.cmd_acc[:] = (self.safe_stop.twist - self.sent_twist) / self.dt
+        self.cmd_twist[:] = self.safe_stop.twist
+        self.prev_pose[:] = self.cmd_pose
+        self.prev_vel[:] = self.cmd_twist
+        self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
+
+    def _check_end(self) -> None:
+        case = self.case
+        r = self.out[CP.O_REL + SCM.REL_R:CP.O_REL + SCM.REL_R + 3]
+        why = None
+        if self.t_run >= case.duration_s - 1e-9:
+            why = "time limit"
+        elif math.sqrt(float(r @ r)) > math.sqrt(float(self.ru[:3] @ self.ru[:3])) + case.end.separation_m:
+            why = "separated"
+        if why is not None:
+            self.finish_reason = why
+            self.supervisor.finish(why)
+            self._begin_stop()
+
+    def write(self, cycle: int, t_ns: int) -> None:
+        p = self.platform
+        pc = self._pending_cmd
+        if pc is not None:
+            self._pending_cmd = None
+            if pc is Command.ENGAGE:
+                p.engage()
+            elif pc is Command.FREEZE:
+                p.freeze()
+            else:
+                p._send(pc)
+        elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
+                State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
+            if self.stand.command_mode == "lengths":
+                p.lengths(self.cmd_lengths)
+            else:
+                p.pose(self.cmd_pose[:3], self.cmd_pose[3:7])
+            self.sent_pose[:] = self.cmd_pose
+            self.sent_twist[:] = self.cmd_twist
+        else:
+            p.heartbeat()
+        self._outstanding = 1
+        # record
+        v = self.v
+        v["t"][0] = self.t_run if self.phase in (Phase.RUNUP, Phase.DYNAMICS) else math.nan
+        v["cycle"][0] = cycle
+        v["state"][0] = int(self.supervisor.state)
+        v["phase"][0] = int(self.phase)
+        v["trip"][0] = self.trip_code
+        v["new_sample"][0] = 1.0 if self.new_sample else 0.0
+        v["raw"][:] = self.sensing.raw
+        v["w_S"][:] = self.sensing.w_S
+        v["w_P"][:] = self.sensing.w_P
+        if self.sc is not None:
+            v["x"][:] = self.sc.x.reshape(-1)
+        o = self.out
+        v["rel_pose"][:] = o[CP.O_REL:CP.O_REL + 7]
+        v["rel_twist"][:] = o[CP.O_REL + 7:CP.O_REL + 13]
+        v["rel_acc"][:] = o[CP.O_ACC:CP.O_ACC + 6]
+        st = p.latest_status
+        if st is not None:
+            v["platform_state"][0] = int(st.state)
+            v["platform_fault"][0] = int(st.fault)
+            v["platform_last_seq"][0] = st.last_cmd_seq
+        c = self.sensor.counters
+        v["crc_errors"][0] = c.crc_errors
+        v["seq_gaps"][0] = c.seq_gaps
+        lp = self.loop
+        if lp is not None:
+            ring = lp.timing
+            i = (ring.count - 1) % ring.capacity
+            if ring.count:
+                v["timing_ns"][0] = ring.wake_late_ns[i]
+                v["timing_ns"][1] = ring.read_ns[i]
+                v["timing_ns"][2] = ring.update_ns[i]
+                v["timing_ns"][3] = ring.write_ns[i]
+            v["missed"][0] = lp.missed
+        if self.writer is not None and self.supervisor.state is not State.IDLE:
+            self.writer.commit()
+        if self.telemetry is not None:
+            self.telemetry.publish(cycle, t_ns, int(self.supervisor.state), self.row)
+        if self.stop_when is not None and lp is not None and self.stop_when(self):
+            lp.stop()
+
+    # ------------------------------------------------------------------ lockstep
+    def lockstep_gate(self, deadline_ns: int) -> None:
+        """StepClock gate: wait (wall time, bounded) for the emulator's answer to the last frame."""
+        if not self._outstanding:
+            return
+        self._outstanding = 0
+        t_end = time.monotonic() + self.lockstep_timeout_s
+        for tr in (self.sensor.transport, self.platform.transport):
+            wait_readable(tr, t_end)
+
+    # ------------------------------------------------------------------ running
+    def make_loop(self, clock=None) -> FixedStepLoop:
+        """The loop: ``clock`` given, or a StepClock gated by the emulator (lockstep), or the
+        stand's WallClock."""
+        st = self.stand
+        if clock is None and self.lockstep:
+            clock = StepClock(gate=self.lockstep_gate)
+        elif clock is None:
+            clock = WallClock(st.wait_policy, st.spin_margin_ns)
+        self.loop = FixedStepLoop(clock, st.period_ns, self, warn_interval_s=st.overrun_warn_interval_s)
+        return self.loop
+
+    def run_until(self, pred: Callable[["Controller"], bool], max_cycles: int) -> int:
+        """Run the loop until ``pred(self)`` holds (checked after every cycle) or max_cycles."""
+        if self.loop is None:
+            self.make_loop()
+        self.stop_when = pred
+        try:
+            return self.loop.run(max_cycles)
+        finally:
+            self.stop_when = None
+
+    def summary(self) -> dict:
+        lp = self.loop
+        return {"state": self.supervisor.state.name, "finish_reason": self.finish_reason,
+                "trip_reason": self.supervisor.trip_reason, "trip": self.trip_text,
+                "first_contact_s": self.first_contact_t, "peak_force_n": self.peak_force,
+                "peak_moment_nm": self.peak_moment, "max_platform_excursion_m": self.max_excursion,
+                "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
+                "missed_deadlines": lp.missed if lp else 0, "log": str(self.log_path) if self.log_path else None,
+                "t_run_s": self.t_run}
+
+
+def wait_readable(transport, t_end: float) -> bool:
+    """Block (bounded by the wall-clock instant ``t_end``) until ``transport`` has something to
+    read. zmq: socket poll; serial/udp: select on the descriptor; memory: the queue."""
+    while True:
+        left = t_end - time.monotonic()
+        if left <= 0:
+            return False
+        sock = getattr(transport, "_sock", None)
+        if sock is not None and hasattr(sock, "poll") and transport.kind == "zmq":
+            if sock.poll(int(min(left, 0.05) * 1000) + 1):
+                return True
+            continue
+        fd = _fileno(transport)
+        if fd is not None:
+            import select
+            r, _, _ = select.select([fd], [], [], min(left, 0.05))
+            if r:
+                return True
+            continue
+        ch = getattr(transport, "_ch", None)
+        if ch is not None and ch.queues[transport._end]:
+            return True
+        time.sleep(20e-6)
+
+
+def _fileno(transport):
+    for name in ("_sock", "_port", "_fd"):
+        o = getattr(transport, name, None)
+        if o is None:
+            continue
+        if isinstance(o, int):
+            return o
+        f = getattr(o, "fileno", None)
+        if f is not None:
+            try:
+                return f()
+            except Exception:  # noqa: BLE001
+                return None
+    return None
+
+
+def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,
+                   telemetry: dict | None = None) -> Stand:
+    """A copy of the stand with other links (demo/tests: private ipc endpoints)."""
+    kw = {}
+    if sensor_link is not None:
+        kw["sensor_link"] = sensor_link
+    if platform_link is not None:
+        kw["platform_link"] = platform_link
+    if telemetry is not None:
+        kw["telemetry"] = {**stand.telemetry, **telemetry}
+    return replace(stand, **kw)
