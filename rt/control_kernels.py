@@ -43,6 +43,12 @@ XL_TRACK, XL_PSTALE, XL_FROZEN, XL_DELAY, XL_TRACK_ON = 0, 1, 2, 3, 4
 XL_LEN = 5
 XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED = 0, 1, 2, 3
 XC_LEN = 4
+# run statistics / end criteria of dynamics_cycle()
+ST_PEAK_F, ST_PEAK_M, ST_FIRST_CONTACT, ST_MAX_EXC, ST_END = 0, 1, 2, 3, 4
+ST_LEN = 5
+EP_DURATION, EP_SEPARATION, EP_CONTACT_N, EP_START = 0, 1, 2, 3   # start pose position (3)
+EP_LEN = 6
+END_TIME_LIMIT, END_SEPARATED = 1, 2
 
 
 @njit(cache=True)
@@ -197,12 +203,47 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     return 0
 
 
+
+
 @njit(cache=True)
 def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
-                   par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
-    """RUNNING: sensing, then the coupling step with the wrench (one compiled call)."""
+                   par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel,
+                   cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, scr,
+                   lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, new_sample, crc_new, gap_new,
+                   platform_fault, platform_estop, overrun_streak, heartbeat_lost, lengths, detail,
+                   xlim, xctr, trk_ring, raw_prev, status_new, status_pos, stats, endp):
+    """RUNNING, DYNAMICS phase, in one compiled call: sensing, the coupling step with the wrench
+    (state at t + dt, prediction at t + dt + tau, platform pose), the command's rates, the
+    safety checks, the run statistics and the end criteria (``stats[ST_END]``). Returns the
+    safety ``Reason`` code (0 = clear)."""
     sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
     for i in range(6):
         w_in[0, i] = w_P[i]
     CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
-
+    for i in range(7):
+        cmd_pose[i] = out[CP.O_PCMD + i]
+    command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
+    code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
+                     w_P, out, new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak,
+                     heartbeat_lost, lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos)
+    # statistics
+    f = math.sqrt(w_P[0] ** 2 + w_P[1] ** 2 + w_P[2] ** 2)
+    m = math.sqrt(w_P[3] ** 2 + w_P[4] ** 2 + w_P[5] ** 2)
+    if f > stats[ST_PEAK_F]:
+        stats[ST_PEAK_F] = f
+    if m > stats[ST_PEAK_M]:
+        stats[ST_PEAK_M] = m
+    if stats[ST_FIRST_CONTACT] < 0.0 and f > endp[EP_CONTACT_N]:
+        stats[ST_FIRST_CONTACT] = t + dt
+    e = math.sqrt((cmd_pose[0] - endp[EP_START]) ** 2 + (cmd_pose[1] - endp[EP_START + 1]) ** 2
+                  + (cmd_pose[2] - endp[EP_START + 2]) ** 2)
+    if e > stats[ST_MAX_EXC]:
+        stats[ST_MAX_EXC] = e
+    # end criteria
+    r = CP.O_REL
+    d = math.sqrt(out[r] ** 2 + out[r + 1] ** 2 + out[r + 2] ** 2)
+    if t + dt >= endp[EP_DURATION] - 1e-9:
+        stats[ST_END] = END_TIME_LIMIT
+    elif d > endp[EP_SEPARATION]:
+        stats[ST_END] = END_SEPARATED
+    return code

@@ -174,11 +174,7 @@ class Controller:
         self._gap_prev = 0
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
-        self.first_contact_t: float | None = None
-        self.contact_threshold_n = 50.0
-        self.peak_force = 0.0
-        self.peak_moment = 0.0
-        self.max_excursion = 0.0
+        self.contact_threshold_n = 50.0   # |f| above this (N, filtered) counts as contact
         self._home = stand.hexapod.home.copy()
 
     # ------------------------------------------------------------------ allocation
@@ -196,6 +192,12 @@ class Controller:
         self.cmd_twist = v["cmd_twist"]
         self.cmd_acc = v["cmd_acc"]
         self.cmd_lengths = v["cmd_lengths"]
+        starts = np.cumsum([0] + list(self.fields.values()))
+        self._ix = {name: int(starts[k]) for k, name in enumerate(self.fields)}
+        # rel_pose, rel_twist, rel_acc are contiguous in the row and in rt.coupling's out record
+        a, b = self._ix["rel_pose"], self._ix["rel_acc"] + 6
+        assert b - a == CP.O_ACC + 6 - CP.O_REL
+        v["rel"] = self.row[a:b]
         self.prev_pose = np.zeros(7)
         self.sent_pose = np.zeros(7)      # the last set-point sent (a stop continues from it)
         self.sent_twist = np.zeros(6)
@@ -218,6 +220,10 @@ class Controller:
         self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
         self.trk_ring = np.zeros((delay_cycles + 2, 3))
         self._empty = np.zeros(0)
+        self.stats = np.zeros(CK.ST_LEN)
+        self.stats[CK.ST_FIRST_CONTACT] = -1.0
+        self.endp = np.zeros(CK.EP_LEN)
+        self._mode = CP.MODE_PREDICT if self.compensate else CP.MODE_OFF
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -250,31 +256,31 @@ class Controller:
         self.close()
 
     def warm_up(self) -> None:
-        """Compile every kernel of the cycle before real time (no state is disturbed)."""
+        """Compile (or load from the cache) every kernel of the cycle before real time: each is
+        called once on copies of the controller's arrays, so no state is disturbed."""
         self.sensing.warm_up()
         self.hexapod.warm_up()
-        from rt.config.case import load_case as _lc
-        repo_case = Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml"
-        if repo_case.exists():
-            sc = SCM.Spacecraft.from_case(_lc(repo_case))
-            out = np.zeros(CP.OUT_LEN)
-            w = sc.ws
-            CK.dynamics_cycle(self.sensing.C_eff, self.sensing.R_PS, self.sensing.p_PS_P, np.zeros(self.sensing.n_raw),
-                              np.zeros(6), np.zeros(6), np.zeros(4, dtype=np.int64), self.sensing.coef,
-                              np.zeros((6, 2)), np.zeros(6), np.zeros(6), np.zeros(6), sc.par, sc.env, sc.x, 0.0,
-                              self.period_s, np.zeros((2, 6)), self.tau, 1, self.geo, out, w.k, w.xt, w.ws, w.rel)
+        sc = self.sc
+        if sc is None:
+            repo_case = Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml"
+            sc = SCM.Spacecraft.from_case(load_case(repo_case))
+        args = tuple(a.copy() if isinstance(a, np.ndarray) else a
+                     for a in self._dyn_args(sc, self.period_s, 0, 0, PlatformState.ENGAGED))
+        CK.dynamics_cycle(*args)
         pose = self._home.copy()
-        CK.move_setup(np.zeros(CK.MV_LEN), pose, pose, 1.0, 1.0, 1.0, 1.0)
-        CK.move_eval(self.mv, 0.0, np.zeros(7), self.scr)
-        CK.runup_eval(np.zeros(CK.RU_LEN) + np.array([0, 0, 0, 1] + [0] * 10, float), self.geo, -0.1,
-                      np.zeros(CP.OUT_LEN), self.scr)
-        CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, False, self.scr)
-        s = SafetyMonitor(self.stand.limits, self.stand.hexapod)
-        CK.supervise(s.lim, s.g.base, s.g.top, s.leg_lim, s.g.box, s.ctr, s.crc_ring, s.gap_ring, pose,
-                     np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(6), self._empty, True, 0, 0, False, False, 0,
-                     False, np.zeros(6), np.zeros(2), self.xlim.copy(), np.zeros(CK.XC_LEN, dtype=np.int64),
-                     np.zeros_like(self.trk_ring), np.zeros(self.sensing.n_raw), np.zeros(self.sensing.n_raw),
-                     True, pose[:3])
+        scr = self.scr.copy()
+        mv = np.zeros(CK.MV_LEN)
+        CK.move_setup(mv, pose, pose, 1.0, 1.0, 1.0, 1.0)
+        CK.move_eval(mv, 0.0, np.zeros(7), scr)
+        ru = np.zeros(CK.RU_LEN)
+        ru[CK.RU_Q0] = 1.0
+        CK.runup_eval(ru, self.geo, -0.1, np.zeros(CP.OUT_LEN), scr)
+        CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, False, scr)
+        # supervise() is compiled through dynamics_cycle's call; the non-dynamics path calls it too
+        a = args
+        CK.supervise(a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], pose, np.zeros(6), np.zeros(6), a[9],
+                     a[11], a[21], True, 0, 0, False, False, 0, False, a[47], a[48], a[49], a[50], a[51], a[3],
+                     a[52], True, pose[:3])
 
     # ------------------------------------------------------------------ commands
     def command(self, name: str, client: str | None = "local", **args: Any):
@@ -383,9 +389,7 @@ class Controller:
     def _begin_arm(self) -> None:
         self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
         self.t_run = 0.0
-        self.first_contact_t = None
         self.finish_reason = None
-        self.peak_force = self.peak_moment = self.max_excursion = 0.0
         self.safety.reset()
         self.xctr[:] = 0
         self.xlim[CK.XL_TRACK_ON] = 0.0
@@ -441,6 +445,11 @@ class Controller:
         self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
         self.sensing.reset_filter()
         self.run_start_pose[:] = self.sent_pose
+        self.stats[:] = 0.0
+        self.stats[CK.ST_FIRST_CONTACT] = -1.0
+        r0 = float(np.linalg.norm(self.ru[CK.RU_R0:CK.RU_R0 + 3]))
+        self.endp[:] = (self.case.duration_s, r0 + self.case.end.separation_m, self.contact_threshold_n,
+                        *self.sent_pose[:3])
         self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
 
     def _begin_stop(self) -> None:
@@ -500,10 +509,8 @@ class Controller:
         hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
                "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
                "rate_hz": self.stand.rate_hz}
-        self.writer = RunLogWriter(path, self.fields, header=hdr,
+        self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
                                    flush_interval_s=self.stand.runlog_flush_interval_s)
-        for name in self.fields:
-            self.writer.bind(name, self.v[name])
         self.log_path = path
 
     def _close_log(self) -> None:
@@ -551,52 +558,44 @@ class Controller:
         st = self.platform.latest_status
         pstate = st.state if st is not None else None
         command = False
-        if ph is Phase.DYNAMICS:
-            s = self.sensing
-            sc = self.sc
-            w = sc.ws
-            CK.dynamics_cycle(s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S,
-                              s.w_P_raw, s.w_P, sc.par, sc.env, sc.x, self.t_run, dt, self.w_in, self.tau,
-                              1 if self.compensate else 0, self.geo, self.out, w.k, w.xt, w.ws, w.rel)
+        if ph is Phase.DYNAMICS and self.trip_code == 0:
+            self._dynamics(dt, crc_new, gap_new, pstate)
+            return
+        self.sensing.step()
+        if ph is Phase.ENGAGE:
+            if not self._engage_sent:
+                self._pending_cmd = Command.ENGAGE
+                self._engage_sent = True
+            elif pstate is PlatformState.ENGAGED:
+                self.cmd_pose[:] = self.meas_pose
+                self.sent_pose[:] = self.meas_pose
+                self.sent_twist[:] = 0.0
+                self._have_cmd = True
+                self.prev_pose[:] = self.cmd_pose
+                self.prev_vel[:] = 0.0
+                self.sensing.begin_tare()
+                self._set_phase(Phase.TARE)
+                command = True
+        elif ph is Phase.TARE:
+            command = True
+            if self.sensing.tared:
+                self._begin_move()
+        elif ph is Phase.MOVE:
+            command = True
+            if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
+                self._set_phase(Phase.READY)
+        elif ph is Phase.READY:
+            command = True
+        elif ph is Phase.RUNUP:
             self.t_run += dt
+            CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
             self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
             command = True
-        else:
-            self.sensing.step()
-            if ph is Phase.ENGAGE:
-                if not self._engage_sent:
-                    self._pending_cmd = Command.ENGAGE
-                    self._engage_sent = True
-                elif pstate is PlatformState.ENGAGED:
-                    self.cmd_pose[:] = self.meas_pose
-                    self.sent_pose[:] = self.meas_pose
-                    self.sent_twist[:] = 0.0
-                    self._have_cmd = True
-                    self.prev_pose[:] = self.cmd_pose
-                    self.prev_vel[:] = 0.0
-                    self.sensing.begin_tare()
-                    self._set_phase(Phase.TARE)
-                    command = True
-            elif ph is Phase.TARE:
-                command = True
-                if self.sensing.tared:
-                    self._begin_move()
-            elif ph is Phase.MOVE:
-                command = True
-                if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
-                    self._set_phase(Phase.READY)
-            elif ph is Phase.READY:
-                command = True
-            elif ph is Phase.RUNUP:
-                self.t_run += dt
-                CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
-                self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
-                command = True
-                if self.t_run >= -0.5 * dt:
-                    self.t_run = 0.0
-                    self._set_phase(Phase.DYNAMICS)
-            elif ph is Phase.STOP:
-                self._stop_step()
+            if self.t_run >= -0.5 * dt:
+                self.t_run = 0.0
+                self._set_phase(Phase.DYNAMICS)
+        elif ph is Phase.STOP:
+            self._stop_step()
         self._command = command or ph is Phase.STOP
         if command:
             CK.command_rates(self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc, dt,
@@ -631,28 +630,45 @@ class Controller:
                     self._trip(code)
         elif command:
             self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
-        # bookkeeping for the summary
-        if ph is Phase.DYNAMICS:
-            wp = self.sensing.w_P
-            f = math.sqrt(wp[0] ** 2 + wp[1] ** 2 + wp[2] ** 2)
-            m = math.sqrt(wp[3] ** 2 + wp[4] ** 2 + wp[5] ** 2)
-            if f > self.peak_force:
-                self.peak_force = f
-            if m > self.peak_moment:
-                self.peak_moment = m
-            if self.first_contact_t is None and f > self.contact_threshold_n:
-                self.first_contact_t = self.t_run
-                self._event({"kind": "first_contact", "t_run": self.t_run, "force_n": f})
-            self._check_end()
         if self.phase is Phase.STOP and ph is not Phase.STOP:
             # a stop began this cycle (trip, finish, operator): its first step replaces the
             # command computed above, continuing from the last command actually sent
             self._stop_step()
             self._command = True
-        if self._have_cmd and ph in (Phase.RUNUP, Phase.DYNAMICS, Phase.STOP):
-            e = math.sqrt(float(np.sum((self.cmd_pose[:3] - self.run_start_pose[:3]) ** 2)))
-            if e > self.max_excursion:
-                self.max_excursion = e
+
+    def _dynamics(self, dt: float, crc_new: int, gap_new: int, pstate) -> None:
+        """RUNNING/DYNAMICS: one compiled call (rt.control_kernels.dynamics_cycle), then the
+        outcome: a trip, an end criterion, the first contact."""
+        st = self.stats
+        had_contact = st[CK.ST_FIRST_CONTACT] >= 0.0
+        code = CK.dynamics_cycle(*self._dyn_args(self.sc, dt, crc_new, gap_new, pstate))
+        self.t_run += dt
+        self._command = True
+        if not had_contact and st[CK.ST_FIRST_CONTACT] >= 0.0:
+            self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
+        if code:
+            self._trip(code)
+        elif st[CK.ST_END]:
+            why = "time limit" if st[CK.ST_END] == CK.END_TIME_LIMIT else "separated"
+            self.finish_reason = why
+            self.supervisor.finish(why)
+            self._begin_stop()
+        if self.phase is Phase.STOP:
+            self._stop_step()
+
+    def _dyn_args(self, sc, dt, crc_new, gap_new, pstate) -> tuple:
+        s = self.sensing
+        w = sc.ws
+        sm = self.safety
+        g = sm.g
+        return (s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S, s.w_P_raw, s.w_P,
+                sc.par, sc.env, sc.x, self.t_run, dt, self.w_in, self.tau, self._mode, self.geo, self.out,
+                w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
+                self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring,
+                self.new_sample, crc_new, gap_new, pstate is PlatformState.FAULT or pstate is PlatformState.IDLE,
+                pstate is PlatformState.E_STOPPED, self.loop.overrun_streak if self.loop is not None else 0,
+                self._heartbeat_lost and self.telemetry is not None, self.cmd_lengths, sm.detail, self.xlim,
+                self.xctr, self.trk_ring, self.raw_prev, self.status_new, self.meas_pose, self.stats, self.endp)
 
     def _stop_step(self) -> None:
         if self.safe_stop.step():
@@ -664,19 +680,6 @@ class Controller:
         self.prev_pose[:] = self.cmd_pose
         self.prev_vel[:] = self.cmd_twist
         self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
-
-    def _check_end(self) -> None:
-        case = self.case
-        r = self.out[CP.O_REL + SCM.REL_R:CP.O_REL + SCM.REL_R + 3]
-        why = None
-        if self.t_run >= case.duration_s - 1e-9:
-            why = "time limit"
-        elif math.sqrt(float(r @ r)) > math.sqrt(float(self.ru[:3] @ self.ru[:3])) + case.end.separation_m:
-            why = "separated"
-        if why is not None:
-            self.finish_reason = why
-            self.supervisor.finish(why)
-            self._begin_stop()
 
     def write(self, cycle: int, t_ns: int) -> None:
         p = self.platform
@@ -700,41 +703,42 @@ class Controller:
         else:
             p.heartbeat()
         self._outstanding = 1
-        # record
+        # record: scalars by index into the row, arrays by slice copies
+        row = self.row
+        ix = self._ix
+        row[ix["t"]] = self.t_run if self.phase is Phase.RUNUP or self.phase is Phase.DYNAMICS else math.nan
+        row[ix["cycle"]] = cycle
+        row[ix["state"]] = self.supervisor.state
+        row[ix["phase"]] = self.phase
+        row[ix["trip"]] = self.trip_code
+        row[ix["new_sample"]] = self.new_sample
         v = self.v
-        v["t"][0] = self.t_run if self.phase in (Phase.RUNUP, Phase.DYNAMICS) else math.nan
-        v["cycle"][0] = cycle
-        v["state"][0] = int(self.supervisor.state)
-        v["phase"][0] = int(self.phase)
-        v["trip"][0] = self.trip_code
-        v["new_sample"][0] = 1.0 if self.new_sample else 0.0
-        v["raw"][:] = self.sensing.raw
-        v["w_S"][:] = self.sensing.w_S
-        v["w_P"][:] = self.sensing.w_P
+        s = self.sensing
+        v["raw"][:] = s.raw
+        v["w_S"][:] = s.w_S
+        v["w_P"][:] = s.w_P
         if self.sc is not None:
-            v["x"][:] = self.sc.x.reshape(-1)
-        o = self.out
-        v["rel_pose"][:] = o[CP.O_REL:CP.O_REL + 7]
-        v["rel_twist"][:] = o[CP.O_REL + 7:CP.O_REL + 13]
-        v["rel_acc"][:] = o[CP.O_ACC:CP.O_ACC + 6]
+            v["x"][:] = self.sc.x.ravel()
+        v["rel"][:] = self.out[CP.O_REL:CP.O_ACC + 6]
         st = p.latest_status
         if st is not None:
-            v["platform_state"][0] = int(st.state)
-            v["platform_fault"][0] = int(st.fault)
-            v["platform_last_seq"][0] = st.last_cmd_seq
+            row[ix["platform_state"]] = st.state
+            row[ix["platform_fault"]] = st.fault
+            row[ix["platform_last_seq"]] = st.last_cmd_seq
         c = self.sensor.counters
-        v["crc_errors"][0] = c.crc_errors
-        v["seq_gaps"][0] = c.seq_gaps
+        row[ix["crc_errors"]] = c.crc_errors
+        row[ix["seq_gaps"]] = c.seq_gaps
         lp = self.loop
         if lp is not None:
             ring = lp.timing
-            i = (ring.count - 1) % ring.capacity
             if ring.count:
-                v["timing_ns"][0] = ring.wake_late_ns[i]
-                v["timing_ns"][1] = ring.read_ns[i]
-                v["timing_ns"][2] = ring.update_ns[i]
-                v["timing_ns"][3] = ring.write_ns[i]
-            v["missed"][0] = lp.missed
+                i = (ring.count - 1) % ring.capacity
+                tm = v["timing_ns"]
+                tm[0] = ring.wake_late_ns[i]
+                tm[1] = ring.read_ns[i]
+                tm[2] = ring.update_ns[i]
+                tm[3] = ring.write_ns[i]
+            row[ix["missed"]] = lp.missed
         if self.writer is not None and self.supervisor.state is not State.IDLE:
             self.writer.commit()
         if self.telemetry is not None:
@@ -778,8 +782,10 @@ class Controller:
         lp = self.loop
         return {"state": self.supervisor.state.name, "finish_reason": self.finish_reason,
                 "trip_reason": self.supervisor.trip_reason, "trip": self.trip_text,
-                "first_contact_s": self.first_contact_t, "peak_force_n": self.peak_force,
-                "peak_moment_nm": self.peak_moment, "max_platform_excursion_m": self.max_excursion,
+                "first_contact_s": (float(self.stats[CK.ST_FIRST_CONTACT]) if self.stats[CK.ST_FIRST_CONTACT] >= 0
+                                    else None),
+                "peak_force_n": float(self.stats[CK.ST_PEAK_F]), "peak_moment_nm": float(self.stats[CK.ST_PEAK_M]),
+                "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
                 "missed_deadlines": lp.missed if lp else 0, "log": str(self.log_path) if self.log_path else None,
                 "t_run_s": self.t_run}

@@ -103,7 +103,8 @@ class RunLogWriter:
 
     def __init__(self, path: str | Path, fields: dict[str, int], *, header: dict | None = None,
                  capacity: int = 1 << 14, flush_interval_s: float = 0.05, max_events: int = 4096,
-                 on_flush: Callable[[int], None] | None = None, threaded: bool = True):
+                 on_flush: Callable[[int], None] | None = None, threaded: bool = True,
+                 staging: np.ndarray | None = None):
         if not 0.0 < flush_interval_s <= 0.1:
             raise ValueError("flush_interval_s must be in (0, 0.1]")
         self.path = Path(path)
@@ -111,7 +112,11 @@ class RunLogWriter:
         W = self.layout.width
         self.capacity = int(capacity)
         self.ring = np.zeros((self.capacity, W))
-        self.staging = np.zeros(W)
+        if staging is not None and (staging.shape != (W,) or staging.dtype != np.float64):
+            raise ValueError(f"staging must be a float64 array of the record width {W}")
+        # the loop may hand in its own record row (its fields laid out as ``fields``): commit()
+        # then copies it once, with no per-field binding
+        self.staging = np.zeros(W) if staging is None else staging
         self._bound: list[tuple[np.ndarray, np.ndarray]] = []
         self.head = 0          # records committed (loop thread writes)
         self.tail = 0          # records written to the file (writer thread writes)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from controller_rig import NOMINAL, Rig
+from sim_stand.kinematic_rig import NOMINAL, Rig
 from drivers.motion_platform import Command, PlatformState
 from rt import coupling as CP
 from rt import spacecraft as SCM
@@ -225,7 +225,7 @@ def test_trip_heartbeat_loss(tmp_path):
     from rt.telemetry import CommandClient
     from rt.controller import with_endpoints
     from rt.config.stand import load_stand
-    from controller_rig import STAND
+    from sim_stand.kinematic_rig import STAND
     stand = load_stand(STAND)
     stand = with_endpoints(stand, telemetry={"pub_endpoint": f"ipc://{tmp_path}/pub",
                                              "cmd_endpoint": f"ipc://{tmp_path}/cmd", "lease_timeout_s": 0.3})

@@ -1,5 +1,5 @@
-"""A test rig for the controller over real memory transports: the device ends speak the real
-protocols (drivers.MotionPlatformDevice, drivers.SerialSensorDevice); the stand behind them
+"""A kinematic rig for the controller over real memory transports (tests, benchmarks): the
+device ends speak the real protocols (drivers.MotionPlatformDevice, drivers.SerialSensorDevice); the stand behind them
 is kinematic (the platform reaches each POSE set-point after ``lag_cycles``; the sensor
 reports ``w_S`` plus a deterministic +-1 count dither, as real gauges never repeat exactly).
 Faults are injected from the device side by flags. The physics of a real stand is the
@@ -20,14 +20,14 @@ from rt.clock import StepClock
 from rt.config.stand import load_stand
 from rt.controller import Controller, Phase
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 STAND = REPO / "config" / "stand.toml"
 NOMINAL = REPO / "config" / "cases" / "nominal.toml"
 _names = itertools.count()
 
 
 class Rig:
-    def __init__(self, tmp_path, *, compensate=True, lag_cycles=0, telemetry=False, stand=None, **ctl_kw):
+    def __init__(self, log_dir, *, compensate=True, lag_cycles=0, telemetry=False, stand=None, **ctl_kw):
         self.stand = stand or load_stand(STAND)
         n = next(_names)
         s_host, s_dev = memory_pair(f"rig-sensor-{n}", capacity=100000)
@@ -38,7 +38,7 @@ class Rig:
                           counts_per_torque=float(cpu[3]))
         platform = MotionPlatform(p_host, heartbeat_s=0.0)
         self.ctl = Controller(self.stand, sensor=sensor, platform=platform, compensate=compensate,
-                              telemetry=telemetry, log_dir=tmp_path, **ctl_kw)
+                              telemetry=telemetry, log_dir=log_dir, **ctl_kw)
         self.ctl.open()
         self.sdev = SerialSensorDevice(s_dev, 6)
         self.pdev = MotionPlatformDevice(p_dev)
