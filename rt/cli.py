@@ -66,7 +66,66 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", action="append", metavar="AREA",
                    help="run only this bench module (repeatable), e.g. spacecraft")
     b.set_defaults(func=_cmd_bench)
+
+    from rt.operator import add_parsers as _operator
+    _operator(sub)
+    _sim_stand_parsers(sub)
+    c = sub.add_parser("compare", help="fidelity of a HIL log against an all-digital log")
+    c.add_argument("hil_log")
+    c.add_argument("digital_log")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.set_defaults(func=_cmd_compare)
     return p
+
+
+def _sim_stand_parsers(sub) -> None:
+    """emulate / simulate / demo live in sim_stand and are imported only when run."""
+    def lazy(name):
+        def f(args):
+            import sim_stand.cli as S
+            return getattr(S, name)(args)
+        return f
+
+    e = sub.add_parser("emulate", help="run the stand emulator on the stand config's endpoints")
+    e.add_argument("--stand", default="config/stand.toml")
+    e.add_argument("--emulator", default=None, help="emulator config (default config/emulator/default.toml)")
+    e.add_argument("--case", help="a case whose contact model the emulated hardware should carry")
+    e.add_argument("--lockstep", action="store_true", help="advance one period per platform frame")
+    e.add_argument("--fault", action="append", metavar="NAME@T",
+                   help="inject a fault at emulator time T s: sensor_dropout, garbage, sensor_frozen, "
+                        "platform_fault, platform_lag, link_loss (repeatable)")
+    e.add_argument("--sensor-endpoint", help="override the sensor link's zmq endpoint")
+    e.add_argument("--platform-endpoint", help="override the platform link's zmq endpoint")
+    e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")
+    e.add_argument("--summary", help="write a JSON summary here on exit")
+    e.add_argument("--seed", type=int, default=1)
+    e.set_defaults(func=lazy("cmd_emulate"))
+
+    s = sub.add_parser("simulate", help="all-digital reference run of a case (same kernels, same log format)")
+    s.add_argument("--case", default="config/cases/nominal.toml")
+    s.add_argument("--stand", default="config/stand.toml")
+    s.add_argument("--emulator", default=None)
+    s.add_argument("--log", help="run-log path (default runs/<time>-<case>-digital.dslog)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=lazy("cmd_simulate"))
+
+    d = sub.add_parser("demo", help="closed-loop docking: emulator (lockstep) + controller, with a summary")
+    d.add_argument("--case", default=None, help="default config/cases/nominal.toml")
+    d.add_argument("--stand", default=None, help="default config/stand.toml")
+    d.add_argument("--emulator", default=None)
+    d.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    d.add_argument("--no-compensation", action="store_true")
+    d.add_argument("--fault", action="append", metavar="NAME@T", help="inject an emulator fault (see emulate)")
+    d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's runlog dir)")
+    d.set_defaults(func=lazy("cmd_demo"))
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from rt.compare import compare_logs, format_report
+
+    rep = compare_logs(args.hil_log, args.digital_log)
+    print(json.dumps(rep) if args.json else format_report(rep))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

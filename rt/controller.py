@@ -46,7 +46,6 @@ import numpy as np
 
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
-from drivers.transport import make_transport
 from rt import control_kernels as CK
 from rt import coupling as CP
 from rt import hexapod as HX
@@ -127,7 +126,7 @@ class Controller:
                                                       "ft_rate_hz": stand.sensor_rate_hz,
                                                       "counts_per_force": float(stand.sensing.counts_per_unit[0]),
                                                       "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
-        self.platform = platform or MotionPlatform(make_transport(**stand.platform_link), heartbeat_s=0.0)
+        self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
         self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
         self.sensing = Sensing(stand.sensing)
         self.hexapod = HX.Hexapod(stand.hexapod)
@@ -552,9 +551,10 @@ class Controller:
         self.phase_t += dt
         sv = self.supervisor
         c = self.sensor.counters
-        crc_new = c.crc_errors - self._crc_prev
+        bad = c.crc_errors + c.malformed      # corrupt frames: bad CRC or not a frame at all
+        crc_new = bad - self._crc_prev
         gap_new = c.seq_gaps - self._gap_prev
-        self._crc_prev, self._gap_prev = c.crc_errors, c.seq_gaps
+        self._crc_prev, self._gap_prev = bad, c.seq_gaps
         st = self.platform.latest_status
         pstate = st.state if st is not None else None
         command = False

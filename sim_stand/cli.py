@@ -1,0 +1,221 @@
+"""``dockstand emulate``, ``simulate`` and ``demo`` (docs/cli.md). Imported lazily by rt/cli.py.
+
+``demo`` is the product's main job on any machine: it starts the emulator as its own process
+(lockstep, on private ipc endpoints in a temporary directory), runs the controller in this
+process on a lockstep clock through the whole operator sequence (load_case, arm — engage, tare,
+move to the initial pose — start, run to the end criteria, safe stop, freeze), stops the
+emulator by PID, and prints the summary. Measured quantities (peak force and moment, platform
+excursion, cycles, overruns) come from the controller; what only the docking hardware knows
+(capture, penetration, energy absorbed by the mechanism) comes from the emulated hardware's
+own summary.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_STAND = REPO / "config" / "stand.toml"
+DEFAULT_CASE = REPO / "config" / "cases" / "nominal.toml"
+DEFAULT_EMULATOR = REPO / "config" / "emulator" / "default.toml"
+
+
+def _endpoint_override(link: dict, endpoint: str | None) -> dict:
+    if endpoint is None:
+        return link
+    return {**link, "transport": "zmq", "endpoint": endpoint, "role": link.get("role", "connect"),
+            "pattern": link.get("pattern", "pair")}
+
+
+def load_world(stand, emulator_path=None, case_path=None):
+    """The emulated world for a stand (and optionally a case that selects its contact model)."""
+    from sim_stand import world as W
+    emu = W.load_emulator(emulator_path or DEFAULT_EMULATOR)
+    case = None
+    if case_path:
+        from rt.config.case import load_case
+        case = load_case(case_path)
+    make = getattr(W, "world_for_case", None)
+    if case is not None and make is not None:
+        return make(stand, emu, case), emu
+    return W.StandWorld(stand, emu), emu
+
+
+def cmd_emulate(args) -> int:
+    from rt.config import ConfigError
+    from rt.config.stand import load_stand
+    from sim_stand.emulator import Emulator, Faults, install_signal_stop
+
+    try:
+        stand = load_stand(args.stand)
+        from dataclasses import replace
+        stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, args.sensor_endpoint),
+                        platform_link=_endpoint_override(stand.platform_link, args.platform_endpoint))
+        faults = Faults.parse(args.fault)
+        world, emu = load_world(stand, args.emulator, args.case)
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    stop = install_signal_stop()
+    em = Emulator(stand, world, emu=emu, faults=faults, seed=args.seed)
+    info = {"ready": True, "pid": os.getpid(), "mode": "lockstep" if args.lockstep else "realtime",
+            "sensor": stand.sensor_link.get("endpoint") or stand.sensor_link.get("port"),
+            "platform": stand.platform_link.get("endpoint") or stand.platform_link.get("port"),
+            "notes": em.notes, "faults": faults.at}
+    print(json.dumps(info), flush=True)
+    try:
+        if args.lockstep:
+            em.run_lockstep(stop=lambda: stop[0] or (args.duration is not None and em.t >= args.duration))
+        else:
+            em.run_realtime(stop=lambda: stop[0], duration_s=args.duration)
+    finally:
+        summary = em.summary()
+        em.close()
+        if args.summary:
+            Path(args.summary).write_text(json.dumps(summary, default=float))
+    print(json.dumps({"done": True, **summary}, default=float), flush=True)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from rt.config import ConfigError
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from sim_stand import digital
+    from sim_stand import world as W
+
+    try:
+        case = load_case(args.case)
+        stand = load_stand(args.stand)
+        emu = W.load_emulator(args.emulator or DEFAULT_EMULATOR)
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    log = args.log
+    if log is None:
+        d = stand.runlog_dir
+        d.mkdir(parents=True, exist_ok=True)
+        log = d / f"{time.strftime('%Y%m%d-%H%M%S')}-{case.name}-digital.dslog"
+    res = digital.simulate(case, stand=stand, emu=emu, log_path=log)
+    out = _result_dict(res)
+    print(json.dumps(out, default=float) if args.json else _format(out))
+    return 0
+
+
+def _result_dict(res) -> dict:
+    if isinstance(res, dict):
+        return dict(res)
+    if hasattr(res, "as_dict"):
+        return res.as_dict()
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(res).items()}
+
+
+def _format(d: dict) -> str:
+    w = max(len(k) for k in d)
+    lines = []
+    for k, v in d.items():
+        if isinstance(v, float):
+            v = f"{v:.6g}"
+        lines.append(f"{k:<{w}}  {v}")
+    return "\n".join(lines)
+
+
+def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
+             log_dir=None, timeout_s: float = 600.0) -> dict:
+    """The demo as a function (tests call it): returns the summary dict."""
+    from dataclasses import replace
+
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from rt.controller import Controller, Phase
+    from rt.supervisor import State
+
+    case_path = Path(case_path or DEFAULT_CASE).resolve()
+    stand = load_stand(stand_path or DEFAULT_STAND)
+    case = load_case(case_path)
+    tmp = Path(tempfile.mkdtemp(prefix="dockstand-demo-"))
+    s_ep, p_ep = f"ipc://{tmp}/sensor", f"ipc://{tmp}/platform"
+    stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
+                    platform_link=_endpoint_override(stand.platform_link, p_ep))
+    summary_path = tmp / "emulator.json"
+    cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
+           "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),
+           "--case", str(case_path)]
+    if emulator_path:
+        cmd += ["--emulator", str(emulator_path)]
+    for f in faults or []:
+        cmd += ["--fault", f]
+    t_wall = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+    ctl = None
+    try:
+        line = proc.stdout.readline()
+        if not line:
+            err = proc.stderr.read()
+            raise RuntimeError(f"the emulator did not start: {err.strip()[-2000:]}")
+        ctl = Controller(stand, compensate=compensate, lockstep=True, telemetry=False,
+                         log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5)
+        ctl.open()
+        ctl.warm_up()
+        ctl.make_loop()
+        # let the links come up (zmq connects asynchronously), then the operator sequence
+        ctl.run_until(lambda c: c.sensor.latest is not None and c.platform.latest_status is not None, 200)
+        r = ctl.command("load_case", client="demo", case=case_path)
+        if not r.ok:
+            raise RuntimeError(f"load_case refused: {r.reason}")
+        r = ctl.command("arm", client="demo")
+        if not r.ok:
+            raise RuntimeError(f"arm refused: {r.reason}")
+        n_arm = int(stand.limits.arm_timeout_s * stand.rate_hz) + 10
+        ctl.run_until(lambda c: c.phase is Phase.READY or c.supervisor.safe, n_arm)
+        if ctl.phase is Phase.READY:
+            ctl.command("start", client="demo")
+            n_run = int((case.duration_s + 5.0) * stand.rate_hz)
+            ctl.run_until(lambda c: c.supervisor.state is not State.RUNNING, n_run)
+        ctl.run_until(lambda c: c.phase in (Phase.FROZEN, Phase.IDLE), int(10 * stand.rate_hz))
+        cs = ctl.summary()
+    finally:
+        if ctl is not None:
+            ctl.close()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    emu = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    out = {
+        "case": str(case_path), "captured": bool(emu.get("captured", False)),
+        "time_to_capture_s": emu.get("time_to_capture_s"),
+        "peak_contact_force_n": cs["peak_force_n"], "peak_contact_moment_nm": cs["peak_moment_nm"],
+        "max_penetration_m": emu.get("max_penetration_m"),
+        "energy_absorbed_j": emu.get("energy_absorbed_j"),
+        "max_platform_excursion_m": cs["max_platform_excursion_m"],
+        "cycles": cs["cycles"], "overruns": cs["overruns"], "missed_deadlines": cs["missed_deadlines"],
+        "final_state": cs["state"], "finish_reason": cs["finish_reason"], "trip_reason": cs["trip_reason"],
+        "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "compensation": compensate,
+        "log": cs["log"], "emulator_events": emu.get("events"), "wall_s": time.perf_counter() - t_wall,
+    }
+    return out
+
+
+def cmd_demo(args) -> int:
+    try:
+        out = run_demo(args.case, args.stand, args.emulator, compensate=not args.no_compensation,
+                       faults=args.fault, log_dir=args.log_dir)
+    except Exception as e:  # noqa: BLE001 - the operator gets the reason
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(out, default=float))
+    else:
+        show = {k: v for k, v in out.items() if k != "emulator_events"}
+        print(_format(show))
+    return 0 if out["final_state"] == "DONE" else 1

@@ -1,0 +1,417 @@
+"""The stand emulator: the emulated world (sim_stand/world.py) behind the real protocols
+(issue 7 items 1, 3, 4; docs/emulator.md).
+
+* :class:`PlatformDevice` — the motion base's controller as a real one behaves: states IDLE,
+  ENGAGED, FROZEN, FAULT, E_STOPPED; ENGAGE holds the present lengths; POSE set-points go
+  through ``rt.hexapod`` inverse kinematics (an unreachable pose is a POSE_LIMIT fault, never
+  a motion); LENGTHS set-points are range-checked (LENGTH_LIMIT); FREEZE and E_STOP hold the
+  present lengths; RESET_FAULT returns to IDLE; a command watchdog (no frame for
+  ``watchdog_s`` while ENGAGED) is a WATCHDOG fault; a stroke hit in the physics is a
+  LENGTH_LIMIT fault. Set-points outside ENGAGED are ignored and counted.
+* :class:`SensorDevice` — ``sim_stand.ft_sensor_model`` (noise, drift, saturation, inverse
+  calibration, quantisation) feeding the framed serial protocol or ATI RDT over UDP.
+* :class:`Emulator` — one :meth:`tick` is one controller period: take the platform frames,
+  advance the world, answer with one sensor sample and one STATUS. ``lockstep`` mode ticks
+  once per received platform frame (deterministic, faster than real time); ``realtime`` mode
+  ticks on absolute deadlines of the wall clock, sleeping in between (it never spins, so it
+  does not starve a controller on the same machine).
+* Fault injection (:class:`Faults`, from ``dockstand emulate --fault NAME@T``): sensor
+  dropout, garbage bytes on the sensor line, frozen sensor values, platform FAULT, platform
+  lag beyond spec, link loss.
+
+The emulator is the device end of each link: where the stand config says ``connect`` it binds
+(zmq), on a serial link it creates a PTY pair and puts a symlink at the configured port path,
+on UDP it listens on the configured port.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from drivers.framing import encode_frame
+from drivers.ft_sensor import RdtDevice, SerialSensorDevice
+from drivers.motion_platform import Command, FaultCode, Mode, MotionPlatformDevice, PlatformState
+from drivers.transport import make_transport
+from rt import hexapod as HX
+from rt.config.stand import Stand
+from sim_stand.ft_sensor_model import FtSensorModel, SensorNoise
+
+log = logging.getLogger("dockstand.emulator")
+
+FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "platform_fault", "platform_lag", "link_loss")
+
+
+@dataclass
+class Faults:
+    """Injected faults: name -> start time (s of emulator time). ``platform_lag_s`` is the
+    extra command delay of the ``platform_lag`` fault."""
+
+    at: dict[str, float] = field(default_factory=dict)
+    platform_lag_s: float = 0.1
+    garbage_bytes: int = 64
+
+    @classmethod
+    def parse(cls, specs: list[str] | None) -> "Faults":
+        f = cls()
+        for spec in specs or []:
+            name, _, t = spec.partition("@")
+            if name not in FAULT_NAMES:
+                raise ValueError(f"--fault {spec!r}: unknown fault {name!r}; known: {', '.join(FAULT_NAMES)}")
+            try:
+                f.at[name] = float(t) if t else 0.0
+            except ValueError:
+                raise ValueError(f"--fault {spec!r}: the time after @ must be a number of seconds") from None
+        return f
+
+    def active(self, name: str, t: float) -> bool:
+        t0 = self.at.get(name)
+        return t0 is not None and t >= t0
+
+
+class PlatformDevice:
+    """The emulated motion base's controller (module docstring)."""
+
+    def __init__(self, hexapod: HX.Hexapod, watchdog_s: float = 0.1):
+        self.hex = hexapod
+        self.state = PlatformState.IDLE
+        self.fault = FaultCode.NONE
+        self.mode = Mode.NONE
+        self.watchdog_s = watchdog_s
+        self.target = np.zeros(6)       # actuator length set-point handed to the physics
+        self.last_seq = 0
+        self.last_frame_t = 0.0
+        self.ignored = 0
+        self._L = np.zeros(6)
+        self._detail = np.zeros(2)
+
+    def hold(self, lengths: np.ndarray) -> None:
+        self.target[:] = lengths
+
+    def apply(self, cmd, t: float, lengths_now: np.ndarray) -> None:
+        self.last_seq = cmd.seq
+        self.last_frame_t = t
+        c = cmd.command
+        s = self.state
+        if c is Command.HEARTBEAT:
+            return
+        if c is Command.E_STOP:
+            self.state, self.fault = PlatformState.E_STOPPED, FaultCode.NONE
+            self.hold(lengths_now)
+        elif c is Command.RESET_FAULT:
+            if s in (PlatformState.FAULT, PlatformState.E_STOPPED):
+                self.state, self.fault = PlatformState.IDLE, FaultCode.NONE
+        elif c is Command.ENGAGE:
+            if s in (PlatformState.IDLE, PlatformState.FROZEN):
+                self.state = PlatformState.ENGAGED
+                self.hold(lengths_now)
+            else:
+                self.ignored += 1
+        elif c is Command.FREEZE:
+            if s is PlatformState.ENGAGED:
+                self.state = PlatformState.FROZEN
+                self.hold(lengths_now)
+        elif c is Command.PARK:
+            if s in (PlatformState.ENGAGED, PlatformState.FROZEN):
+                self.state = PlatformState.IDLE
+                self.hold(lengths_now)
+        elif c is Command.POSE or c is Command.LENGTHS:
+            if s is not PlatformState.ENGAGED:
+                self.ignored += 1
+                return
+            v = np.asarray(cmd.values, dtype=np.float64)
+            if c is Command.POSE:
+                code = HX.check_pose(self.hex.g.base, self.hex.g.top, self.hex.g.limits, self.hex.g.box, v,
+                                     self._L, self._detail)
+                if code != 0:
+                    self._fault(FaultCode.POSE_LIMIT, lengths_now)
+                    return
+                self.target[:] = self._L
+                self.mode = Mode.POSE
+            else:
+                code = HX.check_lengths(self.hex.g.limits, v, self._detail)
+                if code != 0:
+                    self._fault(FaultCode.LENGTH_LIMIT, lengths_now)
+                    return
+                self.target[:] = v
+                self.mode = Mode.LENGTHS
+
+    def _fault(self, code: FaultCode, lengths_now) -> None:
+        self.state, self.fault = PlatformState.FAULT, code
+        self.hold(lengths_now)
+
+    def check(self, t: float, physics_fault: int, lengths_now: np.ndarray) -> None:
+        if self.state is PlatformState.ENGAGED:
+            if physics_fault:
+                self._fault(FaultCode.LENGTH_LIMIT, lengths_now)
+            elif self.watchdog_s and t - self.last_frame_t > self.watchdog_s:
+                self._fault(FaultCode.WATCHDOG, lengths_now)
+
+
+class SensorDevice:
+    """The emulated F/T sensor: model + the configured protocol's device end."""
+
+    def __init__(self, stand: Stand, transport, noise: SensorNoise, seed: int = 1):
+        sp = stand.sensing
+        self.model = FtSensorModel(sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise,
+                                   stand.sensor_rate_hz, rng_seed=seed)
+        self.protocol = stand.sensor_protocol
+        if self.protocol == "rdt":
+            self.dev = RdtDevice(transport, records_per_packet=1)
+        else:
+            self.dev = SerialSensorDevice(transport, sp.calibration.shape[1])
+        self.transport = transport
+        self.counts = np.zeros(sp.calibration.shape[1], dtype=np.int64)
+        self.frozen_counts: np.ndarray | None = None
+
+    def sample(self, w_P: np.ndarray, t: float, frozen: bool = False) -> None:
+        status = self.model.sample(w_P)
+        if frozen:
+            if self.frozen_counts is None:
+                self.frozen_counts = self.model.raw.astype(np.int64)
+            self.counts[:] = self.frozen_counts
+        else:
+            self.counts[:] = self.model.raw
+        if self.protocol == "rdt":
+            self.dev.poll()
+            self.dev.publish(self.counts, status)
+        else:
+            self.dev.poll()
+            self.dev.send_sample(self.counts, status, device_time=t)
+
+    def garbage(self, n: int, rng: np.random.Generator) -> None:
+        """Line noise: random bytes and a frame with a broken CRC."""
+        junk = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        self.transport.send(junk)
+        f = bytearray(encode_frame(0x20, 0, 0, b"\0" * 24))
+        f[-1] ^= 0x5A
+        self.transport.send(bytes(f))
+
+
+def device_link(link: dict, tmp_dir: Path | None = None) -> tuple[dict, str | None]:
+    """The device end of a controller link: zmq connect -> bind (and vice versa); serial -> a
+    new PTY pair whose slave is symlinked at the configured port (returns the PTY master fd
+    path as the device port); udp -> listen on the configured port."""
+    link = dict(link)
+    kind = link.pop("transport")
+    note = None
+    if kind == "zmq":
+        link["role"] = "bind" if link.get("role", "connect") == "connect" else "connect"
+    elif kind == "serial":
+        relay = PtyRelay(Path(link["port"]))
+        link["port"] = relay.device_path
+        link["_keep"] = relay
+        note = f"PTY pair: controller side {relay.host_path} (linked at {link_path(relay)}), device side {relay.device_path}"
+    elif kind == "udp":
+        port = link.pop("port", None) or 49152
+        link.pop("host", None)
+        link["local_port"] = port
+        link["local_host"] = "127.0.0.1"
+    return {"transport": kind, **link}, note
+
+
+def link_path(relay) -> str:
+    return str(relay.link)
+
+
+class PtyRelay:
+    """Two PTY pairs joined back to back by a relay thread (what ``socat pty pty`` does): the
+    controller opens one slave through the symlink at the stand's configured port, the
+    emulator opens the other slave with its own serial transport. Both ends are real
+    serial devices (termios, raw mode)."""
+
+    def __init__(self, link: Path):
+        import threading
+        import tty
+        self.m1, s1 = os.openpty()
+        self.m2, s2 = os.openpty()
+        for fd in (self.m1, s1, self.m2, s2):
+            tty.setraw(fd)
+        self.host_path, self.device_path = os.ttyname(s1), os.ttyname(s2)
+        self._slaves = (s1, s2)      # kept open so the masters never see EOF/EIO
+        self.link = link
+        if link.is_symlink():
+            link.unlink()
+        elif link.exists():
+            raise FileExistsError(f"{link}: exists and is not a symlink the emulator may replace")
+        link.symlink_to(self.host_path)
+        self._stop = False
+        self._t = threading.Thread(target=self._run, name="pty-relay", daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        import select
+        pair = {self.m1: self.m2, self.m2: self.m1}
+        while not self._stop:
+            r, _, _ = select.select(list(pair), [], [], 0.05)
+            for fd in r:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    continue
+                if data:
+                    os.write(pair[fd], data)
+
+    def close(self) -> None:
+        self._stop = True
+        self._t.join(timeout=1.0)
+        for fd in (self.m1, self.m2, *self._slaves):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            if self.link.is_symlink():
+                self.link.unlink()
+        except OSError:
+            pass
+
+
+def _open(link: dict):
+    link = dict(link)
+    keep = link.pop("_keep", None)
+    t = make_transport(link.pop("transport"), **link)
+    t._keep = keep
+    t.open()
+    return t
+
+
+class Emulator:
+    """The whole stand in software (module docstring)."""
+
+    def __init__(self, stand: Stand, world, *, emu=None, sensor_transport=None, platform_transport=None,
+                 faults: Faults | None = None, seed: int = 1, start_pose: np.ndarray | None = None):
+        self.stand = stand
+        self.world = world
+        self.emu = emu
+        self.period = stand.period_ns * 1e-9
+        self.faults = faults or Faults()
+        self.notes: list[str] = []
+        if sensor_transport is None:
+            link, note = device_link(stand.sensor_link)
+            sensor_transport = _open(link)
+            if note:
+                self.notes.append(f"sensor: {note}")
+        if platform_transport is None:
+            link, note = device_link(stand.platform_link)
+            platform_transport = _open(link)
+            if note:
+                self.notes.append(f"platform: {note}")
+        self.s_tr, self.p_tr = sensor_transport, platform_transport
+        noise = getattr(emu, "sensor_noise", None) or SensorNoise()
+        self.sensor = SensorDevice(stand, sensor_transport, noise, seed)
+        self.pdev = MotionPlatformDevice(platform_transport)
+        self.hex = HX.Hexapod(stand.hexapod)
+        self.platform = PlatformDevice(self.hex, watchdog_s=getattr(emu, "watchdog_s", 0.1))
+        self.world.reset(stand.hexapod.home.copy() if start_pose is None else start_pose)
+        self.platform.hold(self.world.lengths)
+        self.t = 0.0
+        self.ticks = 0
+        self._lag: deque = deque()
+        self._rng = np.random.default_rng(seed)
+        # the passive unit's weight, as the sensor feels it (removed by the controller's tare)
+        m = float(getattr(emu, "passive_mass_kg", 0.0) or 0.0)
+        c = np.asarray(getattr(emu, "passive_com_m", (0.1, 0.0, 0.0)), dtype=np.float64)
+        R_WP = stand.passive_mount.R
+        g_P = R_WP.T @ np.array([0.0, 0.0, -9.80665])
+        self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
+        self.w_true = np.zeros(6)
+        self.status_sent = 0
+
+    # ------------------------------------------------------------------ one period
+    def tick(self, commands=None) -> None:
+        """One controller period; ``commands`` = the platform commands of this period (default:
+        whatever the link has)."""
+        t = self.t
+        F = self.faults
+        for cmd in (self.pdev.poll() if commands is None else commands):
+            if F.active("platform_lag", t) and cmd.command in (Command.POSE, Command.LENGTHS):
+                self._lag.append((t + F.platform_lag_s, cmd))
+                continue
+            self.platform.apply(cmd, t, self.world.lengths)
+        while self._lag and self._lag[0][0] <= t:
+            self.platform.apply(self._lag.popleft()[1], t, self.world.lengths)
+        if F.active("platform_fault", t) and self.platform.state is PlatformState.ENGAGED:
+            self.platform._fault(FaultCode.DRIVE_FAULT, self.world.lengths)
+        self.world.advance(self.platform.target, self.period)
+        self.t = t = t + self.period
+        self.ticks += 1
+        self.platform.check(t, self.world.platform_fault, self.world.lengths)
+        self.w_true[:] = self.world.wrench_P
+        self.w_true += self.weight_P
+        silent = F.active("link_loss", t)
+        if not silent and not F.active("sensor_dropout", t):
+            self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t))
+        if not silent and F.active("garbage", t):
+            self.sensor.garbage(F.garbage_bytes, self._rng)
+        if not silent:
+            p = self.platform
+            self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
+                                  p.mode, device_time=t)
+            self.status_sent += 1
+
+    # ------------------------------------------------------------------ modes
+    def run_lockstep(self, stop=lambda: False, idle_timeout_s: float | None = None) -> int:
+        """Tick once per platform frame received (each frame is one controller period)."""
+        from rt.controller import wait_readable
+        last = time.monotonic()
+        while not stop():
+            if not wait_readable(self.p_tr, time.monotonic() + 0.05):
+                if idle_timeout_s is not None and time.monotonic() - last > idle_timeout_s:
+                    break
+                continue
+            last = time.monotonic()
+            cmds = self.pdev.poll()
+            for c in cmds:          # each frame is one controller period
+                self.tick([c])
+        return self.ticks
+
+    def run_realtime(self, stop=lambda: False, duration_s: float | None = None) -> int:
+        """Tick on absolute wall-clock deadlines, sleeping in between (never spinning)."""
+        t0 = time.monotonic()
+        k = 0
+        while not stop() and (duration_s is None or self.t < duration_s):
+            k += 1
+            deadline = t0 + k * self.period
+            rest = deadline - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)
+            elif rest < -0.1:  # far behind (suspended, overloaded): re-anchor instead of bursting
+                t0 = time.monotonic() - k * self.period
+            self.tick()
+        return self.ticks
+
+    def summary(self) -> dict:
+        w = self.world
+        out = {"t": self.t, "ticks": self.ticks, "captured": bool(w.captured), "events": list(w.events),
+               "platform_state": self.platform.state.name, "platform_fault": self.platform.fault.name,
+               "ignored_commands": self.platform.ignored}
+        out.update(w.stats)
+        return out
+
+    def close(self) -> None:
+        for t in (self.s_tr, self.p_tr):
+            try:
+                t.close()
+            except Exception:  # noqa: BLE001
+                pass
+            keep = getattr(t, "_keep", None)
+            if keep is not None:
+                keep.close()
+
+
+def install_signal_stop() -> list:
+    """SIGTERM/SIGINT set a flag (returned as a one-element list) instead of killing."""
+    flag = [False]
+
+    def h(signum, frame):
+        flag[0] = True
+    signal.signal(signal.SIGTERM, h)
+    signal.signal(signal.SIGINT, h)
+    return flag
