@@ -99,6 +99,8 @@ def _sim_stand_parsers(sub) -> None:
     e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")
     e.add_argument("--summary", help="write a JSON summary here on exit")
     e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--world", choices=["stand", "free"], default="stand",
+                   help="stand: mechanism and contacts (default); free: the platform alone, nothing in contact")
     e.set_defaults(func=lazy("cmd_emulate"))
 
     s = sub.add_parser("simulate", help="all-digital reference run of a case (same kernels, same log format)")

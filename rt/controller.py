@@ -173,6 +173,7 @@ class Controller:
         self._gap_prev = 0
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
+        self._gate_misses = 0
         self.contact_threshold_n = 50.0   # |f| above this (N, filtered) counts as contact
         self._home = stand.hexapod.home.copy()
 
@@ -752,9 +753,13 @@ class Controller:
         if not self._outstanding:
             return
         self._outstanding = 0
-        t_end = time.monotonic() + self.lockstep_timeout_s
-        for tr in (self.sensor.transport, self.platform.transport):
-            wait_readable(tr, t_end)
+        # the STATUS is the emulator's answer to the frame; the sensor sample was sent just
+        # before it. A silent emulator costs the full timeout once, then only a short wait per
+        # cycle (so a safe stop is not slowed down by a dead link).
+        wait = self.lockstep_timeout_s if self._gate_misses == 0 else 0.01
+        got = wait_readable(self.platform.transport, time.monotonic() + wait)
+        self._gate_misses = 0 if got else self._gate_misses + 1
+        wait_readable(self.sensor.transport, time.monotonic() + (0.05 if got else 0.0))
 
     # ------------------------------------------------------------------ running
     def make_loop(self, clock=None) -> FixedStepLoop:

@@ -33,8 +33,12 @@ def _endpoint_override(link: dict, endpoint: str | None) -> dict:
             "pattern": link.get("pattern", "pair")}
 
 
-def load_world(stand, emulator_path=None, case_path=None):
-    """The emulated world for a stand (and optionally a case that selects its contact model)."""
+def load_world(stand, emulator_path=None, case_path=None, kind: str = "stand"):
+    """The emulated world for a stand (and optionally a case that selects its contact model);
+    ``kind = "free"``: the platform alone, no docking hardware in contact (sim_stand/free_world.py)."""
+    if kind == "free":
+        from sim_stand.free_world import FreeSpaceWorld
+        return FreeSpaceWorld(stand), None
     from sim_stand import world as W
     emu = W.load_emulator(emulator_path or DEFAULT_EMULATOR)
     case = None
@@ -58,7 +62,7 @@ def cmd_emulate(args) -> int:
         stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, args.sensor_endpoint),
                         platform_link=_endpoint_override(stand.platform_link, args.platform_endpoint))
         faults = Faults.parse(args.fault)
-        world, emu = load_world(stand, args.emulator, args.case)
+        world, emu = load_world(stand, args.emulator, args.case, args.world)
     except (ConfigError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -127,7 +131,7 @@ def _format(d: dict) -> str:
 
 
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
-             log_dir=None, timeout_s: float = 600.0) -> dict:
+             log_dir=None, world: str = "stand") -> dict:
     """The demo as a function (tests call it): returns the summary dict."""
     from dataclasses import replace
 
@@ -146,7 +150,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
            "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),
-           "--case", str(case_path)]
+           "--case", str(case_path), "--world", world]
     if emulator_path:
         cmd += ["--emulator", str(emulator_path)]
     for f in faults or []:

@@ -54,7 +54,7 @@ class Faults:
     extra command delay of the ``platform_lag`` fault."""
 
     at: dict[str, float] = field(default_factory=dict)
-    platform_lag_s: float = 0.1
+    platform_lag_s: float = 0.2
     garbage_bytes: int = 64
 
     @classmethod
@@ -331,6 +331,7 @@ class Emulator:
         t = self.t
         F = self.faults
         for cmd in (self.pdev.poll() if commands is None else commands):
+            self.platform.last_frame_t = t   # the watchdog sees every frame, even one applied late
             if F.active("platform_lag", t) and cmd.command in (Command.POSE, Command.LENGTHS):
                 self._lag.append((t + F.platform_lag_s, cmd))
                 continue

@@ -1,0 +1,80 @@
+"""The emulated stand with no docking hardware in contact: the motion platform (servo, delay,
+limits; sim_stand/platform_model.py) carrying the active unit through free space, the passive
+unit on the sensor untouched. The wrench on the passive unit is zero (the emulator adds its
+weight). Used for platform-only checks, link and fault tests and the emulator's realtime pacing;
+it has the world interface of sim_stand/world.py (``reset``, ``advance``, ``wrench_P``,
+``top_pose``, ``top_twist``, ``lengths``, ``platform_fault``, ``captured``, ``events``,
+``stats``, ``relative_pose_PA``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rt import spatial as SP
+from rt.config.stand import Stand
+from sim_stand.platform_model import PlatformModel, PlatformParams
+
+
+class FreeSpaceWorld:
+    def __init__(self, stand: Stand, params: PlatformParams | None = None):
+        self.stand = stand
+        self.params = params or PlatformParams(bandwidth_hz=60.0, damping_ratio=0.85, transport_delay_s=0.0005,
+                                               acceleration_max_mps2=10.0)
+        self.platform = PlatformModel(stand.hexapod, self.params)
+        self.dt = self.params.physics_dt_s
+        self.wrench_P = np.zeros(6)
+        self.t = 0.0
+        self.captured = False
+        self.events: list = []
+        self._start = np.zeros(3)
+        self.stats = {"peak_force_n": 0.0, "peak_moment_nm": 0.0, "max_penetration_m": 0.0,
+                      "energy_absorbed_j": 0.0, "time_to_capture_s": None, "max_excursion_m": 0.0}
+
+    @property
+    def top_pose(self) -> np.ndarray:
+        return self.platform.pose
+
+    @property
+    def top_twist(self) -> np.ndarray:
+        return self.platform.twist
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.platform.L
+
+    @property
+    def platform_fault(self) -> int:
+        return int(self.platform.fault)
+
+    def reset(self, top_pose: np.ndarray) -> None:
+        self.platform.reset_to_pose(np.asarray(top_pose, dtype=np.float64))
+        self._start[:] = top_pose[:3]
+        self.t = 0.0
+
+    def advance(self, cmd_lengths: np.ndarray, dt: float) -> None:
+        n = max(1, int(round(dt / self.dt)))
+        for _ in range(n):
+            self.platform.step(cmd_lengths)
+        self.t += n * self.dt
+        e = float(np.linalg.norm(self.platform.pose[:3] - self._start))
+        if e > self.stats["max_excursion_m"]:
+            self.stats["max_excursion_m"] = e
+
+    def relative_pose_PA(self) -> np.ndarray:
+        """A in P from the platform pose and the stand geometry (B, P in W; A in T)."""
+        st = self.stand
+        R_WB, p_WB = st.platform_base.R, st.platform_base.p
+        R_BT = np.zeros((3, 3))
+        SP.quat_to_dcm(self.platform.pose[3:7], R_BT)
+        p_W_T = p_WB + R_WB @ self.platform.pose[:3]
+        R_WT = R_WB @ R_BT
+        p_W_A = p_W_T + R_WT @ st.active_mount.p
+        R_WA = R_WT @ st.active_mount.R
+        R_WP, p_WP = st.passive_mount.R, st.passive_mount.p
+        out = np.zeros(7)
+        out[:3] = R_WP.T @ (p_W_A - p_WP)
+        SP.dcm_to_quat(np.ascontiguousarray(R_WP.T @ R_WA), out[3:7])
+        if out[3] < 0:
+            out[3:7] *= -1.0
+        return out
+
