@@ -20,11 +20,12 @@ KINDS: dict[str, str] = {
     "stand": "rt.config.stand:load_stand",
     "mechanism": "sim_stand.mechanism.config:load_mechanism",
     "interface": "sim_stand.contact.config:load_interface",
+    "emulator": "sim_stand.world_config:load_emulator",
 }
 
 # folder name -> kind, for files that do not say ``kind = "..."`` themselves
 _FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
-            "interfaces": "interface", "stands": "stand"}
+            "interfaces": "interface", "stands": "stand", "emulator": "emulator"}
 
 
 def kind_of(path: str | Path) -> str:

@@ -47,6 +47,33 @@ class EndCriteria:
 
 
 @dataclass(frozen=True)
+class ContactSpec:
+    """``[contact]``: what sits between the units in the emulator and the all-digital reference.
+    ``model = "mechanism"`` (default): the docking mechanism and interface files of
+    ``[vehicles]`` (or the emulator's presets). ``model = "elastic_rod"``: a calibration rod of
+    known stiffness along x_P instead (docs/models/world.md §5); its damping is given as the
+    ratio ``zeta`` of the linear spring-dashpot on the reduced mass of the two vehicles, so the
+    coefficient of restitution has a closed form."""
+    model: str = "mechanism"
+    stiffness_n_per_m: float = 0.0
+    damping_ratio: float = 0.0
+    tip_offset_m: float = 0.0
+    reduced_mass_kg: float = 0.0
+
+    @property
+    def damping_ns_per_m(self) -> float:
+        return 2.0 * self.damping_ratio * (self.stiffness_n_per_m * self.reduced_mass_kg) ** 0.5
+
+    @property
+    def omega_radps(self) -> float:
+        return (self.stiffness_n_per_m / self.reduced_mass_kg) ** 0.5 if self.reduced_mass_kg > 0 else 0.0
+
+    def rod_params(self):
+        from sim_stand.rod import RodParams  # lazily: rt never imports sim_stand at load time
+        return RodParams(self.stiffness_n_per_m, self.damping_ns_per_m, self.tip_offset_m)
+
+
+@dataclass(frozen=True)
 class Case:
     name: str
     description: str
@@ -58,6 +85,7 @@ class Case:
     end: EndCriteria = field(default_factory=EndCriteria)
     mechanism_path: Path | None = None
     interface_path: Path | None = None
+    contact: ContactSpec = field(default_factory=ContactSpec)
     source: str = ""
 
 
@@ -141,10 +169,28 @@ def parse_case(t: Table) -> Case:
         end = EndCriteria(separation_m=e.float("separation_m", 0.5, gt=0.0),
                           capture_settle_s=e.float("capture_settle_s", 2.0, ge=0.0))
         e.done()
+    contact = _contact(t, active.mass_kg * passive.mass_kg / (active.mass_kg + passive.mass_kg))
     t.done()
     return Case(name=name, description=desc, duration_s=duration, active=active, passive=passive,
                 initial=ia, orbit=orbit, end=end, mechanism_path=mech, interface_path=iface,
-                source=str(t.file))
+                contact=contact, source=str(t.file))
+
+
+def _contact(t: Table, m_red: float) -> ContactSpec:
+    if not t.has("contact"):
+        return ContactSpec()
+    c = t.table("contact")
+    model = c.str("model", "mechanism", choices=("mechanism", "elastic_rod"))
+    if model == "mechanism":
+        c.done()
+        return ContactSpec()
+    k = c.float("stiffness_n_per_m", gt=0.0)
+    z = c.float("damping_ratio", 0.0, ge=0.0)
+    if z >= 1.0:
+        raise c.error("damping_ratio", f"must be < 1 (an underdamped impact with a closed-form restitution), got {z}")
+    tip = c.float("tip_offset_m", 0.0, ge=-1.0, le=1.0)
+    c.done()
+    return ContactSpec(model=model, stiffness_n_per_m=k, damping_ratio=z, tip_offset_m=tip, reduced_mass_kg=m_red)
 
 
 def load_case(path: str | Path) -> Case:
@@ -152,4 +198,4 @@ def load_case(path: str | Path) -> Case:
     return parse_case(Table.load(path))
 
 
-__all__ = ["Case", "InitialState", "Orbit", "EndCriteria", "load_case"]
+__all__ = ["Case", "ContactSpec", "InitialState", "Orbit", "EndCriteria", "load_case"]

@@ -42,6 +42,8 @@ EXPECTED = {
     "cases/misalignment_huge.toml": ("initial.misalignment_deg", "±90°"),
     "cases/zero_duration.toml": ("duration_s", "> 0.0"),
     "cases/lateral_three.toml": ("initial.lateral_velocity_mps", "shape 2"),
+    "cases/rod_zero_stiffness.toml": ("contact.stiffness_n_per_m", "> 0.0"),
+    "cases/rod_overdamped.toml": ("contact.damping_ratio", "must be < 1"),
 }
 
 

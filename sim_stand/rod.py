@@ -1,0 +1,247 @@
+"""Elastic-rod calibration contact (issue 7 item 7; docs/models/world.md §5).
+
+The docking mechanism and the guide/latch contacts are replaced by one known-stiffness rod
+between the active and the passive unit, acting along the approach axis x_P. The rod is mounted
+on the active unit: its tip is the point ``c_A = [tip_offset, 0, 0]`` in A (on A's x axis). The
+passive unit's face is the plane x_P = 0. The penetration is
+
+    delta = x_P-coordinate of the tip = (p_PA + R_PA c_A)_x            (> 0: rod compressed)
+    delta' = (v_tip - v_face)_x   (absolute velocities of the two surface points, P components)
+
+and while ``delta > 0`` the force on the passive unit is ``f = max(0, k delta + c delta')`` along
++x_P, applied at the tip's foot on the face ``x_C = (0, y_tip, z_tip)`` (one point for action and
+reaction, so the pair balances exactly; the active unit receives ``-f`` at the same point).
+
+Separation rule (chosen so that the coefficient of restitution is analytic): **push only** --
+the force is clipped at zero, so the contact ends when ``k delta + c delta' = 0`` (a real rod
+cannot pull the passive plate; after the clip the massless rod relaxes on its own, and the
+plate flies off, so there is no re-contact in a single impact). For the relative motion of two
+free rigid bodies along the rod axis (reduced mass ``m* = m_A m_P / (m_A + m_P)``, no rotation),
+``w = sqrt(k/m*)``, ``zeta = c / (2 sqrt(k m*))``, ``w_d = w sqrt(1 - zeta^2)``:
+
+    delta(t) = v0/w_d e^{-zeta w t} sin(w_d t)
+    contact ends at  w_d t* = pi - atan2(2 zeta sqrt(1-zeta^2), 1 - 2 zeta^2)
+    e = e^{-zeta w t*} |cos(w_d t*) - zeta / sqrt(1-zeta^2) sin(w_d t*)|          (clipped law)
+
+(for zeta = 0, t* = pi/w and e = 1; for zeta = 0.1, e = 0.7444; the textbook law that lets the
+force pull until delta = 0 would give exp(-zeta pi / sqrt(1-zeta^2)) = 0.7292 instead, see
+:func:`restitution_unclipped`). The undamped peak force is ``v0 sqrt(k m*)``.
+
+A loop delay tau (the HIL stand without compensation) applies ``k delta(t - tau)``: to first
+order a negative damping ``-k tau``, i.e. ``zeta_eff = zeta - w tau / 2``; for the undamped rod
+the injected energy over one contact is ``pi w tau`` times the impact energy, so
+``e = sqrt(1 + pi w tau) ~ 1 + pi w tau / 2`` (:func:`restitution_with_delay`).
+
+Kernels are ``@njit(cache=True)`` over flat arrays, allocation-free.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from rt import spacecraft as S
+
+# rod parameter array
+R_K, R_C, R_TIP = 0, 1, 2
+ROD_LEN = 3
+# rod output: [delta, delta_dot, force, contact point (3)]
+RO_DELTA, RO_RATE, RO_FORCE, RO_XC = 0, 1, 2, 3
+RO_LEN = 6
+
+
+@dataclass(frozen=True)
+class RodParams:
+    """A calibration rod: stiffness, viscous damping, tip position ahead of A's origin along x_A
+    at zero compression."""
+
+    stiffness_n_per_m: float
+    damping_ns_per_m: float = 0.0
+    tip_offset_m: float = 0.0
+
+    def pack(self) -> np.ndarray:
+        p = np.zeros(ROD_LEN)
+        p[R_K] = self.stiffness_n_per_m
+        p[R_C] = self.damping_ns_per_m
+        p[R_TIP] = self.tip_offset_m
+        return p
+
+
+# ------------------------------------------------------------------ analytic values
+def reduced_mass(m_a: float, m_p: float) -> float:
+    return m_a * m_p / (m_a + m_p)
+
+
+def damping_for_ratio(k: float, m_red: float, zeta: float) -> float:
+    """c = 2 zeta sqrt(k m*)."""
+    return 2.0 * zeta * math.sqrt(k * m_red)
+
+
+def contact_time(zeta: float, omega: float) -> float:
+    """t* of the clipped law (module docstring)."""
+    s = math.sqrt(1.0 - zeta * zeta)
+    return (math.pi - math.atan2(2.0 * zeta * s, 1.0 - 2.0 * zeta * zeta)) / (omega * s)
+
+
+def restitution(zeta: float) -> float:
+    """Coefficient of restitution of the clipped (push-only) linear spring-dashpot."""
+    if zeta == 0.0:
+        return 1.0
+    s = math.sqrt(1.0 - zeta * zeta)
+    wdt = math.pi - math.atan2(2.0 * zeta * s, 1.0 - 2.0 * zeta * zeta)
+    return math.exp(-zeta * wdt / s) * abs(math.cos(wdt) - zeta / s * math.sin(wdt))
+
+
+def restitution_unclipped(zeta: float) -> float:
+    """The textbook value when the force may pull until delta returns to 0."""
+    return math.exp(-zeta * math.pi / math.sqrt(1.0 - zeta * zeta))
+
+
+def peak_force_undamped(v0: float, k: float, m_red: float) -> float:
+    return v0 * math.sqrt(k * m_red)
+
+
+def restitution_with_delay(zeta: float, omega: float, tau: float) -> float:
+    """First-order effect of a loop delay tau on the coefficient of restitution: the delayed
+    force ``k delta(t - tau) + c delta'(t - tau)`` is, to first order in ``omega tau``, the
+    undelayed law with ``zeta_eff = zeta - omega tau / 2``. With ``zeta_eff >= 0`` the clipped
+    law applies (:func:`restitution`); with ``zeta_eff < 0`` the force never reaches zero before
+    delta does, so the contact ends at delta = 0 and ``e = exp(-zeta_eff pi / sqrt(1 -
+    zeta_eff^2))``. For the undamped rod that is ``1 + pi omega tau / 2 + O((omega tau)^2)``,
+    the same as the energy argument ``sqrt(1 + pi omega tau)``."""
+    ze = zeta - 0.5 * omega * tau
+    if ze >= 0.0:
+        return restitution(ze)
+    return math.exp(-ze * math.pi / math.sqrt(1.0 - ze * ze))
+
+
+# ------------------------------------------------------------------ kernels
+@njit(cache=True, error_model="numpy")
+def rod_eval(rp, p_PA, R_PA, v_A, w_A, v_P, w_P, wrench_P, ro):
+    """Rod wrench on the passive unit ``wrench_P`` ([f; m] in P about P's origin) from the pose of
+    A in P (``p_PA``, ``R_PA`` 3x3), A's absolute velocity and angular velocity ``v_A``, ``w_A``
+    and the passive unit's ``v_P``, ``w_P`` (absolute, P components). ``ro`` (RO_LEN) receives
+    delta, delta', the force and the contact point. Returns the force."""
+    t = rp[R_TIP]
+    cx = p_PA[0] + R_PA[0, 0] * t
+    cy = p_PA[1] + R_PA[1, 0] * t
+    cz = p_PA[2] + R_PA[2, 0] * t
+    delta = cx
+    # tip velocity (x component): v_A + w_A x (R_PA c_A); face point velocity: v_P + w_P x x_C
+    rx = cx - p_PA[0]
+    ry = cy - p_PA[1]
+    rz = cz - p_PA[2]
+    vt = v_A[0] + w_A[1] * rz - w_A[2] * ry
+    vf = v_P[0] + w_P[1] * cz - w_P[2] * cy
+    rate = vt - vf
+    f = 0.0
+    if delta > 0.0:
+        f = rp[R_K] * delta + rp[R_C] * rate
+        if f < 0.0:
+            f = 0.0
+    for i in range(6):
+        wrench_P[i] = 0.0
+    wrench_P[0] = f
+    # moment about P's origin of f e_x applied at x_C = (0, cy, cz): x_C x (f, 0, 0)
+    wrench_P[4] = cz * f
+    wrench_P[5] = -cy * f
+    ro[RO_DELTA] = delta
+    ro[RO_RATE] = rate
+    ro[RO_FORCE] = f
+    ro[RO_XC] = 0.0
+    ro[RO_XC + 1] = cy
+    ro[RO_XC + 2] = cz
+    return f
+
+
+@njit(cache=True, error_model="numpy")
+def _rod_from_ports(rp, ws, w_in, ro, tmp):
+    """The rod wrench from the two vehicles' port states in ``ws`` (rt.spacecraft layout) into
+    w_in[0] (wrench on the passive unit)."""
+    R_IP = tmp[0:3, 0:3]
+    R_IA = tmp[3:6, 0:3]
+    R_PA = tmp[6:9, 0:3]
+    for i in range(3):
+        for j in range(3):
+            R_IP[i, j] = ws[1, S.W_RID + 3 * i + j]
+            R_IA[i, j] = ws[0, S.W_RID + 3 * i + j]
+    for i in range(3):
+        for j in range(3):
+            R_PA[i, j] = R_IP[0, i] * R_IA[0, j] + R_IP[1, i] * R_IA[1, j] + R_IP[2, i] * R_IA[2, j]
+    v = tmp[9]
+    for i in range(3):
+        d = 0.0
+        va = 0.0
+        wa = 0.0
+        vp = 0.0
+        wp = 0.0
+        for k in range(3):
+            d += R_IP[k, i] * (ws[0, S.W_PI + k] - ws[1, S.W_PI + k])
+            va += R_IP[k, i] * ws[0, S.W_VI + k]
+            wa += R_IP[k, i] * ws[0, S.W_WI + k]
+            vp += R_IP[k, i] * ws[1, S.W_VI + k]
+            wp += R_IP[k, i] * ws[1, S.W_WI + k]
+        v[i] = d
+        v[3 + i] = va
+        tmp[10, i] = wa
+        tmp[10, 3 + i] = vp
+        tmp[11, i] = wp
+    # velocities are absolute (frame I inertial); P's origin velocity is subtracted in rod_eval
+    # through the face-point velocity v_P + w_P x x_C
+    rod_eval(rp, v[0:3], R_PA, v[3:6], tmp[10, 0:3], tmp[10, 3:6], tmp[11, 0:3], w_in[0], ro)
+
+
+@njit(cache=True, error_model="numpy")
+def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, tmp):
+    """State derivative of the two vehicles coupled by the rod: the rod wrench is evaluated from
+    this very state (no hold), then rt.spacecraft.derivatives with ``react = 1`` (the active unit
+    gets the opposite wrench on the same line of action)."""
+    nm = (x.shape[1] - S.N_RIGID) // 2
+    hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
+    S._port(par, x, 0, nm, hw, ws)
+    S._port(par, x, 1, nm, hw, ws)
+    _rod_from_ports(rp, ws, w_in, ro, tmp)
+    for i in range(6):
+        w_in[1, i] = 0.0
+    S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
+
+
+@njit(cache=True, error_model="numpy")
+def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, tmp):
+    """One classical RK4 step of the two vehicles with the rod force evaluated at every stage.
+    Afterwards ``w_in[0]`` and ``ro`` hold the rod at the new state. Quaternions renormalised."""
+    ns = x.shape[1]
+    rod_derivatives(par, env, rp, x, t, w_in, k[0], ws, rel, ro, tmp)
+    h = 0.5 * dt
+    for s in range(2):
+        for i in range(ns):
+            xt[s, i] = x[s, i] + h * k[0, s, i]
+    rod_derivatives(par, env, rp, xt, t + h, w_in, k[1], ws, rel, ro, tmp)
+    for s in range(2):
+        for i in range(ns):
+            xt[s, i] = x[s, i] + h * k[1, s, i]
+    rod_derivatives(par, env, rp, xt, t + h, w_in, k[2], ws, rel, ro, tmp)
+    for s in range(2):
+        for i in range(ns):
+            xt[s, i] = x[s, i] + dt * k[2, s, i]
+    rod_derivatives(par, env, rp, xt, t + dt, w_in, k[3], ws, rel, ro, tmp)
+    h6 = dt / 6.0
+    for s in range(2):
+        for i in range(ns):
+            x[s, i] += h6 * (k[0, s, i] + 2.0 * (k[1, s, i] + k[2, s, i]) + k[3, s, i])
+        n = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
+                            + x[s, S.S_Q + 3] ** 2)
+        for i in range(4):
+            x[s, S.S_Q + i] *= n
+    # the rod at the new state (for logging and statistics)
+    nm = (ns - S.N_RIGID) // 2
+    hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
+    S._port(par, x, 0, nm, hw, ws)
+    S._port(par, x, 1, nm, hw, ws)
+    _rod_from_ports(rp, ws, w_in, ro, tmp)
+
+
+def rod_scratch() -> np.ndarray:
+    return np.zeros((12, 6))
