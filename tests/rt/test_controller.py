@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sim_stand.kinematic_rig import NOMINAL, Rig
+from sim_stand.kinematic_rig import NOMINAL, Rig  # noqa: F401
 from drivers.motion_platform import Command, PlatformState
 from rt import coupling as CP
 from rt import spacecraft as SCM
@@ -185,7 +185,7 @@ def test_trip_tracking_error(tmp_path):
 def test_trip_pose_limit(rig, tmp_path):
     """A case whose run needs the top outside the pose box: the command that would leave the
     box is never sent; the trip happens on the cycle that computes it."""
-    text = NOMINAL.read_text().replace("position_m = [-0.20", "position_m = [-0.72")
+    text = NOMINAL.read_text().replace("position_m = [-0.20", "position_m = [-1.00")
     text = text.replace('"../vehicles/', f'"{NOMINAL.parent.parent}/vehicles/')
     case = tmp_path / "far.toml"
     case.write_text(text)
@@ -236,8 +236,18 @@ def test_trip_heartbeat_loss(tmp_path):
         cli.send("acquire")
         rig.run_until(lambda k: k.telemetry.holder is not None, 2000)
         assert cli.recv(1.0)["ok"]
-        rig.arm_and_start()
-        rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 2000)
+        c.stop_when = None
+
+        def beat(k):  # the console heartbeats while the stand arms and starts
+            if k.loop.cycles % 50 == 0:
+                cli.send("heartbeat")
+            return k.phase is Phase.READY or k.supervisor.safe
+        assert c.command("load_case", case=str(NOMINAL)).ok
+        assert c.command("arm").ok
+        rig.run_until(beat, 20000)
+        assert c.command("start").ok
+        rig.run_until(lambda k: beat(k) and False or k.phase is Phase.DYNAMICS, 5000)
+        assert c.supervisor.state is State.RUNNING
         time.sleep(0.4)  # the console says nothing for longer than the lease timeout
         k0 = c.loop.cycles
         rig.run_until(lambda k: k.supervisor.safe, 50)
