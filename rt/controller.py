@@ -140,6 +140,7 @@ class Controller:
                                              "reset": self._guard_reset},
                                      listeners=[self._on_event])
         self.runup_lead = 0.0
+        self.t_dynamics_start: float | None = None   # controller time (s) when the dynamics began
         self.runlog_enabled = bool(runlog)
         self.log_dir = Path(log_dir) if log_dir is not None else stand.runlog_dir
         self.writer: RunLogWriter | None = None
@@ -450,6 +451,7 @@ class Controller:
         r0 = float(np.linalg.norm(self.ru[CK.RU_R0:CK.RU_R0 + 3]))
         self.endp[:] = (self.case.duration_s, r0 + self.case.end.separation_m, self.contact_threshold_n,
                         *self.sent_pose[:3])
+        self.t_dynamics_start = self.t if self.t_run >= 0.0 else None
         self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
 
     def _begin_stop(self) -> None:
@@ -594,6 +596,7 @@ class Controller:
             command = True
             if self.t_run >= -0.5 * dt:
                 self.t_run = 0.0
+                self.t_dynamics_start = self.t
                 self._set_phase(Phase.DYNAMICS)
         elif ph is Phase.STOP:
             self._stop_step()
@@ -793,7 +796,7 @@ class Controller:
                 "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
                 "missed_deadlines": lp.missed if lp else 0, "log": str(self.log_path) if self.log_path else None,
-                "t_run_s": self.t_run}
+                "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
 
 
 def wait_readable(transport, t_end: float) -> bool:

@@ -39,16 +39,13 @@ def load_world(stand, emulator_path=None, case_path=None, kind: str = "stand"):
     if kind == "free":
         from sim_stand.free_world import FreeSpaceWorld
         return FreeSpaceWorld(stand), None
-    from sim_stand import world as W
-    emu = W.load_emulator(emulator_path or DEFAULT_EMULATOR)
-    case = None
+    from sim_stand.world import StandWorld
+    from sim_stand.world_config import load_emulator
+    emu = load_emulator(emulator_path or DEFAULT_EMULATOR)
     if case_path:
         from rt.config.case import load_case
-        case = load_case(case_path)
-    make = getattr(W, "world_for_case", None)
-    if case is not None and make is not None:
-        return make(stand, emu, case), emu
-    return W.StandWorld(stand, emu), emu
+        emu = emu.for_case(load_case(case_path))
+    return StandWorld(stand, emu), emu
 
 
 def cmd_emulate(args) -> int:
@@ -92,12 +89,12 @@ def cmd_simulate(args) -> int:
     from rt.config.case import load_case
     from rt.config.stand import load_stand
     from sim_stand import digital
-    from sim_stand import world as W
+    from sim_stand.world_config import load_emulator
 
     try:
         case = load_case(args.case)
         stand = load_stand(args.stand)
-        emu = W.load_emulator(args.emulator or DEFAULT_EMULATOR)
+        emu = load_emulator(args.emulator or DEFAULT_EMULATOR).for_case(case)
     except (ConfigError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -195,9 +192,14 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
             proc.kill()
             proc.wait()
     emu = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    # the emulator's clock counts every period since it started, as the controller's does
+    # (one frame per cycle in lockstep): capture time relative to the case's initial state
+    t0 = cs.get("t_dynamics_start_s")
+    t_cap = emu.get("time_to_capture_s")
+    time_to_capture = (t_cap - t0) if (t_cap is not None and t0 is not None) else None
     out = {
         "case": str(case_path), "captured": bool(emu.get("captured", False)),
-        "time_to_capture_s": emu.get("time_to_capture_s"),
+        "time_to_capture_s": time_to_capture,
         "peak_contact_force_n": cs["peak_force_n"], "peak_contact_moment_nm": cs["peak_moment_nm"],
         "max_penetration_m": emu.get("max_penetration_m"),
         "energy_absorbed_j": emu.get("energy_absorbed_j"),
