@@ -117,6 +117,7 @@ def _sim_stand_parsers(sub) -> None:
     d.add_argument("--emulator", default=None)
     d.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     d.add_argument("--no-compensation", action="store_true")
+    d.add_argument("--no-filter", action="store_true", help="sensing without the low-pass (and its delay)")
     d.add_argument("--fault", action="append", metavar="NAME@T", help="inject an emulator fault (see emulate)")
     d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's runlog dir)")
     d.set_defaults(func=lazy("cmd_demo"))

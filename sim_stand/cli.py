@@ -12,6 +12,7 @@ own summary.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -46,6 +47,15 @@ def load_world(stand, emulator_path=None, case_path=None, kind: str = "stand"):
         from rt.config.case import load_case
         emu = emu.for_case(load_case(case_path))
     return StandWorld(stand, emu), emu
+
+
+def _emulator_config(emulator_path=None, case_path=None):
+    from sim_stand.world_config import load_emulator
+    emu = load_emulator(emulator_path or DEFAULT_EMULATOR)
+    if case_path:
+        from rt.config.case import load_case
+        emu = emu.for_case(load_case(case_path))
+    return emu
 
 
 def cmd_emulate(args) -> int:
@@ -127,9 +137,34 @@ def _format(d: dict) -> str:
     return "\n".join(lines)
 
 
+def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
+    """The stand as the controller must see it in lockstep with this emulator: no sensor or
+    compute latency exists there (the emulator answers each frame with the sample of that
+    instant), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn);
+    ``sensor_filter`` False removes the low-pass (and its group delay)."""
+    from dataclasses import replace
+
+    from rt.config.stand import Delays
+    sensing = stand.sensing
+    filter_s = stand.delays.filter_s
+    if sensor_filter is False:
+        sensing = replace(sensing, filter_cutoff_hz=None)
+        filter_s = 0.0
+    servo = 0.0
+    transport = stand.delays.transport_s
+    if emu is not None:
+        pp = emu.platform
+        servo = 2.0 * pp.damping_ratio / (2.0 * math.pi * pp.bandwidth_hz)
+        transport = pp.transport_delay_s
+    return replace(stand, sensing=sensing,
+                   delays=Delays(sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
+                                 servo_s=servo))
+
+
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
-             log_dir=None, world: str = "stand") -> dict:
-    """The demo as a function (tests call it): returns the summary dict."""
+             log_dir=None, world: str = "stand", sensor_filter: bool | None = None) -> dict:
+    """The demo as a function (tests call it): returns the summary dict. The controller's
+    compensated delay is the lockstep loop's true one (:func:`lockstep_stand`)."""
     from dataclasses import replace
 
     from rt.config.case import load_case
@@ -144,6 +179,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     s_ep, p_ep = f"ipc://{tmp}/sensor", f"ipc://{tmp}/platform"
     stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
                     platform_link=_endpoint_override(stand.platform_link, p_ep))
+    emu_cfg = _emulator_config(emulator_path, case_path) if world == "stand" else None
+    stand = lockstep_stand(stand, emu_cfg, sensor_filter)
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
            "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),
@@ -215,7 +252,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 def cmd_demo(args) -> int:
     try:
         out = run_demo(args.case, args.stand, args.emulator, compensate=not args.no_compensation,
-                       faults=args.fault, log_dir=args.log_dir)
+                       faults=args.fault, log_dir=args.log_dir, sensor_filter=False if args.no_filter else None)
     except Exception as e:  # noqa: BLE001 - the operator gets the reason
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

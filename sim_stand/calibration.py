@@ -1,0 +1,58 @@
+"""Elastic-rod calibration of the HIL loop (issue 7 item 7; docs/validation.md): the docking
+mechanism is replaced by a rod of known stiffness (sim_stand/rod.py), so the coefficient of
+restitution (CoR) of the two spacecraft's relative motion has a closed form; the HIL loop's
+delay shows as an excess CoR (energy injected), which delay compensation must remove.
+
+:func:`cor_from_log` measures the CoR from a run log (HIL or digital): the axial relative
+velocity of A in P (``rel_twist[0]``) in free flight before the contact (the first record of
+the run) and after it (the last record before the end), ``e = -v_after / v_before``. The
+contact must have ended before the run did (the case ends on separation).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rt.runlog import read_log
+
+
+def cor_from_log(path, contact_n: float = 20.0) -> dict:
+    log = read_log(path)
+    f = log.fields
+    t = f["t"]
+    run = np.isfinite(t) & (t >= 0.0)
+    if "phase" in f:
+        from rt.controller import Phase
+        run &= f["phase"] == Phase.DYNAMICS
+    tw = f["rel_twist"][run]
+    w = f["w_P"][run]
+    tt = t[run]
+    fn = np.linalg.norm(w[:, :3], axis=1)
+    hit = np.nonzero(fn > contact_n)[0]
+    if not len(hit):
+        raise ValueError(f"{path}: no contact above {contact_n} N in the run")
+    if hit[-1] >= len(tt) - 2:
+        raise ValueError(f"{path}: the contact had not ended when the run did")
+    v_before = float(tw[0, 0])
+    v_after = float(tw[-1, 0])
+    return {"cor": -v_after / v_before, "v_before_mps": v_before, "v_after_mps": v_after,
+            "contact_start_s": float(tt[hit[0]]), "contact_end_s": float(tt[hit[-1]]),
+            "peak_force_n": float(fn.max())}
+
+
+def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None) -> dict:
+    """One HIL run of a rod case (emulator in lockstep, its platform delay from the emulator
+    config, 8 N sensor noise; the sensor low-pass off so the loop delay is the platform's);
+    returns the measured CoR, the closed-form ideal and the error in %."""
+    from rt.config.case import load_case
+    from sim_stand import rod
+    from sim_stand.cli import REPO, run_demo
+
+    emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
+    out = run_demo(case_path, emulator_path=emulator_path, compensate=compensate, log_dir=log_dir,
+                   sensor_filter=False)
+    case = load_case(case_path)
+    ideal = rod.restitution(case.contact.damping_ratio)
+    m = cor_from_log(out["log"])
+    m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
+             final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"])
+    return m
