@@ -7,13 +7,68 @@
   delay, 8 N sensor noise, sensor low-pass off) with delay compensation off and on; error of
   the measured coefficient of restitution against the closed form, in % of it
   (sim_stand/calibration.py). Also the expected uncompensated excess ``pi w tau / 2``.
+* ``emulator_realtime_factor``: emulated seconds per wall second of the stand emulator's physics
+  alone (sim_stand/world.py: platform servo and delay, mechanism, contacts at 10 kHz), free
+  running, no protocol: the platform pushes the active unit from the home pose into the passive
+  unit at 0.1 m/s, so the window covers free motion, first contact and the latches; target >= 3;
+* ``digital_case_cpu_s``: CPU seconds of the all-digital reference for the 10 s nominal case run
+  to its full duration (the capture-settle end switched off), target <= 2 s; with
+  ``digital_case_sim_s`` (10) and ``digital_case_fine_steps``.
 """
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+def emulator_realtime_factor(seconds: float = 3.0) -> dict:
+    from rt import hexapod as HX
+    from rt.config.stand import load_stand
+    from sim_stand.cli import load_world
+
+    stand = load_stand(REPO / "config" / "stand.toml")
+    world, _ = load_world(stand, None, REPO / "config" / "cases" / "nominal.toml")
+    period = stand.period_ns * 1e-9
+    home = stand.hexapod.home.copy()
+    base, top = np.ascontiguousarray(stand.hexapod.base), np.ascontiguousarray(stand.hexapod.top)
+    L, J = np.zeros(6), np.zeros((6, 6))
+    pose = home.copy()
+    n = int(round(seconds / period))
+    cmds = np.empty((n, 6))
+    for k in range(n):                    # up the platform's z (= x_P) at 0.1 m/s
+        pose[2] = home[2] + 0.1 * (k + 1) * period
+        HX.inverse(base, top, pose, L, J)
+        cmds[k] = L
+    world.reset(home.copy())
+    world.advance(cmds[0], period)        # compiled before timing
+    world.reset(home.copy())
+    t0 = time.perf_counter()
+    for k in range(n):
+        world.advance(cmds[k], period)
+    wall = time.perf_counter() - t0
+    ev = [name for _, name in world.events]
+    return {"emulator_realtime_factor": round(world.t / wall, 2), "emulator_bench_emulated_s": round(world.t, 3),
+            "emulator_bench_events": len(ev), "emulator_bench_contact": "first_contact" in ev}
+
+
+def digital_case_cpu() -> dict:
+    from dataclasses import replace
+
+    from rt.config.case import EndCriteria, load_case
+    from sim_stand.digital import DigitalSim
+
+    case = load_case(REPO / "config" / "cases" / "nominal.toml")
+    case = replace(case, end=EndCriteria(separation_m=case.end.separation_m, capture_settle_s=1e9))
+    DigitalSim(case).run()                # compile
+    sim = DigitalSim(case)
+    res = sim.run()
+    return {"digital_case_cpu_s": round(res.cpu_s, 3), "digital_case_sim_s": round(res.t_end_s, 3),
+            "digital_case_fine_steps": res.fine_steps, "digital_case_captured": res.captured}
 
 
 def run(quick: bool = False) -> dict:
@@ -21,6 +76,8 @@ def run(quick: bool = False) -> dict:
     from sim_stand.cli import run_demo
 
     out: dict = {}
+    out.update(emulator_realtime_factor(1.5 if quick else 3.0))
+    out.update(digital_case_cpu())
     with tempfile.TemporaryDirectory() as d:
         r = run_demo(REPO / "config" / "cases" / "nominal.toml", log_dir=d)
         out["closed_loop_cycles_per_s"] = round(r["cycles"] / r["wall_s"], 1)

@@ -2,8 +2,9 @@
 
 - ``decode_frames_per_s``: StreamDecoder on a byte stream of 6-channel SENSOR_SAMPLE frames
   fed in 4 KiB reads (framing + CRC); ``decode_samples_per_s`` adds decode_sensor_frame.
-- ``serial_roundtrip_us_p50/p99``: MotionPlatform.pose() on the slave of a PTY pair -> a
-  device process (bench._driver_peer) answers with STATUS -> the host's poll() sees it.
+- ``serial_roundtrip_us_p50/p99``: MotionPlatform.pose() on the slave of a PTY pair -> a device
+  process (``python -m bench.drivers --peer serial-echo``) answers with STATUS -> the host's
+  poll() sees it.
 - ``zmq_roundtrip_us_p50/p99``: the same over a ZMQ PAIR on tcp://127.0.0.1.
 - ``udp_rdt_samples_per_s``: an RDT device process streams 2 kHz on 127.0.0.1, the host polls
   FtSensor every 1 ms like the controller; ``udp_rdt_lost`` counts missing samples.

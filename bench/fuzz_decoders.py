@@ -20,12 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import struct
 import sys
 import time
 import traceback
 import zlib
+
+if not __package__:
+    # Run as a script (``python bench/fuzz_decoders.py``): Python puts bench/ first on sys.path,
+    # where bench/drivers.py would shadow the drivers package. Use the repository root instead.
+    _BENCH = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _BENCH]
+    sys.path.insert(0, os.path.dirname(_BENCH))
 
 from drivers.framing import OK, StreamDecoder, check_frame
 from drivers.ft_sensor import (decode_rdt_records, decode_rdt_request, decode_sensor_frame,

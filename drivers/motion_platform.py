@@ -169,6 +169,9 @@ def decode_status(frame, checked: bool = False, host_time: float = 0.0) -> Platf
     mode = _MODES.get(v[1])
     if state is None or mode is None:
         return None
+    for x in v[4:]:
+        if not _isfinite(x):            # a NaN measured pose never reaches the controller
+            return None
     arr = np.array(v[4:], dtype=np.float64)
     return PlatformStatus(seq, t_ns * 1e-9, state, mode, _FAULTS.get(v[2], v[2]), v[3], arr[:7],
                           arr[7:], host_time)

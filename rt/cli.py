@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("hil_log")
     c.add_argument("digital_log")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--as-logged", action="store_true",
+                   help="compare the digital wrench as logged, not seen through the HIL run's sensing filter")
     c.set_defaults(func=_cmd_compare)
     return p
 
@@ -104,10 +106,13 @@ def _sim_stand_parsers(sub) -> None:
     e.set_defaults(func=lazy("cmd_emulate"))
 
     s = sub.add_parser("simulate", help="all-digital reference run of a case (same kernels, same log format)")
-    s.add_argument("--case", default="config/cases/nominal.toml")
-    s.add_argument("--stand", default="config/stand.toml")
+    s.add_argument("--case", default=None, help="default config/cases/nominal.toml")
+    s.add_argument("--stand", default=None, help="default config/stand.toml")
     s.add_argument("--emulator", default=None)
     s.add_argument("--log", help="run-log path (default runs/<time>-<case>-digital.dslog)")
+    s.add_argument("--stand-conditions", action="store_true",
+                   help="as on the stand: the mechanism in 1 g, its weight and inertia carried by the platform "
+                        "(the vehicles feel the contact wrench only); default: orbit, 0 g, mechanism inertia coupled")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=lazy("cmd_simulate"))
 
@@ -126,7 +131,7 @@ def _sim_stand_parsers(sub) -> None:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from rt.compare import compare_logs, format_report
 
-    rep = compare_logs(args.hil_log, args.digital_log)
+    rep = compare_logs(args.hil_log, args.digital_log, observe=not args.as_logged)
     print(json.dumps(rep) if args.json else format_report(rep))
     return 0
 

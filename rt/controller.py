@@ -510,7 +510,10 @@ class Controller:
             k += 1
         hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
                "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
-               "rate_hz": self.stand.rate_hz}
+               "rate_hz": self.stand.rate_hz,
+               # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
+               "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
+                                  "damping": self.stand.sensing.filter_damping}}
         self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
                                    flush_interval_s=self.stand.runlog_flush_interval_s)
         self.log_path = path

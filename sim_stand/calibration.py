@@ -6,7 +6,8 @@ delay shows as an excess CoR (energy injected), which delay compensation must re
 :func:`cor_from_log` measures the CoR from a run log (HIL or digital): the axial relative
 velocity of A in P (``rel_twist[0]``) in free flight before the contact (the first record of
 the run) and after it (the last record before the end), ``e = -v_after / v_before``. The
-contact must have ended before the run did (the case ends on separation).
+contact must have ended before the run did (the case ends on separation). Contact = |f| above
+``contact_n`` (100 N: 5 % of the 2 kN peak of the preset cases, > 10 sigma of the 8 N sensor noise).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 from rt.runlog import read_log
 
 
-def cor_from_log(path, contact_n: float = 20.0) -> dict:
+def cor_from_log(path, contact_n: float = 100.0) -> dict:
     log = read_log(path)
     f = log.fields
     t = f["t"]

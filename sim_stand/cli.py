@@ -102,18 +102,21 @@ def cmd_simulate(args) -> int:
     from sim_stand.world_config import load_emulator
 
     try:
-        case = load_case(args.case)
-        stand = load_stand(args.stand)
+        case = load_case(args.case or DEFAULT_CASE)
+        stand = load_stand(args.stand or DEFAULT_STAND)
         emu = load_emulator(args.emulator or DEFAULT_EMULATOR).for_case(case)
     except (ConfigError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    kw = {}
+    if getattr(args, "stand_conditions", False):
+        kw.update(digital.stand_conditions(stand, emu))
     log = args.log
     if log is None:
         d = stand.runlog_dir
         d.mkdir(parents=True, exist_ok=True)
         log = d / f"{time.strftime('%Y%m%d-%H%M%S')}-{case.name}-digital.dslog"
-    res = digital.simulate(case, stand=stand, emu=emu, log_path=log)
+    res = digital.simulate(case, stand=stand, emu=emu, log_path=log, **kw)
     out = _result_dict(res)
     print(json.dumps(out, default=float) if args.json else _format(out))
     return 0
@@ -161,6 +164,23 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
                                  servo_s=servo))
 
 
+def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
+    """Block (before the loop starts) until both zmq PAIR links to the emulator are connected,
+    so that the first frame of the first cycle reaches it: the lockstep run then begins at the
+    same emulator tick every time (bit-identical runs), instead of after however many frames a
+    still-connecting socket dropped. A connecting PAIR with ZMQ_IMMEDIATE is writable only
+    once its peer is there."""
+    import zmq
+    end = time.monotonic() + timeout_s
+    for tr in (ctl.sensor.transport, ctl.platform.transport):
+        sock = getattr(tr, "_sock", None)
+        if sock is None or getattr(tr, "pattern", None) != "pair":
+            continue
+        while not sock.poll(20, zmq.POLLOUT):
+            if time.monotonic() > end:
+                raise RuntimeError(f"the emulator's {tr.describe()} did not connect within {timeout_s:g} s")
+
+
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None) -> dict:
     """The demo as a function (tests call it): returns the summary dict. The controller's
@@ -201,6 +221,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
                          log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5)
         ctl.open()
         ctl.warm_up()
+        _wait_for_peers(ctl)
         ctl.make_loop()
         # let the links come up (zmq connects asynchronously), then the operator sequence
         ctl.run_until(lambda c: c.sensor.latest is not None and c.platform.latest_status is not None, 200)

@@ -169,6 +169,12 @@ class SensorDevice:
         self.transport = transport
         self.counts = np.zeros(sp.calibration.shape[1], dtype=np.int64)
         self.frozen_counts: np.ndarray | None = None
+        self._model_args = (sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise, stand.sensor_rate_hz)
+
+    def warm_up(self) -> None:
+        """Compile the sensor model's kernels on a throwaway copy (the real one's noise and
+        drift state stay untouched, so runs stay deterministic)."""
+        FtSensorModel(*self._model_args, rng_seed=0).sample(np.zeros(6))
 
     def sample(self, w_P: np.ndarray, t: float, frozen: bool = False) -> None:
         status = self.model.sample(w_P)
@@ -309,7 +315,9 @@ class Emulator:
         self.pdev = MotionPlatformDevice(platform_transport)
         self.hex = HX.Hexapod(stand.hexapod)
         self.platform = PlatformDevice(self.hex, watchdog_s=getattr(emu, "watchdog_s", 0.1))
-        self.world.reset(stand.hexapod.home.copy() if start_pose is None else start_pose)
+        self._start_pose = stand.hexapod.home.copy() if start_pose is None else np.array(start_pose, dtype=np.float64)
+        self.warm_up()
+        self.world.reset(self._start_pose.copy())
         self.platform.hold(self.world.lengths)
         self.t = 0.0
         self.ticks = 0
@@ -323,6 +331,14 @@ class Emulator:
         self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
         self.w_true = np.zeros(6)
         self.status_sent = 0
+
+    def warm_up(self) -> None:
+        """Compile every kernel of a period before the first frame can arrive (a cold numba
+        cache would otherwise stall the first lockstep period past the controller's patience):
+        one world period from the start pose, then the world is reset."""
+        self.world.reset(self._start_pose.copy())
+        self.world.advance(self.world.lengths.copy(), self.period)
+        self.sensor.warm_up()
 
     # ------------------------------------------------------------------ one period
     def tick(self, commands=None) -> None:

@@ -468,7 +468,16 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                             # in front of the catch, within its outline and one window deep
                             if 0.0 < db <= fb[F_DEPTH] and point_face_depth(
                                     tmp[0], tmp[1], tmp[2], 0.0, fb, tw) > -1e300:
-                                new = LAT_ENGAGED
+                                if db >= lat[l, L_RTIP]:
+                                    new = LAT_ENGAGED
+                                elif new != LAT_ENGAGED:
+                                    # the tip's centre has passed the crest line but its rounding
+                                    # still overlaps the catch plane: it is rolling over the crest
+                                    # edge (not a modelled face). Snapping now would start the
+                                    # engaged tip/catch contact at a penetration of up to the tip
+                                    # radius (a spurious force step of k_S r_tip); it snaps once
+                                    # the rounding is clear.
+                                    new = prev
             else:
                 new = SEN_IDLE
         else:

@@ -96,6 +96,11 @@ def test_decoders_refuse_wrong_type_length_values():
     from drivers.framing import crc32
     st_bad[-4:] = crc32(bytes(st_bad[2:-4])).to_bytes(4, "little")
     assert check_frame(bytes(st_bad)) == OK and decode_status(bytes(st_bad)) is None
+    for i in (2, 12):                                                          # pose z, a length
+        vals = [0.0, 0, 1, 1, 0, 0, 0, *[1.0] * 6]
+        vals[i] = float("nan") if i == 2 else float("inf")
+        f = encode_status(1, 2, PlatformState.ENGAGED, 0, 0, vals[:7], vals[7:])
+        assert check_frame(f) == OK and decode_status(f) is None               # never a NaN pose
     assert decode_sensor_frame(encode_frame(0x10, 1, 2, bytes(3))) is None      # not 4 + 4n
     assert decode_sensor_frame(encode_frame(0x10, 1, 2, bytes(4 + 4 * 17))) is None  # > 16 channels
     assert decode_rdt_records(b"") is None and decode_rdt_records(bytes(35)) is None

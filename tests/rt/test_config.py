@@ -27,6 +27,7 @@ EXPECTED = {
     "vehicles/quat_not_unit.toml": ("port.orientation.quaternion_wxyz", "not a unit quaternion"),
     "vehicles/quat_degenerate.toml": ("port.orientation.quaternion_wxyz", "degenerate"),
     "vehicles/dcm_reflection.toml": ("port.orientation.dcm", "reflection"),
+    "vehicles/dcm_not_orthonormal.toml": ("port.orientation.dcm", "not orthonormal"),
     "vehicles/bad_sequence.toml": ("port.orientation.sequence", "repeats an axis"),
     "vehicles/two_orientations.toml": ("port.orientation", "exactly one"),
     "vehicles/mode_negative_damping.toml": ("modes[0].damping_ratio", ">= 0.0"),

@@ -185,7 +185,10 @@ def test_trip_tracking_error(tmp_path):
 def test_trip_pose_limit(rig, tmp_path):
     """A case whose run needs the top outside the pose box: the command that would leave the
     box is never sent; the trip happens on the cycle that computes it."""
-    text = NOMINAL.read_text().replace("position_m = [-0.20", "position_m = [-1.00")
+    import re
+    orig = NOMINAL.read_text()
+    text = re.sub(r"(?m)^position_m = \[[^,\]]+", "position_m = [-1.00", orig, count=1)
+    assert text != orig
     text = text.replace('"../vehicles/', f'"{NOMINAL.parent.parent}/vehicles/')
     case = tmp_path / "far.toml"
     case.write_text(text)

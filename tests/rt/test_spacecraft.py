@@ -77,7 +77,8 @@ def coupled(zeta=0.0):
 def test_coupled_pair_conserves_momentum_and_energy():
     """Two vehicles with port modes, joined only by a port-to-port spring (equal and opposite
     wrench). Linear and angular momentum: <= 1e-10 relative. Energy with zeta = 0 (rigid +
-    modal + spring): <= 1e-6 relative over 20 s at 1 ms (RK4 truncation; measured ~1e-8)."""
+    modal + spring): <= 1e-9 relative over 20 s at 1 ms (RK4 truncation; measured 4.7e-11; the
+    first-order mount rotation T = I of the textbook model drifts 2.5e-6 and must fail here)."""
     sc = coupled()
     i0 = sc.invariants()
     rel0 = sc.relative()
@@ -92,7 +93,7 @@ def test_coupled_pair_conserves_momentum_and_energy():
     assert np.linalg.norm(i1[S.I_P:S.I_P + 3] - i0[S.I_P:S.I_P + 3]) / scale_p < 1e-10
     L0 = np.linalg.norm(i0[S.I_L:S.I_L + 3])
     assert np.linalg.norm(i1[S.I_L:S.I_L + 3] - i0[S.I_L:S.I_L + 3]) / L0 < 1e-10
-    assert e_max < 1e-6
+    assert e_max < 1e-9
 
 
 def test_measured_wrench_with_reaction_conserves_momentum():
@@ -184,7 +185,8 @@ def ref_relative(sc):
                        [2 * (fa * fb + fw * fc), 1 - 2 * (fa * fa + fc * fc), 2 * (fb * fc - fw * fa)],
                        [2 * (fa * fc - fw * fb), 2 * (fb * fc + fw * fa), 1 - 2 * (fa * fa + fb * fb)]])
         R_ID = R_IC @ Rf @ p[S.P_RCD:S.P_RCD + 9].reshape(3, 3)
-        w = x[S.S_W:S.S_W + 3]
+        hw = sc.env[S.E_N] if sc.env[S.E_HILL] else 0.0
+        w = x[S.S_W:S.S_W + 3] - R_IC.T @ np.array([0.0, 0.0, hw])   # rate relative to frame I
         pI = x[S.S_R:S.S_R + 3] + R_IC @ r_cd
         vI = x[S.S_V:S.S_V + 3] + R_IC @ (np.cross(w, r_cd) + Phi[:3] @ etad)
         wI = R_IC @ (w + T @ Phi[3:] @ etad)
@@ -205,6 +207,8 @@ unit = st.floats(-1, 1)
 def test_relative_kinematics_matches_numpy_reference(seed):
     rng = np.random.default_rng(seed)
     sc = coupled()
+    if seed % 2:                       # local-orbit frame: rates relative to the rotating frame
+        sc.env[S.E_HILL], sc.env[S.E_N] = 1.0, 0.4
     for s in range(2):
         sc.x[s, :] = rng.normal(size=sc.ns) * 0.3
         q = rng.normal(size=4)
@@ -233,9 +237,19 @@ def test_relative_velocity_is_rate_of_relative_position():
     assert np.allclose(fd, (r0[S.REL_V:S.REL_V + 3] + r1[S.REL_V:S.REL_V + 3]) / 2, atol=1e-8)
 
 
-def test_case_initial_state_reproduces_requested_relative_state():
+@pytest.mark.parametrize("rates", [None, ([0.03, 0.01, -0.02], [0.01, -0.02, 0.015])])
+def test_case_initial_state_reproduces_requested_relative_state(rates):
+    """The case's relative pose and velocity of the units, also with both vehicles rotating (the
+    passive port then moves and P rotates: the transport terms must cancel)."""
+    import dataclasses
     case = load_case("config/cases/nominal.toml")
+    if rates is not None:
+        ini = dataclasses.replace(case.initial, active_rate_radps=np.array(rates[0]),
+                                  passive_rate_radps=np.array(rates[1]))
+        case = dataclasses.replace(case, initial=ini)
     sc = S.Spacecraft.from_case(case)
+    assert np.array_equal(sc.x[0, S.S_W:S.S_W + 3], case.initial.active_rate_radps)
+    assert np.array_equal(sc.x[1, S.S_W:S.S_W + 3], case.initial.passive_rate_radps)
     rel = sc.relative()
     ini = case.initial
     assert np.allclose(rel[S.REL_R:S.REL_R + 3], ini.position_m, atol=1e-12)

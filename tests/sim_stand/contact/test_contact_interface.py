@@ -141,10 +141,10 @@ def test_ring_wrench_helper_gives_ring_frame_about_ring_origin(packed):
 
 def test_excess_penetration_aborts_with_the_documented_message(packed):
     model = ContactModel(packed)
-    # ring 55 mm off-axis towards azimuth 30 deg, 100 mm out: a passive rim cuts ~10 mm into
-    # the outer face of active petal a0 (the guides would have centred it by 45 mm)
+    # ring 50 mm off-axis towards azimuth 30 deg, 100 mm out: a passive rim cuts ~10 mm into
+    # the outer face of active petal a0 (the guides would have centred it by 40 mm)
     a = math.radians(30)
-    pose = np.array([[-0.1, 0.055 * math.cos(a), 0.055 * math.sin(a), 1.0, 0, 0, 0]])
+    pose = np.array([[-0.1, 0.050 * math.cos(a), 0.050 * math.sin(a), 1.0, 0, 0, 0]])
     with pytest.raises(PenetrationLimitExceeded) as e:
         model.evaluate(pose, np.zeros((1, 6)), t=1.25)
     msg = str(e.value)
@@ -153,7 +153,7 @@ def test_excess_penetration_aborts_with_the_documented_message(packed):
     assert e.value.penetration_m > e.value.limit_m == pytest.approx(5e-3)
     assert e.value.pair in packed.pair_names
     # below the limit: no exception, status clear
-    pose[0, 1:3] *= 0.046 / 0.055
+    pose[0, 1:3] *= 0.042 / 0.050
     model.state[:] = 0
     assert model.evaluate(pose, np.zeros((1, 6)), t=0.0) > 0
     assert not model.status & K.ST_PENETRATION
@@ -170,7 +170,7 @@ def test_preset_loads_and_is_symmetric(preset, packed):
     (("[ring]", "[ring]\nbogus = 1"), "ring.bogus", "unknown key"),
     (("passive_azimuth_deg = 60.0", "passive_azimuth_deg = 50.0"), "petals.passive_azimuth_deg", "interleave"),
     (("friction = 0.15", "friction = -0.1"), "materials.petal_face.friction", ">= 0.0"),
-    (("stroke_mm = 15.0", 'stroke_mm = "x"'), "latches.stroke_mm", "expected a number"),
+    (("stroke_mm = 35.0", 'stroke_mm = "x"'), "latches.stroke_mm", "expected a number"),
 ])
 def test_config_errors_name_file_key_reason(tmp_path, edit, key, reason):
     text = PRESET.read_text().replace(*edit, 1)

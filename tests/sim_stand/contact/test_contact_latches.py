@@ -110,10 +110,13 @@ def test_scripted_approach_event_sequence(approach):
     eng = {e.detail: e.time_s for e in events if e.kind == "latch_engaged"}
     assert set(defl) == set(eng) == {"latch0", "latch1", "latch2"}
     for name in defl:
-        # a latch meets a ramp 30-45 mm before seating and clears the crest ~20 mm before
+        # a pawl (tip 40 mm behind the face) meets its 70 mm ramp 45-95 mm before seating and
+        # clears the catch ~10 mm before: the crest is 60 mm in front of the passive face, the
+        # catch plane is square to the petal (leaning 12 deg), so at the pawl's radius (~33 mm
+        # out from the petal) it stands 7 mm further out, and the tip rounding (3 mm) must clear it
         assert first.time_s < defl[name] < eng[name]
-        assert -0.045 < x(defl[name]) < -0.030
-        assert -0.025 < x(eng[name]) < -0.015
+        assert -0.095 < x(defl[name]) < -0.045   # off-centre at first: the depths differ
+        assert -0.015 < x(eng[name]) < -0.005
     cap = [e for e in events if e.kind == "soft_capture"]
     assert len(cap) == 1 and cap[0].time_s == max(eng.values())
     assert kinds.index("soft_capture") > max(i for i, k in enumerate(kinds) if k == "latch_engaged") - 1

@@ -1,0 +1,903 @@
+"""The all-digital reference: both spacecraft, the docking mechanism and the contacts in one
+process with the same kernels as the emulator, no platform in the loop (issue 7 item 5;
+docs/models/world.md §6).
+
+Coupling (seed 002 §4.3, seed 000 §2.5 / seed 001 §3.9, digest §1 evaluation order):
+
+* both vehicles: ``rt.spacecraft`` (rigid bodies with flexible port modes, their own control);
+* the mechanism's base frame 0 = the active vehicle's (deflected) port frame A. Its base motion
+  is the port's exact absolute motion: ``omega_0``, and ``a_0``, ``eps_0`` from the vehicle's
+  state derivative (``a = v' + R_IC (w' x d + w x (w x d) + 2 w x d' + d'')`` with ``d`` the
+  deflected port position in C; ``eps = R_IC (w' + w_f' + w x w_f)`` with ``w_f`` the mount's
+  rotation rate), gravity zero (orbit) -- or, for judging a HIL run, the stand's conditions
+  (``gravity_A``, ``hil_coupling``: :func:`stand_conditions`, docs/validation.md);
+* the passive unit P moves with the passive vehicle's port; the contact model sees A's and P's
+  absolute twists;
+* the active vehicle receives the mechanism's **base wrench** (``w_in[1]``), not the contact
+  wrench; the passive vehicle receives the contact wrench (``w_in[0]``, ``react = 0``).
+
+The base acceleration depends on the base wrench (the mechanism's inertia loads the vehicle):
+each evaluation computes the vehicles' derivative with the previous evaluation's base wrench,
+the port acceleration from it, the mechanism with that base motion, and the vehicles' derivative
+again with the new base wrench. The residual lag is ``m_mech / m_port`` (<= 3 % for the 90 kg
+mechanism on the Soyuz-class 3 t axial port mode) of the base-wrench change over one step.
+
+Steps: before the first contact the mechanism rests on its base (its equilibrium in 0 g) and
+the interface's bounding spheres are apart along x_P, so the vehicles alone are integrated with
+RK4 at the coarse step (default 1 ms) and the ring is carried rigidly; as soon as the gap falls
+below ``gap_margin`` the coupled system is integrated at the physics step with the configured
+integrator (semi-implicit Euler by default, RK4 optional). The run ends at the case's duration,
+``capture_settle_s`` after soft capture, when the units are ``separation_m`` beyond their start
+distance, or when a penetration exceeds its limit (seed 002 §4.7 abort rule).
+
+The run log has the HIL run-log format (``rt.runlog``); fields in :data:`LOG_FIELDS_MECH` /
+:data:`LOG_FIELDS_ROD` (docs/models/world.md §6).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from rt import spacecraft as S
+from rt.config.case import Case, load_case
+from rt.runlog import RunLogWriter
+from sim_stand.contact import build_interface, load_interface
+from sim_stand.contact import kernel as CK
+from sim_stand.contact import geometry as G
+from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
+from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism.kernels import mechanism_derivatives
+from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
+from sim_stand.world import (EV_MAX, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, K_A, K_E, K_G, K_P, K_R,
+                             K_V, K_VP, K_W, K_WP, KIN_LEN, ST_EABS, ST_LEN, ST_MAXEXC, ST_MAXPEN, ST_PEAKF,
+                             ST_PEAKM, ST_PEN, ST_POW, ST_T, ST_TCAP, _event, absorbed_power, dock_base_motion,
+                             dock_contact, max_class1_penetration, record_events, rest_state, ring_link_state,
+                             sie_ring_update)
+from sim_stand.world_config import EmulatorConfig, load_emulator
+
+# end reasons
+END_NONE, END_DURATION, END_CAPTURE, END_SEPARATED, END_PENETRATION, END_MECHANISM = 0, 1, 2, 3, 4, 5
+END_NAMES = {END_DURATION: "duration", END_CAPTURE: "capture_settled", END_SEPARATED: "separated",
+             END_PENETRATION: "penetration_limit", END_MECHANISM: "mechanism_error"}
+
+# digital parameters (float64)
+D_DT = 0          # physics step
+D_DTC = 1         # coarse step (before first contact)
+D_SPR = 2         # physics steps per log row
+D_INTEG = 3       # 0 semi-implicit Euler, 1 RK4
+D_TEND = 4        # duration
+D_SETTLE = 5      # capture settle time
+D_SEPR = 6        # separation distance: |r_DPA| beyond which the run ends
+D_GAPM = 7        # gap margin for leaving the coarse phase
+D_PMIN = 8        # min over passive features of (bounding centre x - radius), P
+D_COARSE = 9      # 1: coarse phase allowed
+D_COM = 10        # ring centre of mass in the ring frame (3)
+D_GA = 13         # gravity on the mechanism in A (3): zero in orbit; the stand's 1 g for HIL comparisons
+D_HILC = 16       # 1: HIL coupling (the vehicles feel the contact wrench only, as the controller applies it)
+D_R0 = 17         # initial r_DPA (3)
+D_LEN = 20
+
+# integer state
+J_PHASE = 0       # 0 coarse (mechanism carried rigidly), 1 fine
+J_STEPS = 1       # physics-step-equivalents since start (the clock, in units of dt)
+J_END = 2
+J_STATUS = 3
+J_NEV = 4         # mirrors world I_NEV for record_events (events share the world's helpers)
+J_FINE_STEPS = 5
+J_LEN = 8
+ST_FIRST = 9      # stats: first contact time (rod runs), -1 before
+
+# log field sets (name -> size); x and stroke sizes are filled in per run
+LOG_FIELDS_MECH = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "contacts",
+                   "ring_state", "stroke", "base_wrench", "energy_absorbed", "phase")
+LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "rod_force", "rod_rate",
+                  "energy_absorbed")
+
+
+# ====================================================================== kernels
+@njit(cache=True, error_model="numpy")
+def kin_from_ports(ws, kin):
+    """A's and P's absolute kinematics in P (the ``K_*`` record; accelerations untouched) from
+    the two vehicles' port states in ``ws`` (rt.spacecraft layout)."""
+    for i in range(3):
+        d = 0.0
+        va = 0.0
+        wa = 0.0
+        vp = 0.0
+        wp = 0.0
+        for k in range(3):
+            c = ws[1, S.W_RID + 3 * k + i]      # R_IP[k, i]
+            d += c * (ws[0, S.W_PI + k] - ws[1, S.W_PI + k])
+            va += c * ws[0, S.W_VI + k]
+            wa += c * ws[0, S.W_WI + k]
+            vp += c * ws[1, S.W_VI + k]
+            wp += c * ws[1, S.W_WI + k]
+        kin[K_P + i] = d
+        kin[K_V + i] = va
+        kin[K_W + i] = wa
+        kin[K_VP + i] = vp
+        kin[K_WP + i] = wp
+        kin[K_G + i] = 0.0
+        for j in range(3):
+            s = 0.0
+            for k in range(3):
+                s += ws[1, S.W_RID + 3 * k + i] * ws[0, S.W_RID + 3 * k + j]
+            kin[K_R + 3 * i + j] = s
+
+
+@njit(cache=True, error_model="numpy")
+def port_accel(par, x, xdot, ws, s, kin):
+    """Absolute acceleration of port s's origin and its angular acceleration, from the state
+    derivative (module docstring), into kin[K_A], kin[K_E] in P components (ws row 1 = P)."""
+    nm = (x.shape[1] - S.N_RIGID) // 2
+    wx, wy, wz = ws[s, S.W_WREL], ws[s, S.W_WREL + 1], ws[s, S.W_WREL + 2]
+    dx, dy, dz = ws[s, S.W_RCD], ws[s, S.W_RCD + 1], ws[s, S.W_RCD + 2]
+    tx, ty, tz = ws[s, S.W_TH], ws[s, S.W_TH + 1], ws[s, S.W_TH + 2]
+    vfx = vfy = vfz = 0.0      # d' = Phi_r eta'
+    afx = afy = afz = 0.0      # d'' = Phi_r eta''
+    tdx = tdy = tdz = 0.0      # theta' = Phi_theta eta'
+    tax = tay = taz = 0.0      # theta''
+    ph = S.P_MODES + 2 * nm
+    for k in range(int(par[s, S.P_NM])):
+        ed = x[s, S.S_ETA + nm + k]
+        edd = xdot[s, S.S_ETA + nm + k]
+        j = ph + 6 * k
+        vfx += par[s, j] * ed
+        vfy += par[s, j + 1] * ed
+        vfz += par[s, j + 2] * ed
+        afx += par[s, j] * edd
+        afy += par[s, j + 1] * edd
+        afz += par[s, j + 2] * edd
+        tdx += par[s, j + 3] * ed
+        tdy += par[s, j + 4] * ed
+        tdz += par[s, j + 5] * ed
+        tax += par[s, j + 3] * edd
+        tay += par[s, j + 4] * edd
+        taz += par[s, j + 5] * edd
+    ax_, ay_, az_ = xdot[s, S.S_W], xdot[s, S.S_W + 1], xdot[s, S.S_W + 2]
+    # w x d, w x (w x d)
+    cx = wy * dz - wz * dy
+    cy = wz * dx - wx * dz
+    cz = wx * dy - wy * dx
+    ac0 = (ay_ * dz - az_ * dy) + (wy * cz - wz * cy) + 2.0 * (wy * vfz - wz * vfy) + afx
+    ac1 = (az_ * dx - ax_ * dz) + (wz * cx - wx * cz) + 2.0 * (wz * vfx - wx * vfz) + afy
+    ac2 = (ax_ * dy - ay_ * dx) + (wx * cy - wy * cx) + 2.0 * (wx * vfy - wy * vfx) + afz
+    # mount rotation rate w_f = T(theta) theta', and its derivative T theta'' - (theta.theta'/(2 den)) w_f
+    den = 1.0 + 0.25 * (tx * tx + ty * ty + tz * tz)
+    wf0 = (tdx + 0.5 * (ty * tdz - tz * tdy)) / den
+    wf1 = (tdy + 0.5 * (tz * tdx - tx * tdz)) / den
+    wf2 = (tdz + 0.5 * (tx * tdy - ty * tdx)) / den
+    g = 0.5 * (tx * tdx + ty * tdy + tz * tdz) / den
+    wd0 = (tax + 0.5 * (ty * taz - tz * tay)) / den - g * wf0
+    wd1 = (tay + 0.5 * (tz * tax - tx * taz)) / den - g * wf1
+    wd2 = (taz + 0.5 * (tx * tay - ty * tax)) / den - g * wf2
+    ec0 = ax_ + wd0 + (wy * wf2 - wz * wf1)
+    ec1 = ay_ + wd1 + (wz * wf0 - wx * wf2)
+    ec2 = az_ + wd2 + (wx * wf1 - wy * wf0)
+    ai0 = xdot[s, S.S_V] + ws[s, S.W_RIC] * ac0 + ws[s, S.W_RIC + 1] * ac1 + ws[s, S.W_RIC + 2] * ac2
+    ai1 = xdot[s, S.S_V + 1] + ws[s, S.W_RIC + 3] * ac0 + ws[s, S.W_RIC + 4] * ac1 + ws[s, S.W_RIC + 5] * ac2
+    ai2 = xdot[s, S.S_V + 2] + ws[s, S.W_RIC + 6] * ac0 + ws[s, S.W_RIC + 7] * ac1 + ws[s, S.W_RIC + 8] * ac2
+    ei0 = ws[s, S.W_RIC] * ec0 + ws[s, S.W_RIC + 1] * ec1 + ws[s, S.W_RIC + 2] * ec2
+    ei1 = ws[s, S.W_RIC + 3] * ec0 + ws[s, S.W_RIC + 4] * ec1 + ws[s, S.W_RIC + 5] * ec2
+    ei2 = ws[s, S.W_RIC + 6] * ec0 + ws[s, S.W_RIC + 7] * ec1 + ws[s, S.W_RIC + 8] * ec2
+    for i in range(3):
+        c0 = ws[1, S.W_RID + i]          # R_IP[0, i]
+        c1 = ws[1, S.W_RID + 3 + i]
+        c2 = ws[1, S.W_RID + 6 + i]
+        kin[K_A + i] = c0 * ai0 + c1 * ai1 + c2 * ai2
+        kin[K_E + i] = c0 * ei0 + c1 * ei1 + c2 * ei2
+
+
+@njit(cache=True, error_model="numpy")
+def digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat, featP, pairs,
+                 mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
+                 link_twist, aC, R_PE):
+    """One evaluation of the coupled system (module docstring): contact, vehicles with the lagged
+    base wrench, port acceleration, mechanism, vehicles with the new base wrench. ``xdot`` (2 x
+    NS) and ``mout`` hold the derivatives; ``bwp`` (6) is the base wrench carried to the next
+    evaluation. Returns the mechanism status (0 ok)."""
+    nm = (x.shape[1] - S.N_RIGID) // 2
+    hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
+    S._port(par, x, 0, nm, hw, ws)
+    S._port(par, x, 1, nm, hw, ws)
+    kin_from_ports(ws, kin)
+    for i in range(3):
+        kin[K_G + i] = kin[K_R + 3 * i] * ga[0] + kin[K_R + 3 * i + 1] * ga[1] + kin[K_R + 3 * i + 2] * ga[2]
+    dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
+                 info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
+    hil = ga[3] != 0.0
+    for i in range(6):
+        w_in[0, i] = wrench_P[i]
+        w_in[1, i] = 0.0 if hil else bwp[i]
+    S.derivatives(par, env, x, t, w_in, 1 if hil else 0, xdot, ws, rel)
+    port_accel(par, x, xdot, ws, 0, kin)
+    dock_base_motion(kin, bm)
+    st = mechanism_derivatives(mp, mw, xr, bm, cw, mout)
+    if st != 0:
+        return st
+    o = int(mp[ML.H_OUT + 6])
+    for i in range(6):
+        bwp[i] = mout[o + i]
+    if hil:
+        # the platform carries the mechanism (its weight and inertia): the active vehicle
+        # feels the contact wrench's reaction at A, exactly what the controller applies
+        return 0
+    for i in range(6):
+        w_in[1, i] = mout[o + i]
+    S.derivatives(par, env, x, t, w_in, 0, xdot, ws, rel)
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def sc_sie_update(par, env, x, xdot, dt):
+    """Semi-implicit Euler for the vehicles: v, omega, eta' from the accelerations, then r,
+    q (exact rotation by the new body rate over dt), eta from the new rates."""
+    nm = (x.shape[1] - S.N_RIGID) // 2
+    hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
+    for s in range(2):
+        for i in range(3):
+            x[s, S.S_V + i] += dt * xdot[s, S.S_V + i]
+            x[s, S.S_W + i] += dt * xdot[s, S.S_W + i]
+        for k in range(nm):
+            x[s, S.S_ETA + nm + k] += dt * xdot[s, S.S_ETA + nm + k]
+        for i in range(3):
+            x[s, S.S_R + i] += dt * x[s, S.S_V + i]
+        for k in range(nm):
+            x[s, S.S_ETA + k] += dt * x[s, S.S_ETA + nm + k]
+        qw, qx, qy, qz = x[s, S.S_Q], x[s, S.S_Q + 1], x[s, S.S_Q + 2], x[s, S.S_Q + 3]
+        # body rate relative to I (Hill: minus the orbit rate about I's z, in C)
+        R20 = 2.0 * (qx * qz - qw * qy)
+        R21 = 2.0 * (qy * qz + qw * qx)
+        R22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+        wx = x[s, S.S_W] - R20 * hw
+        wy = x[s, S.S_W + 1] - R21 * hw
+        wz = x[s, S.S_W + 2] - R22 * hw
+        a = math.sqrt(wx * wx + wy * wy + wz * wz) * dt
+        if a < 1e-12:
+            c = 1.0
+            k = 0.5 * dt
+        else:
+            c = math.cos(0.5 * a)
+            k = math.sin(0.5 * a) / a * dt
+        dw, dx_, dy_, dz_ = c, k * wx, k * wy, k * wz
+        nw = qw * dw - qx * dx_ - qy * dy_ - qz * dz_
+        nx = qw * dx_ + qx * dw + qy * dz_ - qz * dy_
+        ny = qw * dy_ - qx * dz_ + qy * dw + qz * dx_
+        nz = qw * dz_ + qx * dy_ - qy * dx_ + qz * dw
+        n = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+        x[s, S.S_Q] = nw * n
+        x[s, S.S_Q + 1] = nx * n
+        x[s, S.S_Q + 2] = ny * n
+        x[s, S.S_Q + 3] = nz * n
+
+
+@njit(cache=True, error_model="numpy")
+def interface_gap(feat, lat, link_pose, R_PE, pmin):
+    """A lower bound of the axial clearance between the units: ``pmin`` (the smallest x_P of the
+    passive features' bounding spheres) minus the largest x_P of the active features' bounding
+    spheres and of the latch tips over their strokes. Positive: no pair can touch, the kernel's
+    broad phase would reject every pair."""
+    amax = -1e300
+    px = link_pose[0, 0]
+    for i in range(feat.shape[0]):
+        if feat[i, G.F_SIDE] == 0.0:
+            continue
+        x = px + R_PE[0, 0] * feat[i, G.F_BC] + R_PE[0, 1] * feat[i, G.F_BC + 1] + R_PE[0, 2] * feat[i, G.F_BC + 2] \
+            + feat[i, G.F_BR]
+        if x > amax:
+            amax = x
+    for l in range(lat.shape[0]):
+        tx, ty, tz = lat[l, CK.L_TIP], lat[l, CK.L_TIP + 1], lat[l, CK.L_TIP + 2]
+        x0 = px + R_PE[0, 0] * tx + R_PE[0, 1] * ty + R_PE[0, 2] * tz
+        if lat[l, CK.L_DOF] == 0.0:
+            # translational: the tip sweeps the segment tip0 .. tip0 + p_max u
+            pm = lat[l, CK.L_PMAX]
+            ux, uy, uz = lat[l, CK.L_AX], lat[l, CK.L_AX + 1], lat[l, CK.L_AX + 2]
+            x1 = x0 + pm * (R_PE[0, 0] * ux + R_PE[0, 1] * uy + R_PE[0, 2] * uz)
+            x = (x0 if x0 > x1 else x1) + lat[l, CK.L_RTIP]
+        else:
+            # rotary: the tip stays within its arm of the pivot
+            ax = tx - lat[l, CK.L_PIV]
+            ay = ty - lat[l, CK.L_PIV + 1]
+            az = tz - lat[l, CK.L_PIV + 2]
+            arm = math.sqrt(ax * ax + ay * ay + az * az)
+            xp = px + R_PE[0, 0] * lat[l, CK.L_PIV] + R_PE[0, 1] * lat[l, CK.L_PIV + 1] + R_PE[0, 2] * lat[l, CK.L_PIV + 2]
+            x = xp + arm + lat[l, CK.L_RTIP]
+        if x > amax:
+            amax = x
+    return pmin - amax
+
+
+def passive_min_x(feat: np.ndarray) -> float:
+    pas = feat[feat[:, G.F_SIDE] == 0.0]
+    return float(np.min(pas[:, G.F_BC] - pas[:, G.F_BR]))
+
+
+@njit(cache=True, error_model="numpy")
+def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
+    row[lay[0]] = t
+    for i in range(6):
+        row[lay[1] + i] = wrench_P[i]
+    S.relative_state(par, env, x, rel13, ws)
+    for i in range(7):
+        row[lay[2] + i] = rel13[i]
+    for i in range(6):
+        row[lay[3] + i] = rel13[7 + i]
+    ns = x.shape[1]
+    for s in range(2):
+        for i in range(ns):
+            row[lay[4] + s * ns + i] = x[s, i]
+    row[lay[5]] = cst[CK.S_CAPTURED]
+    row[lay[6]] = pen
+    row[lay[7]] = ncont
+    for i in range(12):
+        row[lay[8] + i] = xr[i]
+    nl = int(mp[ML.H_NLEGS])
+    so = int(mp[ML.H_OUT + 7])
+    for k in range(nl):
+        row[lay[9] + k] = mout[so + k]
+    bo = int(mp[ML.H_OUT + 6])
+    for i in range(6):
+        row[lay[10] + i] = mout[bo + i]
+    row[lay[11]] = eabs
+    row[lay[12]] = phase
+
+
+@njit(cache=True, error_model="numpy")
+def _stats(t, wrench_P, pen, power, dt, stats, captured):
+    f = math.sqrt(wrench_P[0] ** 2 + wrench_P[1] ** 2 + wrench_P[2] ** 2)
+    m = math.sqrt(wrench_P[3] ** 2 + wrench_P[4] ** 2 + wrench_P[5] ** 2)
+    if f > stats[ST_PEAKF]:
+        stats[ST_PEAKF] = f
+    if m > stats[ST_PEAKM]:
+        stats[ST_PEAKM] = m
+    stats[ST_PEN] = pen
+    if pen > stats[ST_MAXPEN]:
+        stats[ST_MAXPEN] = pen
+    stats[ST_EABS] += 0.5 * dt * (stats[ST_POW] + power)
+    stats[ST_POW] = power
+    if captured != 0 and stats[ST_TCAP] < 0.0:
+        stats[ST_TCAP] = t
+    stats[ST_T] = t
+
+
+@njit(cache=True, error_model="numpy")
+def _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate):
+    S.relative_state(par, env, x, rel13, ws)
+    d = math.sqrt((rel13[0] - dpar[D_R0]) ** 2 + (rel13[1] - dpar[D_R0 + 1]) ** 2 + (rel13[2] - dpar[D_R0 + 2]) ** 2)
+    if d > stats[ST_MAXEXC]:
+        stats[ST_MAXEXC] = d
+    r = math.sqrt(rel13[0] ** 2 + rel13[1] ** 2 + rel13[2] ** 2)
+    if stats[ST_TCAP] >= 0.0 and t >= stats[ST_TCAP] + dpar[D_SETTLE] - 1e-9:
+        istate[J_END] = END_CAPTURE
+    elif r > dpar[D_SEPR]:
+        istate[J_END] = END_SEPARATED
+    elif t >= dpar[D_TEND] - 1e-9:
+        istate[J_END] = END_DURATION
+
+
+@njit(cache=True, error_model="numpy")
+def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
+                featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
+                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, istate, stats, ev, evst):
+    """``nsteps`` physics steps of the coupled system (the model has been evaluated at the
+    current state: derivatives in ``xdot``, ``mout``). Returns the mechanism status (0 ok)."""
+    dt = dpar[D_DT]
+    rk4 = dpar[D_INTEG] == 1.0
+    ns = x.shape[1]
+    com = dpar[D_COM:D_COM + 3]
+    ga = dpar[D_GA:D_GA + 4]
+    for _ in range(nsteps):
+        t = istate[J_STEPS] * dt
+        if not rk4:
+            sc_sie_update(par, env, x, xdot, dt)
+            sie_ring_update(xr, mout, dt)
+        else:
+            for s in range(2):
+                for i in range(ns):
+                    kx[0, s, i] = xdot[s, i]
+            for i in range(12):
+                kr[0, i] = mout[i]
+            for stg in range(1, 4):
+                h = 0.5 * dt if stg < 3 else dt
+                for s in range(2):
+                    for i in range(ns):
+                        xs[s, i] = x[s, i] + h * kx[stg - 1, s, i]
+                for i in range(12):
+                    xrs[i] = xr[i] + h * kr[stg - 1, i]
+                st = digital_eval(par, env, xs, t + h, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
+                                  rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
+                                  wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC,
+                                  R_PE)
+                if st != 0:
+                    istate[J_STATUS] = st
+                    istate[J_END] = END_MECHANISM
+                    return st
+                for s in range(2):
+                    for i in range(ns):
+                        kx[stg, s, i] = xdot[s, i]
+                for i in range(12):
+                    kr[stg, i] = mout[i]
+            for s in range(2):
+                for i in range(ns):
+                    x[s, i] += dt / 6.0 * (kx[0, s, i] + 2.0 * (kx[1, s, i] + kx[2, s, i]) + kx[3, s, i])
+                qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
+                                     + x[s, S.S_Q + 3] ** 2)
+                for i in range(4):
+                    x[s, S.S_Q + i] *= qn
+            for i in range(12):
+                xr[i] += dt / 6.0 * (kr[0, i] + 2.0 * (kr[1, i] + kr[2, i]) + kr[3, i])
+        istate[J_STEPS] += 1
+        istate[J_FINE_STEPS] += 1
+        t = istate[J_STEPS] * dt
+        st = digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin,
+                          feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
+                          info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+        if st != 0:
+            istate[J_STATUS] = st
+            istate[J_END] = END_MECHANISM
+            return st
+        ncont = info[2]
+        evst[I_NEV] = istate[J_NEV]
+        record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
+        istate[J_NEV] = evst[I_NEV]
+        _stats(t, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt, stats,
+               cst_in[CK.S_CAPTURED])
+        if info[0] & CK.ST_PENETRATION:
+            istate[J_END] = END_PENETRATION
+            break
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
+                featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
+                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, k4, xt4, zero_w, istate, stats, ev, evst,
+                logbuf, lay):
+    """Integrate up to ``maxrows`` log periods, writing one row per period into ``logbuf``.
+    Returns the number of rows written; ``istate[J_END]`` says whether the run ended."""
+    dt = dpar[D_DT]
+    spr = int(dpar[D_SPR])
+    dtc = dpar[D_DTC]
+    rk4 = dpar[D_INTEG] == 1.0
+    ns = x.shape[1]
+    com = dpar[D_COM:D_COM + 3]
+    ga = dpar[D_GA:D_GA + 4]
+    nrow = 0
+    while nrow < maxrows and istate[J_END] == 0:
+        t0 = istate[J_STEPS] * dt
+        if istate[J_PHASE] == 0:
+            # ---------------- coarse phase: the vehicles alone, the mechanism carried rigidly at
+            # rest; after every coarse step a probe evaluation of the contact kernel (nothing
+            # committed): at the first contact, step back and go fine from the last clear state
+            nc = int(round(spr * dt / dtc))
+            nm = (ns - S.N_RIGID) // 2
+            hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
+            go_fine = dpar[D_COARSE] == 0.0
+            for _ in range(nc):
+                if go_fine:
+                    break
+                for s in range(2):
+                    for i in range(ns):
+                        xs[s, i] = x[s, i]
+                S.rk4_step(par, env, x, istate[J_STEPS] * dt, dtc, zero_w, 0, k4, xt4, ws, rel)
+                S._port(par, x, 0, nm, hw, ws)
+                S._port(par, x, 1, nm, hw, ws)
+                kin_from_ports(ws, kin)
+                ncp = dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
+                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC,
+                                   R_PE)
+                if ncp > 0:
+                    for s in range(2):
+                        for i in range(ns):
+                            x[s, i] = xs[s, i]
+                    go_fine = True
+                    break
+                istate[J_STEPS] += int(round(dtc / dt))
+            for i in range(6):
+                wrench_P[i] = 0.0
+            if go_fine:
+                istate[J_PHASE] = 1
+                for i in range(6):
+                    bwp[i] = 0.0
+                st = digital_eval(par, env, x, istate[J_STEPS] * dt, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
+                                  xdot, ws, rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
+                                  wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+                if st != 0:
+                    istate[J_STATUS] = st
+                    istate[J_END] = END_MECHANISM
+                    return nrow
+                t = istate[J_STEPS] * dt
+                evst[I_NEV] = istate[J_NEV]
+                record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
+                istate[J_NEV] = evst[I_NEV]
+                stats[ST_POW] = absorbed_power(mp, mout)
+                _stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
+                       cst_in[CK.S_CAPTURED])
+                # finish this log period with fine steps
+                rem = spr - (istate[J_STEPS] - int(round(t0 / dt)))
+                if rem > 0:
+                    st = _fine_steps(rem, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
+                                     rel13, kin, feat, featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P,
+                                     wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE,
+                                     kx, kr, xs, xrs, istate, stats, ev, evst)
+                    if st != 0:
+                        return nrow
+        else:
+            # ---------------- fine phase: the coupled system at the physics step
+            st = _fine_steps(spr, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin,
+                             feat, featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links,
+                             latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, istate,
+                             stats, ev, evst)
+            if st != 0:
+                return nrow
+        t = istate[J_STEPS] * dt
+        _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate)
+        _write_row(logbuf[nrow], lay, t, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2] if
+                   istate[J_PHASE] == 1 else 0, xr, mout, mp, stats[ST_EABS], istate[J_PHASE])
+        nrow += 1
+    return nrow
+
+
+@njit(cache=True, error_model="numpy")
+def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, tmp, istate, stats, logbuf, lay):
+    """The elastic-rod case: RK4 with the rod force at every stage, one log row per period."""
+    dt = dpar[D_DT]
+    spr = int(dpar[D_SPR])
+    nrow = 0
+    while nrow < maxrows and istate[J_END] == 0:
+        for _ in range(spr):
+            rod_rk4_step(par, env, rp, x, istate[J_STEPS] * dt, dt, w_in, k4, xt4, ws, rel, ro, tmp)
+            istate[J_STEPS] += 1
+            t = istate[J_STEPS] * dt
+            f = ro[RO_FORCE]
+            pw = rp[R_C] * ro[RO_RATE] * ro[RO_RATE] if f > 0.0 else 0.0
+            if f > 0.0 and stats[ST_FIRST] < 0.0:
+                stats[ST_FIRST] = t
+            _stats(t, w_in[0], ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats, 0)
+        t = istate[J_STEPS] * dt
+        _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate)
+        row = logbuf[nrow]
+        row[lay[0]] = t
+        for i in range(6):
+            row[lay[1] + i] = w_in[0, i]
+        for i in range(7):
+            row[lay[2] + i] = rel13[i]
+        for i in range(6):
+            row[lay[3] + i] = rel13[7 + i]
+        ns = x.shape[1]
+        for s in range(2):
+            for i in range(ns):
+                row[lay[4] + s * ns + i] = x[s, i]
+        row[lay[5]] = 0.0
+        row[lay[6]] = ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0
+        row[lay[7]] = ro[RO_FORCE]
+        row[lay[8]] = ro[RO_RATE]
+        row[lay[9]] = stats[ST_EABS]
+        nrow += 1
+    return nrow
+
+
+# ====================================================================== Python shell
+@dataclass
+class DigitalResult:
+    """Outcome of :func:`simulate` (the world's statistics plus the run's bookkeeping)."""
+
+    case: str
+    model: str
+    captured: bool
+    time_to_capture_s: float | None
+    peak_force_n: float
+    peak_moment_nm: float
+    max_penetration_m: float
+    energy_absorbed_j: float
+    max_excursion_m: float
+    first_contact_s: float | None
+    end_reason: str
+    t_end_s: float
+    rel_velocity_end_mps: list
+    events: list = field(default_factory=list)
+    log_path: Path | None = None
+    cpu_s: float = 0.0
+    steps: int = 0
+    fine_steps: int = 0
+    integrator: str = ""
+    dt_s: float = 0.0
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        d = dict(vars(self))
+        d["log_path"] = str(self.log_path) if self.log_path is not None else None
+        d["events"] = [list(e) for e in self.events]
+        return d
+
+
+class DigitalSim:
+    """The coupled all-digital system for one case (module docstring). :meth:`run` integrates
+    to the end criteria; :func:`simulate` is the one-call form.
+
+    ``emu`` supplies the physics step, the integrator and the mechanism / interface presets (a
+    case's own ``[vehicles] mechanism / interface`` or ``[contact] model = "elastic_rod"`` take
+    precedence, :meth:`EmulatorConfig.for_case`); gravity on the mechanism is zero (orbit) unless
+    ``gravity_A`` (m/s^2, components in A, constant) gives the stand's (:func:`stand_gravity_A`).
+    ``hil_coupling``: the active vehicle receives the contact wrench's reaction at A instead of
+    the mechanism's base wrench (the mechanism's weight and inertia ride on the platform, as in
+    a HIL run). Both together are the stand's conditions (:func:`stand_conditions`), the ideal
+    loop a HIL run is judged against (docs/validation.md)."""
+
+    def __init__(self, case: Case | str | Path, emu: EmulatorConfig | str | Path | None = None, *,
+                 dt: float | None = None, integrator: str | None = None, log_rate_hz: float = 1000.0,
+                 coarse: bool = True, coarse_dt: float = 1e-3, gap_margin_m: float = 0.01,
+                 duration_s: float | None = None, gravity_A=None, hil_coupling: bool = False):
+        if not isinstance(case, Case):
+            case = load_case(case)
+        if emu is None or not isinstance(emu, EmulatorConfig):
+            emu = load_emulator(emu)
+        emu = emu.for_case(case)
+        self.case, self.emu = case, emu
+        self.model = emu.model
+        self.dt = float(dt if dt is not None else emu.physics_dt_s)
+        self.integrator = integrator or (emu.integrator if self.model == "mechanism" else "rk4")
+        if self.integrator not in ("semi_implicit_euler", "rk4"):
+            raise ValueError(f"integrator must be 'semi_implicit_euler' or 'rk4', got {self.integrator!r}")
+        spr = (1.0 / log_rate_hz) / self.dt
+        if abs(spr - round(spr)) > 1e-9 or round(spr) < 1:
+            raise ValueError(f"the log period 1/{log_rate_hz:g} s must be a whole number of physics steps ({self.dt:g} s)")
+        self.spr = int(round(spr))
+        nc = (self.spr * self.dt) / coarse_dt
+        if coarse and (abs(nc - round(nc)) > 1e-9 or round(nc) < 1):
+            raise ValueError("the log period must be a whole number of coarse steps")
+        ratio = coarse_dt / self.dt
+        if coarse and abs(ratio - round(ratio)) > 1e-9:
+            raise ValueError("the coarse step must be a whole number of physics steps")
+        self.sc = S.Spacecraft.from_case(case)
+        self.ns = self.sc.ns
+        d = np.zeros(D_LEN)
+        d[D_DT] = self.dt
+        d[D_DTC] = coarse_dt
+        d[D_SPR] = self.spr
+        d[D_INTEG] = 1.0 if self.integrator == "rk4" else 0.0
+        d[D_TEND] = case.duration_s if duration_s is None else duration_s
+        d[D_SETTLE] = case.end.capture_settle_s
+        r0 = self.sc.relative()[S.REL_R:S.REL_R + 3]
+        d[D_SEPR] = float(np.linalg.norm(r0)) + case.end.separation_m
+        d[D_GAPM] = gap_margin_m
+        d[D_COARSE] = 1.0 if coarse else 0.0
+        d[D_R0:D_R0 + 3] = r0
+        if gravity_A is not None:
+            ga = np.asarray(gravity_A, dtype=np.float64)
+            if ga.shape != (3,) or not np.all(np.isfinite(ga)):
+                raise ValueError(f"gravity_A must be 3 finite numbers, got {gravity_A!r}")
+            d[D_GA:D_GA + 3] = ga
+        d[D_HILC] = 1.0 if hil_coupling else 0.0
+        self.dpar = d
+        self.istate = np.zeros(J_LEN, dtype=np.int64)
+        self.evst = np.zeros(I_LEN, dtype=np.int64)
+        self.stats = np.zeros(ST_LEN)
+        self.stats[ST_TCAP] = -1.0
+        self.stats[ST_FIRST] = -1.0
+        self.ev = np.zeros((EV_MAX, 4))
+        self.w_in = np.zeros((2, 6))
+        self.xdot = np.zeros((2, self.ns))
+        self.rel13 = np.zeros(S.REL_LEN)
+        self.k4 = np.zeros((4, 2, self.ns))
+        self.xt4 = np.zeros((2, self.ns))
+        self.zero_w = np.zeros((2, 6))
+        if self.model == "mechanism":
+            self._init_mechanism()
+        else:
+            self.rp = emu.rod.pack()
+            self.ro = np.zeros(RO_LEN)
+            self.tmp = rod_scratch()
+            self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                           "penetration": 1, "rod_force": 1, "rod_rate": 1, "energy_absorbed": 1}
+        self._layout()
+        self.events: list[tuple[float, str]] = []
+        self.event_details: list[tuple[float, str, str]] = []
+        self._ev_read = 0
+
+    def _init_mechanism(self) -> None:
+        emu = self.emu
+        self.mech = Mechanism(load_mechanism(emu.mechanism_path))
+        self.packed = build_interface(load_interface(emu.interface_path))
+        pk = self.packed
+        nl = pk.lat.shape[0]
+        self.dpar[D_COM:D_COM + 3] = self.mech.cfg.ring_com_R
+        self.dpar[D_PMIN] = passive_min_x(pk.feat)
+        self.featP = pk.feat.copy()
+        self.rec = np.zeros((pk.max_contacts, CK.CW))
+        self.wrench_P = np.zeros(6)
+        self.wrench_links = np.zeros((pk.n_links, 6))
+        self.cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
+        self.cst_out = np.zeros_like(self.cst)
+        self.cst_tmp = np.zeros_like(self.cst)
+        self.latch_p = np.zeros(nl)
+        self.info = np.zeros(4, dtype=np.int64)
+        self.info_f = np.zeros(2)
+        self.Rl = np.zeros((pk.n_links, 3, 3))
+        self.cscr = np.zeros(CK.SCRATCH)
+        self.link_pose = np.zeros((pk.n_links, 7))
+        self.link_twist = np.zeros((pk.n_links, 6))
+        self.aC = np.zeros((3, 3))
+        self.R_PE = np.zeros((3, 3))
+        self.bm = np.zeros(12)
+        self.cw = np.zeros(6)
+        self.bwp = np.zeros(6)
+        self.kin = np.zeros(KIN_LEN)
+        self.kx = np.zeros((4, 2, self.ns))
+        self.kr = np.zeros((4, 12))
+        self.xs = np.zeros((2, self.ns))
+        self.xrs = np.zeros(12)
+        # the mechanism at rest on its base (no base acceleration; 0 g in orbit, or gravity_A)
+        bm0 = np.zeros(12)
+        bm0[9:12] = self.dpar[D_GA:D_GA + 3]
+        self.xr = rest_state(self.mech, bm0)
+        nlegs = self.mech.nl
+        self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                       "penetration": 1, "contacts": 1, "ring_state": 12, "stroke": nlegs, "base_wrench": 6,
+                       "energy_absorbed": 1, "phase": 1}
+
+    def _layout(self) -> None:
+        off = 0
+        self.offsets = {}
+        for n, s in self.fields.items():
+            self.offsets[n] = off
+            off += s
+        self.width = off
+        self.lay = np.array([self.offsets[n] for n in self.fields], dtype=np.int64)
+
+    # ------------------------------------------------------------------ running
+    @property
+    def t(self) -> float:
+        return float(self.istate[J_STEPS] * self.dt)
+
+    @property
+    def ended(self) -> bool:
+        return int(self.istate[J_END]) != END_NONE
+
+    def advance_rows(self, buf: np.ndarray) -> int:
+        """Integrate up to ``len(buf)`` log periods, one row each; returns the rows written."""
+        x = self.sc.x
+        if self.model == "mechanism":
+            pk = self.packed
+            mech = self.mech
+            n = digital_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, x, self.xr, mech.params,
+                            mech.workspace, mech.out, self.bm, self.cw, self.bwp, self.w_in, self.xdot, self.sc.ws.ws,
+                            self.sc.ws.rel, self.rel13, self.kin, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
+                            self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
+                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
+                            self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.k4, self.xt4, self.zero_w,
+                            self.istate, self.stats, self.ev, self.evst, buf, self.lay)
+            self._drain_events()
+        else:
+            n = rod_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, self.rp, x, self.w_in, self.k4, self.xt4,
+                        self.sc.ws.ws, self.sc.ws.rel, self.rel13, self.ro, self.tmp, self.istate, self.stats, buf,
+                        self.lay)
+            if self.stats[ST_FIRST] >= 0.0 and not self.events:
+                self.events.append((float(self.stats[ST_FIRST]), "first_contact"))
+                self.event_details.append((float(self.stats[ST_FIRST]), "first_contact", "rod"))
+        return int(n)
+
+    def _drain_events(self) -> None:
+        n = int(self.istate[J_NEV])
+        pk = self.packed
+        for k in range(self._ev_read, min(n, EV_MAX)):
+            t, code, detail, value = self.ev[k]
+            code = int(code)
+            name = EVENT_CODE_NAMES.get(code, str(code))
+            if code == CK.EV_FIRST_CONTACT:
+                det = pk.contact_name(int(detail)) if detail >= 0 else ""
+            elif code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
+                det = pk.latch_names[int(detail)]
+            elif code == EV_PENETRATION:
+                det = (f"contact pair {pk.contact_name(int(detail))!r}: penetration {value * 1e3:.3f} mm exceeds "
+                       f"the limit")
+            else:
+                det = ""
+            self.events.append((float(t), name))
+            self.event_details.append((float(t), name, det))
+        self._ev_read = n
+
+    def run(self, log_path: str | Path | None = None, header: dict | None = None, block_rows: int = 1000,
+            on_rows=None) -> DigitalResult:
+        """Integrate to the end criteria; write the run log when ``log_path`` is given;
+        ``on_rows(rows)`` (optional) sees every block of log rows (an (n, width) array)."""
+        t_cpu = time.process_time()
+        buf = np.zeros((block_rows, self.width))
+        writer = None
+        if log_path is not None:
+            log_path = Path(log_path)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            hdr = {"case": self.case.source or self.case.name, "kind": "digital", "model": self.model,
+                   "integrator": self.integrator, "dt_s": self.dt, "log_period_s": self.spr * self.dt,
+                   "config": {"emulator": str(self.emu.file) if self.emu.file else None,
+                              "mechanism": str(self.emu.mechanism_path) if self.model == "mechanism" else None,
+                              "interface": str(self.emu.interface_path) if self.model == "mechanism" else None,
+                              "rod": vars(self.emu.rod) if self.emu.rod is not None and self.model != "mechanism"
+                              else None}}
+            hdr.update(header or {})
+            writer = RunLogWriter(log_path, self.fields, header=hdr, threaded=False,
+                                  capacity=max(1 << 14, 2 * block_rows), flush_interval_s=0.1)
+        try:
+            while not self.ended:
+                n = self.advance_rows(buf)
+                if writer is not None:
+                    for i in range(n):
+                        writer.staging[:] = buf[i]
+                        writer.commit()
+                    writer.flush()
+                if on_rows is not None and n:
+                    on_rows(buf[:n])
+                if n == 0 and not self.ended:
+                    raise RuntimeError("digital run made no progress")
+            if writer is not None:
+                for t, name, det in self.event_details:
+                    writer.event(name, t=t, detail=det)
+                writer.event("end", t=self.t, reason=END_NAMES.get(int(self.istate[J_END]), "?"))
+        finally:
+            if writer is not None:
+                writer.close()
+        cpu = time.process_time() - t_cpu
+        return self.result(log_path, cpu)
+
+    def result(self, log_path=None, cpu_s: float = 0.0) -> DigitalResult:
+        s = self.stats
+        end = int(self.istate[J_END])
+        msg = ""
+        if end == END_MECHANISM:
+            msg = str(MechanismError(int(self.istate[J_STATUS]), int(self.mech.view.status[1])))
+        elif end == END_PENETRATION:
+            pens = [d for (_, n, d) in self.event_details if n == "penetration_limit"]
+            msg = pens[-1] if pens else "penetration limit exceeded"
+        rel = self.sc.relative()
+        if self.model == "mechanism":
+            first = next((t for t, n in self.events if n == "first_contact"), None)
+        else:
+            first = float(s[ST_FIRST]) if s[ST_FIRST] >= 0.0 else None
+        return DigitalResult(
+            case=self.case.name, model=self.model, captured=bool(s[ST_TCAP] >= 0.0),
+            time_to_capture_s=float(s[ST_TCAP]) if s[ST_TCAP] >= 0.0 else None,
+            peak_force_n=float(s[ST_PEAKF]), peak_moment_nm=float(s[ST_PEAKM]), max_penetration_m=float(s[ST_MAXPEN]),
+            energy_absorbed_j=float(s[ST_EABS]), max_excursion_m=float(s[ST_MAXEXC]), first_contact_s=first,
+            end_reason=END_NAMES.get(end, "running"), t_end_s=self.t,
+            rel_velocity_end_mps=[float(v) for v in rel[S.REL_V:S.REL_V + 3]], events=list(self.events),
+            log_path=Path(log_path) if log_path is not None else None, cpu_s=cpu_s, steps=int(self.istate[J_STEPS]),
+            fine_steps=int(self.istate[J_FINE_STEPS]), integrator=self.integrator, dt_s=self.dt, message=msg)
+
+
+def stand_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
+    """The stand's gravity in the active unit's frame A at the platform's home pose (m/s^2):
+    what the mechanism feels on the stand (``R_AW [0, 0, -g]``; -g x_A on the default stand)."""
+    from rt import spatial as SP
+    g = emu.gravity_m_per_s2 if emu is not None else 9.80665
+    home = np.asarray(stand.hexapod.home, dtype=np.float64)
+    R_BT = np.empty((3, 3))
+    SP.quat_to_dcm(home[3:7] / np.linalg.norm(home[3:7]), R_BT)
+    R_WA = stand.platform_base.R @ R_BT @ stand.active_mount.R
+    return R_WA.T @ np.array([0.0, 0.0, -g])
+
+
+def stand_conditions(stand, emu: EmulatorConfig | None = None) -> dict:
+    """Keyword arguments of :class:`DigitalSim` for the stand's conditions: the stand's 1 g on
+    the mechanism and the HIL coupling (the controller's model of the vehicles' load)."""
+    return {"gravity_A": stand_gravity_A(stand, emu), "hil_coupling": True}
+
+
+def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:
+    """Run the all-digital reference of ``case`` (a Case or a path) to its end criteria.
+
+    ``stand`` (optional) only goes into the log header; ``emu`` (EmulatorConfig or path) supplies
+    the physics step, integrator and presets; ``log_path`` writes the run log (rt.runlog format).
+    Keyword arguments go to :class:`DigitalSim` (``dt``, ``integrator``, ``log_rate_hz``,
+    ``coarse``, ``coarse_dt``, ``gap_margin_m``, ``duration_s``, ``gravity_A``, ``hil_coupling``)."""
+    sim = DigitalSim(case, emu, **kw)
+    header = {"stand": str(stand.file) if stand is not None else None}
+    return sim.run(log_path, header=header)
+
+
+__all__ = ["DigitalSim", "DigitalResult", "simulate", "stand_gravity_A", "stand_conditions", "LOG_FIELDS_MECH", "LOG_FIELDS_ROD", "END_NAMES"]

@@ -1,0 +1,856 @@
+"""The emulated stand world: the physics of the docking test stand with no wire protocol
+(issue 7 item 2; docs/models/world.md).
+
+* The hexapod (``sim_stand.platform_model``: per-actuator servo, transport delay, limits;
+  geometry ``stand.hexapod``) carries the active docking unit A rigidly at
+  ``stand.active_mount`` (A in T). The top's pose comes from forward kinematics, its twist from
+  ``J^-1 L'`` and its acceleration from ``J^-1 (L'' - quadratic terms)`` (exact for the
+  actuators' motion, docs/models/world.md §2).
+* The docking mechanism (``sim_stand.mechanism``, seed 001) has its base frame 0 = A. Its base
+  motion ``[a_0, omega_0, eps_0, g_0]`` (frame 0, seed 000 §2.5 transport terms) comes from the
+  platform: ``a_0 = R_0B (a_T + eps x r + omega x (omega x r))`` with ``r = R_BT p_TA`` etc.;
+  the stand is in 1 g along -z of the lab frame W, so ``g_0 = R_0W [0, 0, -g]``.
+* The passive unit P is fixed in W at ``stand.passive_mount``; the contacts and latches between
+  the mechanism's ring (buffer link E = the ring frame R of the mechanism config) and P come
+  from ``sim_stand.contact`` (seed 002).
+* Or, with ``emu.model = "elastic_rod"``, no mechanism: a calibration rod (``sim_stand.rod``)
+  between the active unit, rigid on the top, and the passive face.
+
+Integration (``emu.integrator``): ``semi_implicit_euler`` (one model evaluation per step:
+velocities from the accelerations at the start of the step, then positions from the new
+velocities) or ``rk4`` (the base pose at the stage times interpolated between the platform's
+states at the ends of the step). Either way the contact kernel's latch states are committed
+once per step, at the step's end state. One compiled call integrates a whole
+:meth:`StandWorld.advance` (every physics step of one controller period).
+
+Shared kernels (also used by the all-digital reference ``sim_stand.digital``): the kinematic
+record ``kin`` of A in P (``K_*``), :func:`dock_contact` (ring pose/twist in P, contact
+evaluation, the ring's contact wrench in C), :func:`dock_base_motion`,
+:func:`sie_ring_update`, :func:`absorbed_power`, :func:`record_events`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from numba import njit
+
+from rt import hexapod as HX
+from rt import spatial as SP
+from rt.config.stand import Stand
+from sim_stand.contact import build_interface, load_interface
+from sim_stand.contact import kernel as CK
+from sim_stand.contact.model import EVENT_NAMES
+from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
+from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
+from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, servo_step
+from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, R_K, rod_eval
+from sim_stand.world_config import EmulatorConfig, load_emulator
+
+# ------------------------------------------------------------------ kinematic record of A in P
+K_P = 0        # p_PA_P (3)
+K_R = 3        # R_PA, row-major (9)
+K_V = 12       # absolute velocity of A's origin, P components (3)
+K_W = 15       # absolute angular velocity of A, P components (3)
+K_A = 18       # absolute acceleration of A's origin, P components (3)
+K_E = 21       # absolute angular acceleration of A, P components (3)
+K_G = 24       # gravity, P components (3)
+K_VP = 27      # absolute velocity of P's origin, P components (3) (zero on the stand)
+K_WP = 30      # absolute angular velocity of P, P components (3)
+KIN_LEN = 33
+
+# ------------------------------------------------------------------ world parameters (float64)
+W_DT = 0
+W_INTEG = 1    # 0 semi-implicit Euler, 1 RK4
+W_MODEL = 2    # 0 mechanism, 1 elastic rod
+W_GP = 3       # gravity in P (3)
+W_PPB = 6      # p_PB_P: B's origin in P (3)
+W_RPB = 9      # R_PB (9)
+W_PTA = 18     # p_TA_T (3)
+W_RTA = 21     # R_TA (9)
+W_COM = 30     # ring centre of mass in the ring frame R = E (3)
+W_HTOL = 33    # forward-kinematics tolerance (m)
+W_HMAXIT = 34
+W_TOP0 = 35    # top position at reset (3)
+W_LEN = 40
+INTEG_SIE, INTEG_RK4 = 0, 1
+MODEL_MECH, MODEL_ROD = 0, 1
+
+# integer state
+I_HEAD = 0     # platform delay-ring head
+I_FAULT = 1    # platform fault bits (FAULT_STROKE, FAULT_VELOCITY, FAULT_FK)
+I_NEV = 2      # events recorded (total, may exceed the buffer)
+I_PEN = 3      # penetration limit currently exceeded
+I_STEPS = 4    # physics steps since reset
+I_STATUS = 5   # mechanism status of the last evaluation (0 ok)
+I_CONTACT = 6  # rod: in contact
+I_LEN = 8
+FAULT_FK = 4   # forward kinematics failed (the pose was kept)
+
+# statistics (float64)
+ST_T = 0
+ST_PEAKF = 1
+ST_PEAKM = 2
+ST_MAXPEN = 3
+ST_EABS = 4
+ST_TCAP = 5    # -1: not captured
+ST_MAXEXC = 6
+ST_POW = 7     # dissipated power at the last evaluation
+ST_PEN = 8     # max class-1 penetration at the last evaluation
+ST_LEN = 10
+
+# events: rows [t, code, detail, value]; codes 1..16 = contact kernel bits (EVENT_NAMES)
+EV_PENETRATION = 32
+EV_PLATFORM_FAULT = 64
+EV_MAX = 1024
+EVENT_CODE_NAMES = {**EVENT_NAMES, EV_PENETRATION: "penetration_limit", EV_PLATFORM_FAULT: "platform_fault"}
+
+
+# ====================================================================== shared kernels
+@njit(cache=True, error_model="numpy")
+def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
+    """Pose and absolute twist in P of the ring frame E (= the mechanism's ring frame R, origin
+    at the ring plane centre, axes of C) from the ring state ``xr`` (relative to frame 0 = A) and
+    A's state ``kin`` (seed 002 §4.6). Fills ``aC`` (= R_C0) and ``R_PE``."""
+    ring_dcm(xr[3], xr[4], xr[5], aC)
+    # E's origin in frame 0: r_E = r_C - aC^T com
+    e0 = xr[0] - (aC[0, 0] * com[0] + aC[1, 0] * com[1] + aC[2, 0] * com[2])
+    e1 = xr[1] - (aC[0, 1] * com[0] + aC[1, 1] * com[1] + aC[2, 1] * com[2])
+    e2 = xr[2] - (aC[0, 2] * com[0] + aC[1, 2] * com[1] + aC[2, 2] * com[2])
+    # omega_C in frame 0 and the relative velocity of E's origin (frame 0)
+    wc0 = aC[0, 0] * xr[9] + aC[1, 0] * xr[10] + aC[2, 0] * xr[11]
+    wc1 = aC[0, 1] * xr[9] + aC[1, 1] * xr[10] + aC[2, 1] * xr[11]
+    wc2 = aC[0, 2] * xr[9] + aC[1, 2] * xr[10] + aC[2, 2] * xr[11]
+    d0 = e0 - xr[0]
+    d1 = e1 - xr[1]
+    d2 = e2 - xr[2]
+    vr0 = xr[6] + wc1 * d2 - wc2 * d1
+    vr1 = xr[7] + wc2 * d0 - wc0 * d2
+    vr2 = xr[8] + wc0 * d1 - wc1 * d0
+    # A's twist in frame 0
+    R = kin[K_R:K_R + 9]
+    va0 = R[0] * kin[K_V] + R[3] * kin[K_V + 1] + R[6] * kin[K_V + 2]
+    va1 = R[1] * kin[K_V] + R[4] * kin[K_V + 1] + R[7] * kin[K_V + 2]
+    va2 = R[2] * kin[K_V] + R[5] * kin[K_V + 1] + R[8] * kin[K_V + 2]
+    w0 = R[0] * kin[K_W] + R[3] * kin[K_W + 1] + R[6] * kin[K_W + 2]
+    w1 = R[1] * kin[K_W] + R[4] * kin[K_W + 1] + R[7] * kin[K_W + 2]
+    w2 = R[2] * kin[K_W] + R[5] * kin[K_W + 1] + R[8] * kin[K_W + 2]
+    v0 = va0 + w1 * e2 - w2 * e1 + vr0
+    v1 = va1 + w2 * e0 - w0 * e2 + vr1
+    v2 = va2 + w0 * e1 - w1 * e0 + vr2
+    for i in range(3):
+        link_pose[0, i] = kin[K_P + i] + R[3 * i] * e0 + R[3 * i + 1] * e1 + R[3 * i + 2] * e2
+        link_twist[0, i] = R[3 * i] * v0 + R[3 * i + 1] * v1 + R[3 * i + 2] * v2
+        link_twist[0, 3 + i] = kin[K_W + i] + R[3 * i] * wc0 + R[3 * i + 1] * wc1 + R[3 * i + 2] * wc2
+        for j in range(3):
+            # R_PE = R_PA aC^T
+            R_PE[i, j] = R[3 * i] * aC[j, 0] + R[3 * i + 1] * aC[j, 1] + R[3 * i + 2] * aC[j, 2]
+    SP.dcm_to_quat(R_PE, link_pose[0, 3:7])
+
+
+@njit(cache=True, error_model="numpy")
+def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
+                 latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE):
+    """Contact evaluation for the ring at ``xr`` on a base at ``kin`` (seed 002 eq. 7, §4.8):
+    wrench on the passive unit ``wrench_P`` (P, about P's origin) and the ring's contact wrench
+    ``cw`` in the mechanism's input convention (frame C, about the ring's centre of mass).
+    Returns the number of contacts."""
+    ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
+    n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
+                    wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
+    # wrench_links[0]: P components, moment about E's origin -> C components about C's origin
+    f0 = R_PE[0, 0] * wrench_links[0, 0] + R_PE[1, 0] * wrench_links[0, 1] + R_PE[2, 0] * wrench_links[0, 2]
+    f1 = R_PE[0, 1] * wrench_links[0, 0] + R_PE[1, 1] * wrench_links[0, 1] + R_PE[2, 1] * wrench_links[0, 2]
+    f2 = R_PE[0, 2] * wrench_links[0, 0] + R_PE[1, 2] * wrench_links[0, 1] + R_PE[2, 2] * wrench_links[0, 2]
+    m0 = R_PE[0, 0] * wrench_links[0, 3] + R_PE[1, 0] * wrench_links[0, 4] + R_PE[2, 0] * wrench_links[0, 5]
+    m1 = R_PE[0, 1] * wrench_links[0, 3] + R_PE[1, 1] * wrench_links[0, 4] + R_PE[2, 1] * wrench_links[0, 5]
+    m2 = R_PE[0, 2] * wrench_links[0, 3] + R_PE[1, 2] * wrench_links[0, 4] + R_PE[2, 2] * wrench_links[0, 5]
+    # about C: m_C = m_E - (C - E) x f, with C - E = com (C components)
+    cw[0] = f0
+    cw[1] = f1
+    cw[2] = f2
+    cw[3] = m0 - (com[1] * f2 - com[2] * f1)
+    cw[4] = m1 - (com[2] * f0 - com[0] * f2)
+    cw[5] = m2 - (com[0] * f1 - com[1] * f0)
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def dock_base_motion(kin, bm):
+    """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
+    absolute kinematics in P (seed 000 §2.5; gravity zero in orbit)."""
+    R = kin[K_R:K_R + 9]
+    for blk in range(4):
+        src = K_A if blk == 0 else (K_W if blk == 1 else (K_E if blk == 2 else K_G))
+        x = kin[src]
+        y = kin[src + 1]
+        z = kin[src + 2]
+        for i in range(3):
+            bm[3 * blk + i] = R[i] * x + R[3 + i] * y + R[6 + i] * z
+
+
+@njit(cache=True, error_model="numpy")
+def sie_ring_update(xr, xdot, dt):
+    """Semi-implicit (symplectic) Euler step of the ring state: the velocities [v_C, omega_C]
+    from the accelerations in ``xdot``, then r_C and the y-z-x angles from the new velocities
+    (seed 001 §3.3 angle rates)."""
+    for i in range(3):
+        xr[6 + i] += dt * xdot[6 + i]
+        xr[9 + i] += dt * xdot[9 + i]
+    for i in range(3):
+        xr[i] += dt * xr[6 + i]
+    th = xr[4]
+    ph = xr[5]
+    cph = math.cos(ph)
+    sph = math.sin(ph)
+    t = cph * xr[10] - sph * xr[11]
+    d_psi = t / math.cos(th)
+    d_th = sph * xr[10] + cph * xr[11]
+    d_ph = xr[9] - math.tan(th) * t
+    xr[3] += dt * d_psi
+    xr[4] += dt * d_th
+    xr[5] += dt * d_ph
+
+
+@njit(cache=True, error_model="numpy")
+def absorbed_power(mp, mout):
+    """Power absorbed by the mechanism's dampers, brakes and electromechanical dampers (W, >= 0
+    when absorbing), from the last evaluation's ``dev_power``."""
+    nl = int(mp[ML.H_NLEGS])
+    o = int(mp[ML.H_OUT + 10])
+    s = 0.0
+    for k in range(nl):
+        b = o + k * ML.NDEV
+        s -= mout[b + ML.DEV_DAMPER] + mout[b + ML.DEV_BRAKE] + mout[b + ML.DEV_EMD]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def max_class1_penetration(rec, n):
+    m = 0.0
+    for k in range(min(n, rec.shape[0])):
+        if rec[k, CK.C_CLASS] == 1.0 and rec[k, CK.C_PEN] > m:
+            m = rec[k, CK.C_PEN]
+    return m
+
+
+@njit(cache=True, error_model="numpy")
+def _event(ev, istate, t, code, detail, value):
+    k = istate[I_NEV]
+    if k < ev.shape[0]:
+        ev[k, 0] = t
+        ev[k, 1] = code
+        ev[k, 2] = detail
+        ev[k, 3] = value
+    istate[I_NEV] = k + 1
+
+
+@njit(cache=True, error_model="numpy")
+def record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate):
+    """Events of a committed contact evaluation (the same rules as ContactModel.commit), the
+    penetration-limit episodes; then the new latch states become current."""
+    bits = info[3]
+    if bits != 0:
+        if bits & CK.EV_FIRST_CONTACT:
+            _event(ev, istate, t, CK.EV_FIRST_CONTACT, rec[0, CK.C_PAIR] if info[2] > 0 else -1.0, 0.0)
+        for l in range(lat.shape[0]):
+            prev = cst_in[CK.S_LATCH0 + l]
+            new = cst_out[CK.S_LATCH0 + l]
+            sensor = lat[l, CK.L_KIND] == 1.0
+            if (bits & CK.EV_LATCH_DEFLECTED) and not sensor and prev == CK.LAT_FREE and (
+                    new == CK.LAT_DEFLECTED or new == CK.LAT_BOTTOMED):
+                _event(ev, istate, t, CK.EV_LATCH_DEFLECTED, l, 0.0)
+            if (bits & CK.EV_LATCH_ENGAGED) and not sensor and new == CK.LAT_ENGAGED and prev != CK.LAT_ENGAGED:
+                _event(ev, istate, t, CK.EV_LATCH_ENGAGED, l, 0.0)
+            if (bits & CK.EV_SENSOR) and sensor and new == CK.SEN_TRIGGERED and prev != CK.SEN_TRIGGERED:
+                _event(ev, istate, t, CK.EV_SENSOR, l, 0.0)
+        if bits & CK.EV_SOFT_CAPTURE:
+            _event(ev, istate, t, CK.EV_SOFT_CAPTURE, -1.0, 0.0)
+    if info[0] & CK.ST_PENETRATION:
+        if istate[I_PEN] == 0:
+            _event(ev, istate, t, EV_PENETRATION, info[1], info_f[0])
+        istate[I_PEN] = 1
+    else:
+        istate[I_PEN] = 0
+    for i in range(cst_in.shape[0]):
+        cst_in[i] = cst_out[i]
+
+
+# ====================================================================== the stand's platform
+@njit(cache=True, error_model="numpy")
+def top_rates(base, top, pose, Ld, Ldd, twist, acc, J, J2, b6, Ltmp):
+    """Twist ``[v; omega]`` (B) of the top from the actuator rates, ``J twist = L'``, and its
+    acceleration from ``J [a; eps] = L'' - u . (omega x (omega x r)) - (|l'|^2 - L'^2) / L``
+    (the second derivative of L_i = |p + R t_i - b_i|). Returns False if J is singular."""
+    HX.inverse(base, top, pose, Ltmp, J)
+    for i in range(6):
+        b6[i] = Ld[i]
+        for j in range(6):
+            J2[i, j] = J[i, j]
+    if not HX.solve6(J2, b6, twist):
+        return False
+    qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
+    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    qw /= n
+    qx /= n
+    qy /= n
+    qz /= n
+    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
+    r01 = 2.0 * (qx * qy - qw * qz)
+    r02 = 2.0 * (qx * qz + qw * qy)
+    r10 = 2.0 * (qx * qy + qw * qz)
+    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
+    r12 = 2.0 * (qy * qz - qw * qx)
+    r20 = 2.0 * (qx * qz - qw * qy)
+    r21 = 2.0 * (qy * qz + qw * qx)
+    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    vx, vy, vz = twist[0], twist[1], twist[2]
+    wx, wy, wz = twist[3], twist[4], twist[5]
+    for i in range(6):
+        tx, ty, tz = top[i, 0], top[i, 1], top[i, 2]
+        rx = r00 * tx + r01 * ty + r02 * tz
+        ry = r10 * tx + r11 * ty + r12 * tz
+        rz = r20 * tx + r21 * ty + r22 * tz
+        ux, uy, uz = J[i, 0], J[i, 1], J[i, 2]
+        # omega x (omega x r)
+        cx = wy * rz - wz * ry
+        cy = wz * rx - wx * rz
+        cz = wx * ry - wy * rx
+        qx_ = wy * cz - wz * cy
+        qy_ = wz * cx - wx * cz
+        qz_ = wx * cy - wy * cx
+        lx = vx + cx
+        ly = vy + cy
+        lz = vz + cz
+        Lr = ux * lx + uy * ly + uz * lz
+        b6[i] = Ldd[i] - (ux * qx_ + uy * qy_ + uz * qz_) - (lx * lx + ly * ly + lz * lz - Lr * Lr) / Ltmp[i]
+        for j in range(6):
+            J2[i, j] = J[i, j]
+    return HX.solve6(J2, b6, acc)
+
+
+@njit(cache=True, error_model="numpy")
+def platform_kin(wpar, pose, twist, acc, kin):
+    """A's absolute kinematics in P (the record ``K_*``) from the top's pose, twist and
+    acceleration in B (A rides on T at p_TA_T, R_TA; B and P are fixed in the lab W):
+    p_PA = p_PB + R_PB (p_BT + r), r = R_BT p_TA; R_PA = R_PB R_BT R_TA;
+    v_A = R_PB (v_T + w x r); a_A = R_PB (a_T + eps x r + w x (w x r)); w, eps: R_PB w, R_PB eps."""
+    qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
+    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    qw /= n
+    qx /= n
+    qy /= n
+    qz /= n
+    b00 = 1.0 - 2.0 * (qy * qy + qz * qz)
+    b01 = 2.0 * (qx * qy - qw * qz)
+    b02 = 2.0 * (qx * qz + qw * qy)
+    b10 = 2.0 * (qx * qy + qw * qz)
+    b11 = 1.0 - 2.0 * (qx * qx + qz * qz)
+    b12 = 2.0 * (qy * qz - qw * qx)
+    b20 = 2.0 * (qx * qz - qw * qy)
+    b21 = 2.0 * (qy * qz + qw * qx)
+    b22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    pta = wpar[W_PTA:W_PTA + 3]
+    rta = wpar[W_RTA:W_RTA + 9]
+    rpb = wpar[W_RPB:W_RPB + 9]
+    r0 = b00 * pta[0] + b01 * pta[1] + b02 * pta[2]
+    r1 = b10 * pta[0] + b11 * pta[1] + b12 * pta[2]
+    r2 = b20 * pta[0] + b21 * pta[1] + b22 * pta[2]
+    wx, wy, wz = twist[3], twist[4], twist[5]
+    ex, ey, ez = acc[3], acc[4], acc[5]
+    cx = wy * r2 - wz * r1
+    cy = wz * r0 - wx * r2
+    cz = wx * r1 - wy * r0
+    vx = twist[0] + cx
+    vy = twist[1] + cy
+    vz = twist[2] + cz
+    ax = acc[0] + ey * r2 - ez * r1 + wy * cz - wz * cy
+    ay = acc[1] + ez * r0 - ex * r2 + wz * cx - wx * cz
+    az = acc[2] + ex * r1 - ey * r0 + wx * cy - wy * cx
+    pbx = pose[0] + r0
+    pby = pose[1] + r1
+    pbz = pose[2] + r2
+    for j in range(3):
+        # column j of R_BA = R_BT R_TA
+        c0 = b00 * rta[j] + b01 * rta[3 + j] + b02 * rta[6 + j]
+        c1 = b10 * rta[j] + b11 * rta[3 + j] + b12 * rta[6 + j]
+        c2 = b20 * rta[j] + b21 * rta[3 + j] + b22 * rta[6 + j]
+        for i in range(3):
+            kin[K_R + 3 * i + j] = rpb[3 * i] * c0 + rpb[3 * i + 1] * c1 + rpb[3 * i + 2] * c2
+    for i in range(3):
+        a = rpb[3 * i]
+        b = rpb[3 * i + 1]
+        c = rpb[3 * i + 2]
+        kin[K_P + i] = wpar[W_PPB + i] + a * pbx + b * pby + c * pbz
+        kin[K_V + i] = a * vx + b * vy + c * vz
+        kin[K_W + i] = a * wx + b * wy + c * wz
+        kin[K_A + i] = a * ax + b * ay + c * az
+        kin[K_E + i] = a * ex + b * ey + c * ez
+        kin[K_G + i] = wpar[W_GP + i]
+        kin[K_VP + i] = 0.0
+        kin[K_WP + i] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp, fkw,
+                  istate):
+    """One physics step of the platform (the semantics of PlatformModel.step): servo with the
+    transport delay line, forward kinematics warm-started at the last pose, top twist and
+    acceleration. Fault bits accumulate in istate[I_FAULT]."""
+    head, f = servo_step(ppar, L, Ld, Ldd, ring, istate[I_HEAD], cmd)
+    istate[I_HEAD] = head
+    istate[I_FAULT] |= f
+    for i in range(7):
+        pose_g[i] = pose[i]
+    st, _ = HX.forward(base, top, L, pose_g, pose, fkw, wpar[W_HTOL], int(wpar[W_HMAXIT]))
+    if st != 0:
+        istate[I_FAULT] |= FAULT_FK
+    if not top_rates(base, top, pose, Ld, Ldd, twist, acc, J, J2, b6, Ltmp):
+        istate[I_FAULT] |= FAULT_FK
+
+
+# ====================================================================== one world evaluation
+@njit(cache=True, error_model="numpy")
+def _mech_eval(wpar, kin, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
+               wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE):
+    dock_contact(kin, xr, wpar[W_COM:W_COM + 3], feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
+                 wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
+    dock_base_motion(kin, bm)
+    return mechanism_derivatives(mp, mw, xr, bm, cw, mout)
+
+
+@njit(cache=True, error_model="numpy")
+def _interp_kin(k0, k1, km):
+    """Mid-step kinematics: the average of the step's end states (second order; R_PA averaged
+    element-wise, its non-orthogonality is O(|omega dt|^2) ~ 1e-10)."""
+    for i in range(KIN_LEN):
+        km[i] = 0.5 * (k0[i] + k1[i])
+
+
+@njit(cache=True, error_model="numpy")
+def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
+    f = math.sqrt(wrench_P[0] ** 2 + wrench_P[1] ** 2 + wrench_P[2] ** 2)
+    m = math.sqrt(wrench_P[3] ** 2 + wrench_P[4] ** 2 + wrench_P[5] ** 2)
+    if f > stats[ST_PEAKF]:
+        stats[ST_PEAKF] = f
+    if m > stats[ST_PEAKM]:
+        stats[ST_PEAKM] = m
+    stats[ST_PEN] = pen
+    if pen > stats[ST_MAXPEN]:
+        stats[ST_MAXPEN] = pen
+    stats[ST_EABS] += 0.5 * dt * (stats[ST_POW] + power_new)
+    stats[ST_POW] = power_new
+    d = math.sqrt((pose[0] - wpar[W_TOP0]) ** 2 + (pose[1] - wpar[W_TOP0 + 1]) ** 2
+                  + (pose[2] - wpar[W_TOP0 + 2]) ** 2)
+    if d > stats[ST_MAXEXC]:
+        stats[ST_MAXEXC] = d
+    if cst_in.shape[0] > CK.S_CAPTURED and cst_in[CK.S_CAPTURED] != 0 and stats[ST_TCAP] < 0.0:
+        stats[ST_TCAP] = t
+    stats[ST_T] = t
+
+
+@njit(cache=True, error_model="numpy")
+def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp,
+                  fkw, kin0, kin1, kinm, xr, mp, mw, mout, bm, cw, kst, xt, feat, featP, pairs, mat, lat, cst_in,
+                  cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
+                  link_twist, aC, R_PE, ro, istate, stats, ev):
+    """``nsteps`` physics steps with the actuator command ``cmd`` held (it enters the platform's
+    delay line every step). On entry the model has been evaluated at the current state (its
+    derivative is in ``mout``, its kinematics in ``kin0``); on exit likewise at the new state.
+    Returns 0, or the mechanism's non-zero status (the state is then that of the failing step)."""
+    dt = wpar[W_DT]
+    model = int(wpar[W_MODEL])
+    rk4 = int(wpar[W_INTEG]) == INTEG_RK4
+    for _ in range(nsteps):
+        fault_before = istate[I_FAULT]
+        platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp, fkw,
+                      istate)
+        platform_kin(wpar, pose, twist, acc, kin1)
+        istate[I_STEPS] += 1
+        t = istate[I_STEPS] * dt
+        if istate[I_FAULT] != fault_before:
+            _event(ev, istate, t, EV_PLATFORM_FAULT, istate[I_FAULT], 0.0)
+        if model == MODEL_MECH:
+            if not rk4:
+                sie_ring_update(xr, mout, dt)
+            else:
+                for i in range(12):
+                    kst[0, i] = mout[i]
+                _interp_kin(kin0, kin1, kinm)
+                for s in range(1, 4):
+                    h = 0.5 * dt if s < 3 else dt
+                    for i in range(12):
+                        xt[i] = xr[i] + h * kst[s - 1, i]
+                    st = _mech_eval(wpar, kinm if s < 3 else kin1, xt, mp, mw, mout, bm, cw, feat, featP, pairs,
+                                    mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
+                                    Rl, cscr, link_pose, link_twist, aC, R_PE)
+                    if st != 0:
+                        istate[I_STATUS] = st
+                        return st
+                    for i in range(12):
+                        kst[s, i] = mout[i]
+                for i in range(12):
+                    xr[i] += dt / 6.0 * (kst[0, i] + 2.0 * (kst[1, i] + kst[2, i]) + kst[3, i])
+            n = _mech_eval(wpar, kin1, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out,
+                           rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist,
+                           aC, R_PE)
+            istate[I_STATUS] = n
+            if n != 0:
+                return n
+            ncont = info[2]
+            record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate)
+            _stats_update(t, wpar, pose, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt,
+                          stats, cst_in)
+        else:
+            R = aC
+            for i in range(3):
+                for j in range(3):
+                    R[i, j] = kin1[K_R + 3 * i + j]
+            f = rod_eval(rp, kin1[K_P:K_P + 3], R, kin1[K_V:K_V + 3], kin1[K_W:K_W + 3], kin1[K_VP:K_VP + 3],
+                         kin1[K_WP:K_WP + 3], wrench_P, ro)
+            if f > 0.0 and istate[I_CONTACT] == 0:
+                istate[I_CONTACT] = 1
+                _event(ev, istate, t, CK.EV_FIRST_CONTACT, -1.0, 0.0)
+            pw = rp[R_C] * ro[RO_RATE] * ro[RO_RATE] if f > 0.0 else 0.0
+            _stats_update(t, wpar, pose, wrench_P, ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats,
+                          cst_in)
+        for i in range(KIN_LEN):
+            kin0[i] = kin1[i]
+    return 0
+
+
+# ====================================================================== Python shell
+def _q(R: np.ndarray) -> np.ndarray:
+    q = np.empty(4)
+    SP.dcm_to_quat(np.ascontiguousarray(R, dtype=np.float64), q)
+    return q
+
+
+def rest_state(mech: Mechanism, base_motion: np.ndarray, x0: np.ndarray | None = None, tol: float = 1e-11,
+               max_iter: int = 40) -> np.ndarray:
+    """Static equilibrium of the ring on a base with the given (constant) base motion, no contact:
+    the pose where the ring's accelerations vanish at zero velocity (springs against gravity;
+    dampers and brakes exert nothing at rest). Newton on the 6 pose coordinates with a central
+    finite-difference Jacobian, started from the reference pose."""
+    x = mech.home_state() if x0 is None else np.array(x0, dtype=np.float64)
+    x[6:] = 0.0
+    cw = np.zeros(6)
+    bm = np.asarray(base_motion, dtype=np.float64)
+
+    def f(z):
+        xx = x.copy()
+        xx[:6] = z
+        return mech.evaluate(xx, bm, cw).udot.copy()
+
+    z = x[:6].copy()
+    r = f(z)
+    for _ in range(max_iter):
+        if np.abs(r).max() < tol:
+            break
+        Jm = np.empty((6, 6))
+        for j in range(6):
+            h = 1e-6
+            zp = z.copy()
+            zm = z.copy()
+            zp[j] += h
+            zm[j] -= h
+            Jm[:, j] = (f(zp) - f(zm)) / (2 * h)
+        dz = np.linalg.solve(Jm, -r)
+        lam = 1.0
+        nr = np.abs(r).max()
+        while lam > 1e-3:
+            zn = z + lam * dz
+            try:
+                rn = f(zn)
+            except MechanismError:
+                lam *= 0.5
+                continue
+            if np.abs(rn).max() < nr or lam < 2e-3:
+                break
+            lam *= 0.5
+        z, r = zn, rn
+    else:
+        raise RuntimeError(f"mechanism rest state: Newton did not converge (|udot| = {np.abs(r).max():.3g})")
+    x[:6] = z
+    return x
+
+
+class StandWorld:
+    """The emulated stand's physics (module docstring). Interface used by the emulator shell::
+
+        world = StandWorld(stand, emu)         # emu: EmulatorConfig (None: defaults)
+        world.reset(top_pose)                  # [p_BT_B, q_BT]; at rest, mechanism at rest, t = 0
+        world.advance(cmd_lengths, dt)         # dt = a whole number of physics steps
+        world.t, world.wrench_P, world.top_pose, world.top_twist, world.lengths,
+        world.platform_fault, world.captured, world.events, world.stats, world.relative_pose_PA()
+    """
+
+    def __init__(self, stand: Stand, emu: EmulatorConfig | str | None = None):
+        if emu is None or isinstance(emu, (str, bytes)) or hasattr(emu, "__fspath__"):
+            emu = load_emulator(emu)
+        self.stand = stand
+        self.emu = emu
+        self.dt = emu.physics_dt_s
+        self.model = emu.model
+        self.platform = PlatformModel(stand.hexapod, replace(emu.platform, physics_dt_s=self.dt))
+        self.base = np.ascontiguousarray(stand.hexapod.base)
+        self.top = np.ascontiguousarray(stand.hexapod.top)
+        # ---- world parameters
+        w = np.zeros(W_LEN)
+        w[W_DT] = self.dt
+        w[W_INTEG] = INTEG_RK4 if emu.integrator == "rk4" else INTEG_SIE
+        w[W_MODEL] = MODEL_ROD if emu.model == "elastic_rod" else MODEL_MECH
+        R_WP, p_WP = stand.passive_mount.R, stand.passive_mount.p
+        R_WB, p_WB = stand.platform_base.R, stand.platform_base.p
+        w[W_GP:W_GP + 3] = R_WP.T @ np.array([0.0, 0.0, -emu.gravity_m_per_s2])
+        w[W_PPB:W_PPB + 3] = R_WP.T @ (p_WB - p_WP)
+        w[W_RPB:W_RPB + 9] = (R_WP.T @ R_WB).ravel()
+        w[W_PTA:W_PTA + 3] = stand.active_mount.p
+        w[W_RTA:W_RTA + 9] = np.asarray(stand.active_mount.R).ravel()
+        w[W_HTOL] = 1e-13
+        w[W_HMAXIT] = 30
+        self.wpar = w
+        self.rod = emu.rod
+        self.rp = (emu.rod.pack() if emu.rod is not None else np.zeros(3))
+        # ---- mechanism and contact (allocated for both models: the rod leaves them unused)
+        self.mech = Mechanism(load_mechanism(emu.mechanism_path))
+        w[W_COM:W_COM + 3] = self.mech.cfg.ring_com_R
+        self.packed = build_interface(load_interface(emu.interface_path))
+        pk = self.packed
+        nl = pk.lat.shape[0]
+        self.featP = pk.feat.copy()
+        self.rec = np.zeros((pk.max_contacts, CK.CW))
+        self.wrench_P = np.zeros(6)
+        self.wrench_links = np.zeros((pk.n_links, 6))
+        self.cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
+        self.cst_out = np.zeros_like(self.cst)
+        self.cst_tmp = np.zeros_like(self.cst)
+        self.latch_p = np.zeros(nl)
+        self.info = np.zeros(4, dtype=np.int64)
+        self.info_f = np.zeros(2)
+        self.Rl = np.zeros((pk.n_links, 3, 3))
+        self.cscr = np.zeros(CK.SCRATCH)
+        self.link_pose = np.zeros((pk.n_links, 7))
+        self.link_twist = np.zeros((pk.n_links, 6))
+        self.xr = self.mech.home_state()
+        self.bm = np.zeros(12)
+        self.cw = np.zeros(6)
+        self.kst = np.zeros((4, 12))
+        self.xt = np.zeros(12)
+        # ---- platform scratch
+        self.cmd = np.zeros(6)
+        self.pose_g = np.zeros(7)
+        self.acc = np.zeros(6)
+        self.J = np.zeros((6, 6))
+        self.J2 = np.zeros((6, 6))
+        self.b6 = np.zeros(6)
+        self.Ltmp = np.zeros(6)
+        self.fkw = HX.fk_workspace()
+        self.kin0 = np.zeros(KIN_LEN)
+        self.kin1 = np.zeros(KIN_LEN)
+        self.kinm = np.zeros(KIN_LEN)
+        self.aC = np.zeros((3, 3))
+        self.R_PE = np.zeros((3, 3))
+        self.ro = np.zeros(RO_LEN)
+        self.istate = np.zeros(I_LEN, dtype=np.int64)
+        self.stats_arr = np.zeros(ST_LEN)
+        self.ev = np.zeros((EV_MAX, 4))
+        self.events: list[tuple[float, str]] = []
+        self.event_details: list[tuple[float, str, str]] = []
+        self._ev_read = 0
+        self.reset(stand.hexapod.home.copy())
+
+    # ------------------------------------------------------------------ control
+    def reset(self, top_pose) -> None:
+        """Platform at rest at ``top_pose`` ([p_BT_B, q_BT]), the mechanism at its static
+        equilibrium under the stand's gravity there, no contact state, t = 0."""
+        pm = self.platform
+        pose = np.asarray(top_pose, dtype=np.float64).copy()
+        pose[3:] /= np.linalg.norm(pose[3:])
+        pm.reset_to_pose(pose)
+        pm.head = 0
+        pm.fault = 0
+        pm.Ldd[:] = 0.0
+        self.istate[:] = 0
+        self.stats_arr[:] = 0.0
+        self.stats_arr[ST_TCAP] = -1.0
+        self.wpar[W_TOP0:W_TOP0 + 3] = pm.pose[:3]
+        self.cmd[:] = pm.L
+        self.acc[:] = 0.0
+        platform_kin(self.wpar, pm.pose, pm.twist, self.acc, self.kin0)
+        self.kin1[:] = self.kin0
+        self.cst[:] = 0
+        self.cst_out[:] = 0
+        self.events.clear()
+        self.event_details.clear()
+        self._ev_read = 0
+        self.wrench_P[:] = 0.0
+        self.ro[:] = 0.0
+        if self.model == "mechanism":
+            dock_base_motion(self.kin0, self.bm)
+            self.xr[:] = rest_state(self.mech, self.bm)
+            self._evaluate_now()
+        else:
+            R = self.kin0[K_R:K_R + 9].reshape(3, 3).copy()
+            rod_eval(self.rp, self.kin0[K_P:K_P + 3].copy(), R, self.kin0[K_V:K_V + 3].copy(),
+                     self.kin0[K_W:K_W + 3].copy(), np.zeros(3), np.zeros(3), self.wrench_P, self.ro)
+            if self.ro[RO_FORCE] > 0.0:
+                self.istate[I_CONTACT] = 1
+        self._drain_events()
+
+    def _evaluate_now(self) -> None:
+        """Evaluate the model at the current state and commit (reset, or after a state edit)."""
+        st = _mech_eval(self.wpar, self.kin0, self.xr, self.mech.params, self.mech.workspace, self.mech.out, self.bm,
+                        self.cw, self.packed.feat, self.featP, self.packed.pairs, self.packed.mat, self.packed.lat,
+                        self.cst, self.cst_out, self.rec, self.wrench_P, self.wrench_links, self.latch_p, self.info,
+                        self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist, self.aC, self.R_PE)
+        if st != 0:
+            raise MechanismError(st, int(self.mech.view.status[1]))
+        record_events(self.t, self.packed.lat, self.cst, self.cst_out, self.info, self.info_f, self.rec, self.ev,
+                      self.istate)
+        self.stats_arr[ST_POW] = absorbed_power(self.mech.params, self.mech.out)
+        pen = max_class1_penetration(self.rec, int(self.info[2]))
+        self.stats_arr[ST_PEN] = pen
+        self.stats_arr[ST_MAXPEN] = max(self.stats_arr[ST_MAXPEN], pen)
+        f = float(np.linalg.norm(self.wrench_P[:3]))
+        m = float(np.linalg.norm(self.wrench_P[3:]))
+        self.stats_arr[ST_PEAKF] = max(self.stats_arr[ST_PEAKF], f)
+        self.stats_arr[ST_PEAKM] = max(self.stats_arr[ST_PEAKM], m)
+
+    def steps_for(self, dt: float) -> int:
+        n = int(round(dt / self.dt))
+        if n < 1 or abs(n * self.dt - dt) > 1e-9 * max(1.0, dt):
+            raise ValueError(f"dt = {dt!r} s is not a whole number of physics steps of {self.dt:g} s")
+        return n
+
+    def advance(self, cmd_lengths, dt: float) -> None:
+        """Hold the actuator-length command over ``dt`` (a whole number of physics steps; the
+        command goes through the platform's delay line) and integrate everything."""
+        n = self.steps_for(dt)
+        self.cmd[:] = cmd_lengths
+        pm = self.platform
+        self.istate[I_HEAD] = pm.head
+        self.istate[I_FAULT] = pm.fault
+        mech = self.mech
+        pk = self.packed
+        st = world_advance(n, self.wpar, self.rp, pm.par, self.base, self.top, pm.L, pm.Ld, pm.Ldd, pm.ring,
+                           self.cmd, pm.pose, self.pose_g, pm.twist, self.acc, self.J, self.J2, self.b6, self.Ltmp,
+                           self.fkw, self.kin0, self.kin1, self.kinm, self.xr, mech.params, mech.workspace, mech.out,
+                           self.bm, self.cw, self.kst, self.xt, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
+                           self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
+                           self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
+                           self.aC, self.R_PE, self.ro, self.istate, self.stats_arr, self.ev)
+        pm.head = int(self.istate[I_HEAD])
+        pm.fault = int(self.istate[I_FAULT])
+        pm.accel[:] = self.acc
+        self._drain_events()
+        if st != 0:
+            raise MechanismError(st, int(mech.view.status[1]))
+
+    def _drain_events(self) -> None:
+        n = int(self.istate[I_NEV])
+        for k in range(self._ev_read, min(n, EV_MAX)):
+            t, code, detail, value = self.ev[k]
+            name = EVENT_CODE_NAMES.get(int(code), str(int(code)))
+            self.events.append((float(t), name))
+            self.event_details.append((float(t), name, self._detail(int(code), detail, value)))
+        self._ev_read = n
+
+    def _detail(self, code: int, detail: float, value: float) -> str:
+        pk = self.packed
+        if code == CK.EV_FIRST_CONTACT:
+            return "rod" if self.model == "elastic_rod" else (pk.contact_name(int(detail)) if detail >= 0 else "")
+        if code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
+            return pk.latch_names[int(detail)]
+        if code == CK.EV_SOFT_CAPTURE:
+            return "all latches engaged"
+        if code == EV_PENETRATION:
+            return f"contact pair {pk.contact_name(int(detail))!r}: penetration {value * 1e3:.3f} mm exceeds its limit"
+        if code == EV_PLATFORM_FAULT:
+            bits = int(detail)
+            names = [n for b, n in ((FAULT_STROKE, "stroke"), (FAULT_VELOCITY, "velocity"), (FAULT_FK, "kinematics"))
+                     if bits & b]
+            return ", ".join(names)
+        return ""
+
+    # ------------------------------------------------------------------ state
+    @property
+    def t(self) -> float:
+        return float(self.istate[I_STEPS] * self.dt)
+
+    @property
+    def top_pose(self) -> np.ndarray:
+        return self.platform.pose
+
+    @property
+    def top_twist(self) -> np.ndarray:
+        return self.platform.twist
+
+    @property
+    def top_accel(self) -> np.ndarray:
+        return self.acc
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.platform.L
+
+    @property
+    def platform_fault(self) -> int:
+        return int(self.platform.fault)
+
+    @property
+    def captured(self) -> bool:
+        return self.model == "mechanism" and bool(self.cst[CK.S_CAPTURED])
+
+    @property
+    def ring_state(self) -> np.ndarray:
+        """[r_C, psi, theta, phi, v_C, omega_C] relative to frame 0 = A (mechanism layout)."""
+        return self.xr
+
+    @property
+    def base_motion(self) -> np.ndarray:
+        """[a_0, omega_0, eps_0, g_0] (frame 0) of the last evaluation."""
+        return self.bm
+
+    @property
+    def kinematics(self) -> np.ndarray:
+        """A's absolute kinematics in P (``K_*`` layout) at the current state."""
+        return self.kin0
+
+    @property
+    def contact_records(self) -> np.ndarray:
+        return self.rec[:min(int(self.info[2]), len(self.rec))]
+
+    def latch_states(self) -> list[str]:
+        from sim_stand.contact.model import LATCH_STATE_NAMES
+        out = []
+        for l in range(self.packed.lat.shape[0]):
+            s = int(self.cst[CK.S_LATCH0 + l])
+            if self.packed.lat[l, CK.L_KIND] == 1.0:
+                out.append("triggered" if s == CK.SEN_TRIGGERED else "idle")
+            else:
+                out.append(LATCH_STATE_NAMES[s])
+        return out
+
+    @property
+    def stats(self) -> dict:
+        s = self.stats_arr
+        return {"peak_force_n": float(s[ST_PEAKF]), "peak_moment_nm": float(s[ST_PEAKM]),
+                "max_penetration_m": float(s[ST_MAXPEN]), "energy_absorbed_j": float(s[ST_EABS]),
+                "time_to_capture_s": float(s[ST_TCAP]) if s[ST_TCAP] >= 0.0 else None,
+                "max_excursion_m": float(s[ST_MAXEXC])}
+
+    def relative_pose_PA(self) -> np.ndarray:
+        """Pose of A in P, ``[p_PA_P, q_PA]``, from the platform's current pose and the stand
+        geometry (B in W, P in W, A in T)."""
+        k = self.kin0
+        out = np.empty(7)
+        out[:3] = k[K_P:K_P + 3]
+        out[3:] = _q(k[K_R:K_R + 9].reshape(3, 3))
+        return out
+
+
+__all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "rest_state", "dock_contact", "dock_base_motion",
+           "sie_ring_update", "absorbed_power", "record_events", "ring_link_state", "KIN_LEN"]
