@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,10 +53,10 @@ from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
 from sim_stand.mechanism import layout as ML
 from sim_stand.mechanism.kernels import mechanism_derivatives
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
-from sim_stand.world import (EV_MAX, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, K_A, K_E, K_G, K_P, K_R,
+from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, K_A, K_E, K_G, K_P, K_R,
                              K_V, K_VP, K_W, K_WP, KIN_LEN, ST_EABS, ST_LEN, ST_MAXEXC, ST_MAXPEN, ST_PEAKF,
-                             ST_PEAKM, ST_PEN, ST_POW, ST_T, ST_TCAP, _event, absorbed_power, dock_base_motion,
-                             dock_contact, max_class1_penetration, record_events, rest_state, ring_link_state,
+                             ST_PEAKM, ST_PEN, ST_POW, ST_T, ST_TCAP, absorbed_power, dock_base_motion,
+                             dock_contact, max_class1_penetration, record_events, rest_state,
                              sie_ring_update)
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
@@ -464,7 +464,6 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
     dtc = dpar[D_DTC]
-    rk4 = dpar[D_INTEG] == 1.0
     ns = x.shape[1]
     com = dpar[D_COM:D_COM + 3]
     ga = dpar[D_GA:D_GA + 4]
@@ -706,23 +705,9 @@ class DigitalSim:
         self.mech = Mechanism(load_mechanism(emu.mechanism_path))
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
-        nl = pk.lat.shape[0]
         self.dpar[D_COM:D_COM + 3] = self.mech.cfg.ring_com_R
         self.dpar[D_PMIN] = passive_min_x(pk.feat)
-        self.featP = pk.feat.copy()
-        self.rec = np.zeros((pk.max_contacts, CK.CW))
-        self.wrench_P = np.zeros(6)
-        self.wrench_links = np.zeros((pk.n_links, 6))
-        self.cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
-        self.cst_out = np.zeros_like(self.cst)
-        self.cst_tmp = np.zeros_like(self.cst)
-        self.latch_p = np.zeros(nl)
-        self.info = np.zeros(4, dtype=np.int64)
-        self.info_f = np.zeros(2)
-        self.Rl = np.zeros((pk.n_links, 3, 3))
-        self.cscr = np.zeros(CK.SCRATCH)
-        self.link_pose = np.zeros((pk.n_links, 7))
-        self.link_twist = np.zeros((pk.n_links, 6))
+        vars(self).update(contact_buffers(pk))
         self.aC = np.zeros((3, 3))
         self.R_PE = np.zeros((3, 3))
         self.bm = np.zeros(12)

@@ -46,7 +46,7 @@ from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
 from sim_stand.mechanism import layout as ML
 from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
 from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, servo_step
-from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, R_K, rod_eval
+from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
 # ------------------------------------------------------------------ kinematic record of A in P
@@ -522,6 +522,18 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
 
 
 # ====================================================================== Python shell
+def contact_buffers(pk) -> dict:
+    """The preallocated arrays of one contact evaluation of a packed interface (inputs, records,
+    wrenches, latch state in/out, scratch), shared by the emulated world and the reference."""
+    nl = pk.lat.shape[0]
+    cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
+    return {"featP": pk.feat.copy(), "rec": np.zeros((pk.max_contacts, CK.CW)), "wrench_P": np.zeros(6),
+            "wrench_links": np.zeros((pk.n_links, 6)), "cst": cst, "cst_out": np.zeros_like(cst),
+            "cst_tmp": np.zeros_like(cst), "latch_p": np.zeros(nl), "info": np.zeros(4, dtype=np.int64),
+            "info_f": np.zeros(2), "Rl": np.zeros((pk.n_links, 3, 3)), "cscr": np.zeros(CK.SCRATCH),
+            "link_pose": np.zeros((pk.n_links, 7)), "link_twist": np.zeros((pk.n_links, 6))}
+
+
 def _q(R: np.ndarray) -> np.ndarray:
     q = np.empty(4)
     SP.dcm_to_quat(np.ascontiguousarray(R, dtype=np.float64), q)
@@ -619,21 +631,7 @@ class StandWorld:
         w[W_COM:W_COM + 3] = self.mech.cfg.ring_com_R
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
-        nl = pk.lat.shape[0]
-        self.featP = pk.feat.copy()
-        self.rec = np.zeros((pk.max_contacts, CK.CW))
-        self.wrench_P = np.zeros(6)
-        self.wrench_links = np.zeros((pk.n_links, 6))
-        self.cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
-        self.cst_out = np.zeros_like(self.cst)
-        self.cst_tmp = np.zeros_like(self.cst)
-        self.latch_p = np.zeros(nl)
-        self.info = np.zeros(4, dtype=np.int64)
-        self.info_f = np.zeros(2)
-        self.Rl = np.zeros((pk.n_links, 3, 3))
-        self.cscr = np.zeros(CK.SCRATCH)
-        self.link_pose = np.zeros((pk.n_links, 7))
-        self.link_twist = np.zeros((pk.n_links, 6))
+        vars(self).update(contact_buffers(pk))
         self.xr = self.mech.home_state()
         self.bm = np.zeros(12)
         self.cw = np.zeros(6)
@@ -852,5 +850,5 @@ class StandWorld:
         return out
 
 
-__all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "rest_state", "dock_contact", "dock_base_motion",
+__all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "rest_state", "contact_buffers", "dock_contact", "dock_base_motion",
            "sie_ring_update", "absorbed_power", "record_events", "ring_link_state", "KIN_LEN"]
