@@ -19,6 +19,20 @@ judge and what the platform is asked to do.
 :func:`supervise` runs ``rt.safety.check`` and then the controller-level checks:
 PLATFORM_STALE (no STATUS for N cycles), SENSOR_FROZEN (N identical raw samples in a row) and
 TRACKING_ERROR (measured top position against the command sent ``delay`` cycles earlier).
+
+:func:`dynamics_cycle` also judges the end criteria (``stats[ST_END]``), in this order:
+END_TIME_LIMIT (``t >= duration``), END_SEPARATED (``|r_DPA| > endp[EP_SEPARATION]``) and
+END_CAPTURE_SETTLED: after the first contact (``|f_P| > endp[EP_CONTACT_N]``), the relative
+speed of A in P stays below ``endp[EP_SETTLE_V]`` and its relative angular rate below
+``endp[EP_SETTLE_W]`` while the units stay in contact, continuously for
+``endp[EP_SETTLE_S]`` and at least one cycle (``capture_settle_s = 0``: the first cycle that
+meets them; a rebounding rod passes through relative rest for ~8 ms at full compression, so
+the rod cases keep the default 2 s and end on separation). "In
+contact" is judged from what the controller measures: the contact force is above the contact
+threshold, or the units are no farther apart than at the first contact (``|r_DPA| <=
+stats[ST_CONTACT_D]``). The second alternative is needed because two free-floating bodies at
+relative rest exchange no net force: a captured, settled pair shows
+a vanishing force, while a pair that bounced off moves apart.
 """
 from __future__ import annotations
 
@@ -29,6 +43,7 @@ from numba import njit
 
 from rt import coupling as CP
 from rt import safety as SF
+from rt import spacecraft as S
 from rt import spatial as SP
 from rt.sensing import sense
 
@@ -45,10 +60,13 @@ XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED = 0, 1, 2, 3
 XC_LEN = 4
 # run statistics / end criteria of dynamics_cycle()
 ST_PEAK_F, ST_PEAK_M, ST_FIRST_CONTACT, ST_MAX_EXC, ST_END = 0, 1, 2, 3, 4
-ST_LEN = 5
+ST_SETTLE, ST_CONTACT_D = 5, 6   # time the capture-settled conditions have held (s); |r| at first contact
+ST_LEN = 7
 EP_DURATION, EP_SEPARATION, EP_CONTACT_N, EP_START = 0, 1, 2, 3   # start pose position (3)
-EP_LEN = 6
-END_TIME_LIMIT, END_SEPARATED = 1, 2
+EP_SETTLE_S, EP_SETTLE_V, EP_SETTLE_W = 6, 7, 8   # capture_settle_s, speed (m/s) and rate (rad/s) bounds
+EP_LEN = 9
+END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
+END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
 
 
 @njit(cache=True)
@@ -233,17 +251,30 @@ def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_
         stats[ST_PEAK_F] = f
     if m > stats[ST_PEAK_M]:
         stats[ST_PEAK_M] = m
+    r = CP.O_REL
+    d = math.sqrt(out[r] ** 2 + out[r + 1] ** 2 + out[r + 2] ** 2)
     if stats[ST_FIRST_CONTACT] < 0.0 and f > endp[EP_CONTACT_N]:
         stats[ST_FIRST_CONTACT] = t + dt
+        stats[ST_CONTACT_D] = d
     e = math.sqrt((cmd_pose[0] - endp[EP_START]) ** 2 + (cmd_pose[1] - endp[EP_START + 1]) ** 2
                   + (cmd_pose[2] - endp[EP_START + 2]) ** 2)
     if e > stats[ST_MAX_EXC]:
         stats[ST_MAX_EXC] = e
     # end criteria
-    r = CP.O_REL
-    d = math.sqrt(out[r] ** 2 + out[r + 1] ** 2 + out[r + 2] ** 2)
+    if stats[ST_FIRST_CONTACT] >= 0.0:
+        v = CP.O_REL + S.REL_V
+        w = CP.O_REL + S.REL_W
+        speed = math.sqrt(out[v] ** 2 + out[v + 1] ** 2 + out[v + 2] ** 2)
+        rate = math.sqrt(out[w] ** 2 + out[w + 1] ** 2 + out[w + 2] ** 2)
+        contact = f > endp[EP_CONTACT_N] or d <= stats[ST_CONTACT_D]
+        if speed < endp[EP_SETTLE_V] and rate < endp[EP_SETTLE_W] and contact:
+            stats[ST_SETTLE] += dt
+        else:
+            stats[ST_SETTLE] = 0.0
     if t + dt >= endp[EP_DURATION] - 1e-9:
         stats[ST_END] = END_TIME_LIMIT
     elif d > endp[EP_SEPARATION]:
         stats[ST_END] = END_SEPARATED
+    elif stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9:
+        stats[ST_END] = END_CAPTURE_SETTLED
     return code

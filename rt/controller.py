@@ -49,13 +49,14 @@ from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt import control_kernels as CK
 from rt import coupling as CP
 from rt import hexapod as HX
+from rt import realtime as RT
 from rt import spacecraft as SCM
 from rt import spatial as SP
 from rt.clock import StepClock, WallClock
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
 from rt.loop import FixedStepLoop
-from rt.runlog import RunLogWriter
+from rt.runlog import RunLogWriter, git_describe
 from rt.safety import Reason, SafeStop, SafetyMonitor
 from rt.sensing import Sensing
 from rt.supervisor import SAFE_STATES, Event, State, Supervisor
@@ -144,7 +145,11 @@ class Controller:
         self.runlog_enabled = bool(runlog)
         self.log_dir = Path(log_dir) if log_dir is not None else stand.runlog_dir
         self.writer: RunLogWriter | None = None
+        self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
         self.log_path: Path | None = None
+        self.git = git_describe()   # once, at start-up: arming never starts a subprocess
+        self._gc = RT.GcPause(stand.realtime.gc_freeze)   # entered while RUNNING
+        self.gc_reports: list[RT.Report] = []
         self.telemetry_enabled = bool(telemetry)
         self.telemetry = None
         self.loop: FixedStepLoop | None = None
@@ -175,7 +180,7 @@ class Controller:
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
         self._gate_misses = 0
-        self.contact_threshold_n = 50.0   # |f| above this (N, filtered) counts as contact
+        self.contact_threshold_n = lim.contact_force_n   # |f| above this (N, filtered) counts as contact
         self._home = stand.hexapod.home.copy()
 
     # ------------------------------------------------------------------ allocation
@@ -236,10 +241,12 @@ class Controller:
             self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
-                                             handler=self._handle_request, on_lease_lost=self._lease_lost)
+                                             handler=self._handle_request, on_lease_lost=self._lease_lost,
+                                             on_lease_acquired=self._lease_acquired)
 
     def close(self) -> None:
-        self._close_log()
+        self._close_log(block=True)
+        self._gc_leave()
         if self.telemetry is not None:
             self.telemetry.close()
             self.telemetry = None
@@ -257,26 +264,50 @@ class Controller:
         self.close()
 
     def warm_up(self) -> None:
-        """Compile (or load from the cache) every kernel of the cycle before real time: each is
-        called once on copies of the controller's arrays, so no state is disturbed."""
+        """Compile (or load from the cache) every kernel the loop calls, before real time: each
+        is called once on scratch data or on copies of the controller's arrays, with the
+        argument types of the loop's calls, so no state is disturbed and no kernel compiles
+        in the loop (tests/rt/test_controller.py checks that no njit dispatcher gains a
+        signature during a whole run after this)."""
         self.sensing.warm_up()
         self.hexapod.warm_up()
-        sc = self.sc
-        if sc is None:
-            repo_case = Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml"
-            sc = SCM.Spacecraft.from_case(load_case(repo_case))
+        case = self.case
+        if case is None:
+            case = load_case(Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml")
+        sc = SCM.Spacecraft.from_case(case)           # scratch vehicles: self.sc is untouched
         args = tuple(a.copy() if isinstance(a, np.ndarray) else a
                      for a in self._dyn_args(sc, self.period_s, 0, 0, PlatformState.ENGAGED))
         CK.dynamics_cycle(*args)
         pose = self._home.copy()
         scr = self.scr.copy()
+        CK.quintic(0.5)
         mv = np.zeros(CK.MV_LEN)
         CK.move_setup(mv, pose, pose, 1.0, 1.0, 1.0, 1.0)
         CK.move_eval(mv, 0.0, np.zeros(7), scr)
         ru = np.zeros(CK.RU_LEN)
         ru[CK.RU_Q0] = 1.0
-        CK.runup_eval(ru, self.geo, -0.1, np.zeros(CP.OUT_LEN), scr)
-        CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, False, scr)
+        out = np.zeros(CP.OUT_LEN)
+        CK.runup_eval(ru, self.geo, -0.1, out, scr)
+        for first in (True, False):
+            CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, first, scr)
+        # the coupling's pieces as the controller calls them outside dynamics_cycle (run-up
+        # target: relative_rates) and as rt.coupling.Coupling does (initial command, update)
+        w = sc.ws
+        CP.relative_rates(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0], w.xt, w.ws,
+                          w.rel)
+        CP.predict_pose(out, self.tau, self._mode)
+        CP.platform_pose(self.geo, out)
+        cpl = CP.Coupling(SCM.Spacecraft.from_case(case), self.geo, self.tau, self.compensate)
+        cpl.initial_command()
+        cpl.update(0.0, self.period_s, np.zeros(6))
+        # the safe stop (its own instance: self.safe_stop's state is untouched)
+        lim = self.stand.limits
+        ss = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
+        tw = np.zeros(6)
+        tw[0] = 1e-3
+        ss.start(pose, tw)
+        while not ss.step():
+            pass
         # supervise() is compiled through dynamics_cycle's call; the non-dynamics path calls it too
         a = args
         CK.supervise(a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], pose, np.zeros(6), np.zeros(6), a[9],
@@ -375,6 +406,7 @@ class Controller:
         elif name == "tare":
             self.sensing.begin_tare()
         elif name == "reset":
+            self._heartbeat_lost = False
             self.trip_code = 0
             self.trip_text = None
             self.safety.reset()
@@ -388,6 +420,9 @@ class Controller:
             self._event({"kind": "phase", "phase": ph.name})
 
     def _begin_arm(self) -> None:
+        # an expiry seen before this arm belongs to a lease that is gone (a console that
+        # wants to be watched acquires the lease; a later expiry trips again)
+        self._heartbeat_lost = False
         self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
         self.t_run = 0.0
         self.finish_reason = None
@@ -449,8 +484,10 @@ class Controller:
         self.stats[:] = 0.0
         self.stats[CK.ST_FIRST_CONTACT] = -1.0
         r0 = float(np.linalg.norm(self.ru[CK.RU_R0:CK.RU_R0 + 3]))
+        lim = self.stand.limits
         self.endp[:] = (self.case.duration_s, r0 + self.case.end.separation_m, self.contact_threshold_n,
-                        *self.sent_pose[:3])
+                        *self.sent_pose[:3], self.case.end.capture_settle_s, lim.capture_speed_max_m_s,
+                        lim.capture_rate_max_rad_s)
         self.t_dynamics_start = self.t if self.t_run >= 0.0 else None
         self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
 
@@ -477,6 +514,10 @@ class Controller:
         self._heartbeat_lost = True
         self._event({"kind": "lease_lost", "holder": holder})
 
+    def _lease_acquired(self, client: str) -> None:
+        """A console took the lease: an earlier expiry no longer means anything."""
+        self._heartbeat_lost = False
+
     # ------------------------------------------------------------------ events and log
     def _event(self, ev: dict) -> None:
         ev = {"t": self.t, "cycle": self.loop.cycles if self.loop else 0, **ev}
@@ -496,9 +537,27 @@ class Controller:
             log.warning("safety trip: %s (%s)", e.reason, e.detail)
         elif e.kind == "transition":
             log.info("state %s -> %s (%s)", e.previous, e.state, e.reason or e.command)
+            if e.state == "RUNNING":
+                self._gc_enter()
+            elif e.previous == "RUNNING":
+                self._gc_leave()
+
+    def _gc_enter(self) -> None:
+        """Entering RUNNING: gc collected, frozen and disabled ([realtime] gc_freeze)."""
+        r = self._gc.enter()
+        if r is not None:
+            self.gc_reports.append(r)
+            log.info("realtime: %s", r)
+
+    def _gc_leave(self) -> None:
+        """Leaving RUNNING (or closing): gc unfrozen and re-enabled."""
+        r = self._gc.leave()
+        if r is not None:
+            self.gc_reports.append(r)
+            log.info("realtime: %s", r)
 
     def _open_log(self) -> None:
-        self._close_log()
+        self._close_log(block=False)
         if not self.runlog_enabled:
             return
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -518,10 +577,27 @@ class Controller:
                                    flush_interval_s=self.stand.runlog_flush_interval_s)
         self.log_path = path
 
-    def _close_log(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+    def _close_log(self, block: bool = True) -> None:
+        """Stop logging. ``block=False`` (from the loop thread): the writer thread writes the
+        rest, the footer, fsyncs and closes the file on its own; :meth:`wait_log_closed`
+        (or :meth:`close`) joins it."""
+        w = self.writer
+        if w is not None:
             self.writer = None
+            w.request_close()
+            self._closing.append(w)
+        if block:
+            self.wait_log_closed()
+        elif self._closing:
+            self._closing = [c for c in self._closing if not c.finished]
+
+    def wait_log_closed(self) -> bool:
+        """Join the writers whose close was requested; True when every file is closed."""
+        for w in self._closing:
+            w.close()
+        ok = all(w.finished for w in self._closing)
+        self._closing.clear()
+        return ok
 
     # ------------------------------------------------------------------ loop work
     def stale_sensor(self) -> bool:
@@ -656,7 +732,7 @@ class Controller:
         if code:
             self._trip(code)
         elif st[CK.ST_END]:
-            why = "time limit" if st[CK.ST_END] == CK.END_TIME_LIMIT else "separated"
+            why = CK.END_REASONS[int(st[CK.ST_END])]
             self.finish_reason = why
             self.supervisor.finish(why)
             self._begin_stop()
@@ -678,7 +754,7 @@ class Controller:
                 self.xctr, self.trk_ring, self.raw_prev, self.status_new, self.meas_pose, self.stats, self.endp)
 
     def _stop_step(self) -> None:
-        if self.safe_stop.step():
+        if self.safe_stop.step(self.dt):    # the time that really passed (overruns skip slots)
             self._pending_cmd = Command.FREEZE
             self._set_phase(Phase.FROZEN)
         self.cmd_pose[:] = self.safe_stop.pose
@@ -746,8 +822,14 @@ class Controller:
                 tm[2] = ring.update_ns[i]
                 tm[3] = ring.write_ns[i]
             row[ix["missed"]] = lp.missed
-        if self.writer is not None and self.supervisor.state is not State.IDLE:
-            self.writer.commit()
+        w = self.writer
+        if w is not None:
+            w.commit()
+            # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
+            # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
+            if (self.phase is Phase.FROZEN or self.phase is Phase.IDLE) and \
+                    self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
+                self._close_log(block=False)
         if self.telemetry is not None:
             self.telemetry.publish(cycle, t_ns, int(self.supervisor.state), self.row)
         if self.stop_when is not None and lp is not None and self.stop_when(self):

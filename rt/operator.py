@@ -2,7 +2,8 @@
 client), docs/cli.md.
 
 ``run``: loads the stand, opens the drivers and the telemetry/command endpoints, applies the
-real-time options (each refusal reported, none fatal), compiles every kernel, tells systemd
+real-time options (each refusal reported, none fatal; gc is paused by the controller while
+RUNNING only), compiles every kernel, tells systemd
 READY=1 (when started by it) and runs the loop until SIGTERM/SIGINT, which trigger a safe stop
 (the platform decelerates within its limits and is frozen) before the log closes. Optionally
 ``--case`` loads a case at start-up (the operator still arms and starts). The watchdog is fed
@@ -84,8 +85,9 @@ def cmd_run(args) -> int:
         return False
 
     try:
-        with RT.GcPause(stand.realtime.gc_freeze):
-            ctl.run_until(each_cycle, None)
+        # gc: the controller collects, freezes and disables it while RUNNING only ([realtime]
+        # gc_freeze) and re-enables it when the run ends; IDLE/CONFIGURED/ARMED collect normally
+        ctl.run_until(each_cycle, None)
     finally:
         s = ctl.summary()
         ctl.close()

@@ -4,14 +4,17 @@
     reports = apply_process(opts)            # once, in the main thread: mlockall
     reports += apply_thread(opts)            # in the loop thread: SCHED_FIFO, CPU affinity
     run_warm_up(hooks)                       # compile every kernel before the first cycle
-    with GcPause(opts.gc_freeze):            # while RUNNING: gc collected, frozen, disabled
-        loop.run()
+    gc_pause = GcPause(opts.gc_freeze)       # the controller enters it on RUNNING, leaves it after
+    reports = demote_helper_thread()         # first thing in a helper thread the loop starts
 
 Every function returns :class:`Report` objects (``name``, ``ok``, ``message``) instead of
 raising; the controller logs them and publishes them in its status. ``os.sched_setscheduler(0,
 ...)`` and ``os.sched_setaffinity(0, ...)`` act on the *calling thread* on Linux, so calling
 :func:`apply_thread` from the loop thread leaves the other threads (run-log writer, telemetry)
-at normal priority.
+at normal priority — but a thread *started* by the loop thread (the run-log writer, started
+at ARM) inherits the loop's SCHED_FIFO priority and CPU mask. Such a helper calls
+:func:`demote_helper_thread` first: SCHED_OTHER, and the process's CPUs at start-up minus the
+loop's (:func:`apply_thread` remembers them), or all of them when that leaves none.
 """
 from __future__ import annotations
 
@@ -25,6 +28,30 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 MCL_CURRENT, MCL_FUTURE = 1, 2
+
+
+def _startup_cpus() -> frozenset[int]:
+    try:
+        return frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return frozenset()
+
+
+# CPUs the process may use, as it started (before any loop thread narrowed its own mask; the
+# module is imported before the loop starts), and the CPUs the loop thread was pinned to
+STARTUP_CPUS: frozenset[int] = _startup_cpus()
+_loop_cpus: frozenset[int] = frozenset()
+
+
+def loop_cpus() -> frozenset[int]:
+    """The CPUs :func:`apply_thread` pinned the loop thread to (empty: not pinned)."""
+    return _loop_cpus
+
+
+def set_loop_cpus(cpus: Iterable[int]) -> None:
+    """Record the loop thread's CPUs (done by :func:`apply_thread`; tests restore it)."""
+    global _loop_cpus
+    _loop_cpus = frozenset(int(c) for c in cpus)
 
 
 @dataclass(frozen=True)
@@ -117,7 +144,37 @@ def apply_process(opts) -> list[Report]:
 
 def apply_thread(opts) -> list[Report]:
     """Per-thread steps: call from the loop thread."""
-    return [set_affinity(getattr(opts, "cpu_affinity", ())), set_fifo(getattr(opts, "sched_fifo_priority", 0))]
+    cpus = tuple(getattr(opts, "cpu_affinity", ()))
+    aff = set_affinity(cpus)
+    if aff.ok and cpus:
+        set_loop_cpus(cpus)
+    return [aff, set_fifo(getattr(opts, "sched_fifo_priority", 0))]
+
+
+def demote_helper_thread() -> list[Report]:
+    """First call of a helper thread (run-log writer) that may have been started by the loop
+    thread and inherited its SCHED_FIFO priority and CPU mask: back to SCHED_OTHER, and onto
+    the start-up CPUs minus the loop's (all start-up CPUs if that leaves none). Never raises."""
+    out = []
+    if hasattr(os, "sched_setscheduler"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            out.append(Report("helper_sched_other", True, "helper thread at SCHED_OTHER"))
+        except OSError as e:
+            out.append(Report("helper_sched_other", False, f"SCHED_OTHER refused: {_err(e)}"))
+    else:
+        out.append(Report("helper_sched_other", False, "not supported on this OS"))
+    if STARTUP_CPUS and hasattr(os, "sched_setaffinity"):
+        cpus = STARTUP_CPUS - _loop_cpus or STARTUP_CPUS
+        try:
+            os.sched_setaffinity(0, cpus)
+            out.append(Report("helper_cpu_affinity", True, f"helper thread on CPUs {sorted(cpus)}"))
+        except (OSError, ValueError) as e:
+            msg = _err(e) if isinstance(e, OSError) else str(e)
+            out.append(Report("helper_cpu_affinity", False, f"CPUs {sorted(cpus)} refused: {msg}"))
+    else:
+        out.append(Report("helper_cpu_affinity", False, "CPU affinity not supported on this OS"))
+    return out
 
 
 def run_warm_up(hooks: Iterable[Callable[[], object]]) -> list[Report]:
@@ -137,11 +194,14 @@ def run_warm_up(hooks: Iterable[Callable[[], object]]) -> list[Report]:
 
 class GcPause:
     """Context manager: gc.collect(); gc.freeze(); gc.disable() on entry, gc.enable() and
-    gc.unfreeze() on exit (only if it disabled it). Use around RUNNING."""
+    gc.unfreeze() on exit (only if it disabled it). The controller enters it when the
+    supervisor enters RUNNING and leaves it when it leaves RUNNING (:meth:`enter`/:meth:`leave`
+    are the same without the ``with``; both idempotent)."""
 
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
         self._was_enabled = False
+        self._active = False
         self.report: Report | None = None
 
     def __enter__(self):
@@ -161,3 +221,20 @@ class GcPause:
             if self._was_enabled:
                 gc.enable()
         return False
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def enter(self) -> Report:
+        if not self.active:
+            self.__enter__()
+            self._active = True
+        return self.report
+
+    def leave(self) -> Report | None:
+        if not self.active:
+            return None
+        self._active = False
+        self.__exit__(None, None, None)
+        return Report("gc_freeze", True, "gc unfrozen and re-enabled" if self.enabled else "off")

@@ -14,6 +14,15 @@ a kind ``"k"``:
 * ``{"k": "end", "records": N, "dropped": D, "events_dropped": E, "end_time_ns": ...}`` — on a
   clean close only.
 
+Closing: :meth:`RunLogWriter.close` blocks (final flush, footer, fsync, close; the caller's
+thread waits for the writer thread); :meth:`RunLogWriter.request_close` does not: it stops
+accepting records and the writer thread itself writes the rest, the footer, fsyncs and closes
+the file (the controller uses it from the loop thread; :meth:`wait_closed` joins later).
+
+The writer thread starts with :func:`rt.realtime.demote_helper_thread` (``thread_setup``): it
+may be started by the loop thread at ARM and would otherwise inherit the loop's SCHED_FIFO
+priority and CPU mask. Its reports are in ``thread_reports``; refusals are logged.
+
 The loop thread calls :meth:`RunLogWriter.commit` once per cycle: it copies the bound arrays
 into the staging row and the row into the ring — no allocation, no lock, no I/O; if the ring
 is full (the disk stalled for ``capacity`` cycles) the record is dropped and counted, the
@@ -29,6 +38,7 @@ file size, so memory is that of the selected fields and time is linear in the fi
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import socket
 import subprocess
@@ -42,11 +52,26 @@ from typing import Any, Callable
 import msgpack
 import numpy as np
 
+log = logging.getLogger("dockstand.runlog")
+
 SCHEMA_VERSION = 1
 _REPO = Path(__file__).resolve().parent.parent
 
 
+_GIT_CACHE: dict[Path, str] = {}
+
+
 def git_describe(cwd: Path = _REPO) -> str:
+    """``git describe --always --dirty --tags`` of ``cwd``, run once per process and cached (the
+    controller calls it at start-up, so arming never starts a subprocess)."""
+    cwd = Path(cwd)
+    hit = _GIT_CACHE.get(cwd)
+    if hit is None:
+        hit = _GIT_CACHE[cwd] = _git_describe(cwd)
+    return hit
+
+
+def _git_describe(cwd: Path) -> str:
     try:
         r = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], cwd=cwd, capture_output=True,
                            text=True, timeout=5)
@@ -104,7 +129,7 @@ class RunLogWriter:
     def __init__(self, path: str | Path, fields: dict[str, int], *, header: dict | None = None,
                  capacity: int = 1 << 14, flush_interval_s: float = 0.05, max_events: int = 4096,
                  on_flush: Callable[[int], None] | None = None, threaded: bool = True,
-                 staging: np.ndarray | None = None):
+                 staging: np.ndarray | None = None, thread_setup: Callable[[], list] | None | str = "default"):
         if not 0.0 < flush_interval_s <= 0.1:
             raise ValueError("flush_interval_s must be in (0, 0.1]")
         self.path = Path(path)
@@ -128,7 +153,15 @@ class RunLogWriter:
         self.flush_interval_s = float(flush_interval_s)
         self.on_flush = on_flush
         self.flushes = 0
-        self.closed = False
+        self.closed = False         # close requested: no more records are accepted
+        self.finished = False       # footer written and file closed
+        self._fsync = True
+        self.thread_reports: list = []
+        self.thread_ready = threading.Event()   # set once the writer thread has set itself up
+        if thread_setup == "default":
+            from rt.realtime import demote_helper_thread
+            thread_setup = demote_helper_thread
+        self._thread_setup = thread_setup
         self._io_lock = threading.Lock()  # writer thread vs. close(); never taken by the loop
         self._wake = threading.Event()
         self._f = open(self.path, "wb")
@@ -158,7 +191,10 @@ class RunLogWriter:
         self._bound.append((v, a.reshape(-1) if a.ndim != 1 else a))
 
     def commit(self) -> bool:
-        """Append the staging row (after copying bound arrays); False if dropped (ring full)."""
+        """Append the staging row (after copying bound arrays); False if dropped (ring full)
+        or closed."""
+        if self.closed:
+            return False
         for dst, src in self._bound:
             dst[:] = src
         h = self.head
@@ -170,8 +206,9 @@ class RunLogWriter:
         return True
 
     def event(self, kind: str, **data: Any) -> None:
-        """Queue an event (bounded; excess events are counted, never block)."""
-        if len(self._events) >= self._max_events:
+        """Queue an event (bounded; excess events, and events after a close request, are
+        counted, never block)."""
+        if self.closed or len(self._events) >= self._max_events:
             self.events_dropped += 1
             return
         self._event_seq += 1
@@ -182,6 +219,15 @@ class RunLogWriter:
 
     # ------------------------------------------------------------------ writer side
     def _run(self) -> None:
+        if self._thread_setup is not None:
+            try:
+                self.thread_reports = list(self._thread_setup())
+            except Exception as e:  # noqa: BLE001 - reported, the log goes on
+                self.thread_reports = [f"thread setup failed: {type(e).__name__}: {e}"]
+            for r in self.thread_reports:
+                if not getattr(r, "ok", False):
+                    log.warning("run-log writer thread: %s", r)
+        self.thread_ready.set()
         while not self.closed:
             self._wake.wait(self.flush_interval_s)
             self._wake.clear()
@@ -189,8 +235,9 @@ class RunLogWriter:
                 self.flush()
             except (OSError, ValueError):
                 if self.closed:
-                    return
+                    break
                 raise
+        self._finish()
 
     def flush(self) -> int:
         """Write everything committed so far and flush to the OS; returns records written so far.
@@ -216,22 +263,47 @@ class RunLogWriter:
             self.on_flush(tail)
         return tail
 
-    def close(self, fsync: bool = True) -> None:
-        """Final flush, footer, fsync, close (idempotent)."""
+    def request_close(self, fsync: bool = True) -> None:
+        """Non-blocking close (idempotent): no more records are accepted; the writer thread
+        writes what is left, the footer, fsyncs and closes the file. Without a writer thread
+        this closes in the caller's thread."""
         if self.closed:
             return
+        self._fsync = fsync
         self.closed = True
-        self._wake.set()
+        if self._thread is not None and self._thread.is_alive():
+            self._wake.set()
+        else:
+            self._finish()
+
+    def wait_closed(self, timeout: float | None = 5.0) -> bool:
+        """Join the writer thread after :meth:`request_close`; True when the file is closed."""
         if self._thread is not None:
-            self._thread.join(timeout=5.0)
+            self._thread.join(timeout=timeout)
+        return self.finished
+
+    def close(self, fsync: bool = True) -> None:
+        """Final flush, footer, fsync, close; blocks until done (idempotent)."""
+        self.request_close(fsync)
+        self.wait_closed(5.0)
+        if not self.finished:  # the writer thread is stuck: finish here (under its I/O lock)
+            self._finish()
+
+    def _finish(self) -> None:
+        with self._io_lock:
+            if self.finished:
+                return
         self.flush()
         with self._io_lock:
+            if self.finished:
+                return
             self._f.write(_packb({"k": "end", "records": self.tail, "dropped": self.dropped,
                                   "events_dropped": self.events_dropped, "end_time_ns": time.time_ns()}))
             self._f.flush()
-            if fsync:
+            if self._fsync:
                 os.fsync(self._f.fileno())
             self._f.close()
+            self.finished = True
 
     def __enter__(self):
         return self

@@ -32,7 +32,8 @@ The command's twist and acceleration are those of the platform top T in the base
 rest along the current path (same straight-line direction of v, same rotation axis of omega,
 both reaching zero at the same time ``T = max(|v|/a_max, |omega|/alpha_max)``, so neither
 deceleration exceeds its limit), then report ``done`` and the controller requests FREEZE.
-The trajectory is evaluated in closed form at ``k * dt`` (no accumulated error).
+The trajectory is evaluated in closed form at the elapsed time (``k * dt``, or the time
+that really passed when the loop skipped slots: ``SafeStop.step(dt)``; no accumulated error).
 """
 from __future__ import annotations
 
@@ -106,6 +107,10 @@ class SafetyLimits:
     platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
     sensor_frozen_samples: int = 50      # this many identical raw samples in a row = a frozen sensor
     arm_timeout_s: float = 30.0          # ENGAGE + tare + move to the initial pose must finish within this
+    # end criterion "capture settled" (not trips; rt.control_kernels.dynamics_cycle)
+    contact_force_n: float = 50.0        # |f_P| above this counts as contact (first contact, contact held)
+    capture_speed_max_m_s: float = 0.005     # relative speed of A in P below this ...
+    capture_rate_max_rad_s: float = math.radians(0.2)   # ... and relative angular rate below this
 
     def pack(self) -> np.ndarray:
         a = np.zeros(N_LIMITS)
@@ -350,7 +355,16 @@ def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
 @njit(cache=True)
 def safe_stop_step(state, pose_out, twist_out, rv, dq):
     """Advance one period; writes the next command; returns True once at rest."""
-    state[14] += 1.0
+    return safe_stop_advance(state, state[15], pose_out, twist_out, rv, dq)
+
+
+@njit(cache=True)
+def safe_stop_advance(state, h, pose_out, twist_out, rv, dq):
+    """Advance by the time ``h`` that really passed (an overrunning loop skips slots: its cycles
+    are more than one period apart, and a stop stepped by the period would decelerate on the
+    platform's clock faster than the limit at its start); writes the command; True at rest.
+    ``state[14]`` counts the elapsed time in periods (``h = dt`` adds exactly 1)."""
+    state[14] += h / state[15]
     t = state[14] * state[15]
     safe_stop_eval(state, t, pose_out, twist_out, rv, dq)
     if t >= state[13] - 1e-9 * state[15]:
@@ -380,9 +394,12 @@ class SafeStop:
         self.active = True
         return T
 
-    def step(self) -> bool:
-        """Next command into ``self.pose`` / ``self.twist``; True when at rest (-> FREEZE)."""
-        return bool(safe_stop_step(self.state, self.pose, self.twist, self._rv, self._dq))
+    def step(self, dt: float | None = None) -> bool:
+        """Next command into ``self.pose`` / ``self.twist`` one period later, or ``dt`` later
+        (the time since the last command, when the loop skipped slots); True when at rest
+        (-> FREEZE)."""
+        return bool(safe_stop_advance(self.state, self.dt if dt is None else float(dt), self.pose, self.twist,
+                                      self._rv, self._dq))
 
     @property
     def done(self) -> bool:

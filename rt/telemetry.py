@@ -23,7 +23,9 @@ Everything else goes to the ``handler(cmd, args, client) -> dict`` given by the 
 and ``reset`` need the lease; ``abort`` and read-only commands do not. One client holds the
 lease; any number may watch. When the holder sends nothing for ``lease_timeout_s`` the lease
 expires: ``lease_lost`` becomes True and ``on_lease_lost(holder)`` is called (the controller
-reports HEARTBEAT_LOST to the safety monitor, configurable).
+reports HEARTBEAT_LOST to the safety monitor, configurable). A successful ``acquire`` clears
+``lease_lost`` and calls ``on_lease_acquired(client)`` (the controller forgets an old expiry:
+it belonged to a lease that no longer exists).
 
 :meth:`poll` is non-blocking and handles at most ``max_requests`` per call; call it from the
 loop thread (every cycle or every few) so the supervisor stays single-threaded.
@@ -51,7 +53,8 @@ class TelemetryServer:
                  decimation: int = 20, sndhwm: int = 4, lease_timeout_s: float = 2.0,
                  handler: Callable[[str, dict, str], dict] | None = None,
                  now_ns: Callable[[], int] = time.monotonic_ns,
-                 on_lease_lost: Callable[[str], None] | None = None, context: zmq.Context | None = None):
+                 on_lease_lost: Callable[[str], None] | None = None,
+                 on_lease_acquired: Callable[[str], None] | None = None, context: zmq.Context | None = None):
         if decimation < 1:
             raise ValueError("decimation must be >= 1")
         self.fields = dict(fields)
@@ -60,6 +63,7 @@ class TelemetryServer:
         self.handler = handler
         self.now_ns = now_ns
         self.on_lease_lost = on_lease_lost
+        self.on_lease_acquired = on_lease_acquired
         self.lease_timeout_ns = int(lease_timeout_s * 1e9)
         self.ctx = context or zmq.Context.instance()
         self.pub = self.ctx.socket(zmq.PUB)
@@ -163,6 +167,8 @@ class TelemetryServer:
                 self.holder, self.holder_name, self.holder_seen_ns = ident, client, now
                 self.lease_lost = False
                 out = {"ok": True, "reason": None}
+                if self.on_lease_acquired is not None:
+                    self.on_lease_acquired(client)
             else:
                 out = {"ok": False, "reason": f"the control lease is held by {self.holder_name}"}
         elif cmd == "release":

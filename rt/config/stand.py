@@ -210,7 +210,14 @@ def load_stand(path: str | Path) -> Stand:
         tracking_error_max_m=li.float("tracking_error_max_m", 0.01, gt=0.0),
         platform_stale_cycles=li.int("platform_stale_cycles", 20, ge=1),
         sensor_frozen_samples=li.int("sensor_frozen_samples", 50, ge=0),
-        arm_timeout_s=li.float("arm_timeout_s", 30.0, gt=0.0))
+        arm_timeout_s=li.float("arm_timeout_s", 30.0, gt=0.0),
+        contact_force_n=li.float("contact_force_n", 50.0, gt=0.0),
+        capture_speed_max_m_s=li.float("capture_speed_max_m_s", 0.005, gt=0.0),
+        capture_rate_max_rad_s=math.radians(li.float("capture_rate_max_deg_s", 0.2, gt=0.0)))
+    if limits.contact_force_n >= min(limits.sensor_rating[:3]) * limits.rating_fraction:
+        raise li.error("contact_force_n", "must be below the force trip level (rating_fraction x rating_n)")
+    if limits.capture_speed_max_m_s >= limits.v_max_m_s:
+        raise li.error("capture_speed_max_m_s", f"must be below v_max_m_s ({limits.v_max_m_s:g})")
     li.done()
 
     sensing = SensingParams(calibration=C, counts_per_unit=np.array([cpf] * 3 + [cpt] * 3),

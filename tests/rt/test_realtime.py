@@ -22,6 +22,23 @@ def test_gc_pause_freezes_and_restores():
         assert gc.isenabled() and g.report.message == "off"
 
 
+def test_gc_pause_enter_leave_idempotent():
+    g = RT.GcPause(True)
+    assert g.leave() is None and gc.isenabled()
+    try:
+        assert g.enter().ok and not gc.isenabled() and gc.get_freeze_count() > 0
+        g.enter()                                   # twice: still one pause
+        assert g.active
+    finally:
+        r = g.leave()
+    assert r.ok and gc.isenabled() and gc.get_freeze_count() == 0 and not g.active
+    assert g.leave() is None
+    off = RT.GcPause(False)
+    assert off.enter().message == "off" and gc.isenabled()
+    off.leave()
+    assert gc.isenabled()
+
+
 def test_steps_report_instead_of_raising():
     opts = RealtimeOptions(gc_freeze=True, sched_fifo_priority=10, cpu_affinity=(0,), mlockall=True)
     out = {}
@@ -35,6 +52,7 @@ def test_steps_report_instead_of_raising():
     t = threading.Thread(target=thread)
     t.start()
     t.join()
+    RT.set_loop_cpus(())   # apply_thread remembered the test thread's CPUs as the loop's
     try:
         reports = RT.apply_process(opts) + out["r"]
     finally:

@@ -218,3 +218,92 @@ def test_not_a_run_log(tmp_path):
     p.write_bytes(b"")
     with pytest.raises(ValueError, match="not a run log"):
         read_log(p)
+
+
+def test_writer_thread_drops_the_loop_threads_priority_and_cpus(tmp_path):
+    """The writer thread is started by the loop thread at ARM: it must not keep the loop's
+    SCHED_FIFO priority or CPU mask (it sets itself to SCHED_OTHER on the start-up CPUs minus
+    the loop's), and says so in its reports."""
+    import threading
+
+    from rt import realtime as RT
+    from rt.config.stand import RealtimeOptions
+    cpus = sorted(RT.STARTUP_CPUS)
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    out = {}
+
+    def loop_thread():
+        rep = RT.apply_thread(RealtimeOptions(cpu_affinity=(cpus[0],), sched_fifo_priority=10))
+        out["pinned"], out["fifo"] = rep[0].ok, rep[1].ok
+        w = RunLogWriter(tmp_path / "a.dslog", FIELDS)
+        assert w.thread_ready.wait(5.0)
+        tid = w._thread.native_id
+        out["aff"] = os.sched_getaffinity(tid)
+        out["policy"] = os.sched_getscheduler(tid)
+        out["reports"] = w.thread_reports
+        fill(w, 10)
+        w.close()
+        RT.set_other()
+
+    t = threading.Thread(target=loop_thread)
+    try:
+        t.start()
+        t.join()
+    finally:
+        RT.set_loop_cpus(())
+    assert out["pinned"], "could not pin the test's loop thread"
+    assert out["aff"] == set(cpus) - {cpus[0]}
+    assert out["policy"] == os.SCHED_OTHER           # also when the loop thread got SCHED_FIFO
+    names = [r.name for r in out["reports"]]
+    assert names == ["helper_sched_other", "helper_cpu_affinity"] and all(r.ok for r in out["reports"])
+    assert read_log(tmp_path / "a.dslog").n_records == 10
+
+
+def test_demote_reports_refusals_plainly(monkeypatch):
+    from rt import realtime as RT
+
+    def refuse(*a):
+        raise PermissionError(1, "Operation not permitted")
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    reps = RT.demote_helper_thread()
+    assert [r.ok for r in reps] == [False, False]
+    assert all("REFUSED" in str(r) and "Operation not permitted" in r.message for r in reps)
+
+
+def test_git_describe_runs_once(tmp_path, monkeypatch):
+    import rt.runlog as RL
+    first = RL.git_describe()
+
+    def no_subprocess(*a, **k):
+        raise AssertionError("git describe ran again")
+    monkeypatch.setattr(RL.subprocess, "run", no_subprocess)
+    assert RL.git_describe() == first
+    with RunLogWriter(tmp_path / "b.dslog", FIELDS) as w:
+        fill(w, 3)
+    assert read_log(tmp_path / "b.dslog").header["git"] == first
+
+
+def test_request_close_does_not_wait(tmp_path, monkeypatch):
+    """request_close() returns at once; the writer thread writes the rest, the footer, fsyncs
+    and closes (here it is held in fsync until the test lets it go)."""
+    import threading
+    gate = threading.Event()
+    entered = threading.Event()
+    real = os.fsync
+
+    def slow_fsync(fd):
+        entered.set()
+        assert gate.wait(10.0)
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    w = RunLogWriter(tmp_path / "c.dslog", FIELDS)
+    fill(w, 5)
+    w.request_close()
+    assert not w.commit()                      # closed for records
+    assert entered.wait(5.0) and not w.finished  # the writer thread is in fsync, we are not
+    gate.set()
+    assert w.wait_closed(5.0) and w.finished
+    log = read_log(tmp_path / "c.dslog")
+    assert log.n_records == 5 and not log.truncated

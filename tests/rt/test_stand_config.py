@@ -24,6 +24,8 @@ def test_default_stand_loads():
     assert s.sensing.calibration.shape == (6, 6) and s.sensing.tare_samples == 500
     assert s.limits.sensor_rating == (7200.0, 7200.0, 18000.0, 1400.0, 1400.0, 1400.0)
     assert math.isclose(s.limits.omega_max_rad_s, math.radians(20.0))
+    assert s.limits.contact_force_n == 50.0 and s.limits.capture_speed_max_m_s == 0.005
+    assert math.isclose(s.limits.capture_rate_max_rad_s, math.radians(0.2))
     # the filter's group delay is part of the compensated delay
     assert 0.002 < s.delays.filter_s < 0.0023
     assert math.isclose(s.delays.total_s, 0.0005 + 0.001 + 0.0005 + 0.002 + s.delays.filter_s)
@@ -62,6 +64,10 @@ def bad(tmp_path, old, new):
     ('rate_hz = 50', 'rate_hz = 5000', "telemetry.rate_hz", "cannot exceed"),
     ('cmd_endpoint = "tcp://127.0.0.1:5560"', 'cmd_endpoint = "127.0.0.1:5560"', "telemetry.cmd_endpoint", "endpoint"),
     ('servo_s = 0.002', 'servo_s = 0.002\nserv_s = 1', "delays.serv_s", "unknown key"),
+    ('capture_speed_max_m_s = 0.005', 'capture_speed_max_m_s = 0.0', "limits.capture_speed_max_m_s", "> 0"),
+    ('capture_speed_max_m_s = 0.005', 'capture_speed_max_m_s = 0.9', "limits.capture_speed_max_m_s", "v_max_m_s"),
+    ('capture_rate_max_deg_s = 0.2', 'capture_rate_max_deg_s = -1.0', "limits.capture_rate_max_deg_s", "> 0"),
+    ('contact_force_n = 50.0', 'contact_force_n = 7000.0', "limits.contact_force_n", "force trip level"),
 ])
 def test_bad_values_name_the_key(tmp_path, old, new, key, words):
     e = bad(tmp_path, old, new)
