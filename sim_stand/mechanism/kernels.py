@@ -1,7 +1,7 @@
 """Compiled kernels of the parallel-manipulator docking mechanism (seed 001, with seed 000's
 transport motion of the base).  See docs/models/mechanism.md for the equations.
 
-Entry points (all ``@njit(cache=True)``, allocation-free):
+Entry points (all ``@njit(**_JIT)``: cached, no NRT, allocation-free):
 
 * :func:`mechanism_derivatives` ``(params, workspace, ring_state, base_motion, contact_wrench,
   out)`` -- one full evaluation: closed-form IK of every leg, constraint matrices, ``H_k``,
@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
 
 from sim_stand.mechanism import devices as dv
 from sim_stand.mechanism.layout import (DEV_BRAKE, DEV_DAMPER, DEV_DRIVE, DEV_EMD, DEV_SPRING,
@@ -40,19 +41,27 @@ from sim_stand.mechanism.layout import (DEV_BRAKE, DEV_DAMPER, DEV_DRIVE, DEV_EM
                                         STATUS_JOINT_LIMIT, STATUS_OK, STATUS_SINGULAR,
                                         STATUS_UNREACHABLE)
 
+# Compiled without numba's reference-counted runtime (NRT, a private but long-standing numba
+# option): every array view passed between these functions would otherwise cost an atomic
+# incref/decref pair, about half the run time of mechanism_derivatives. It also turns any
+# allocation in the kernels into a compile error (they use only caller-provided arrays).
+# Callers compiled with the NRT (the emulator, the digital simulation) call them as usual.
+_JIT = dict(cache=True, _nrt=False) if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True)
+
 TINY = 1e-12
 PIVOT_TOL = 1e-9     # |pivot| / max|row| below this: C^(d) treated as singular
 CHART_TOL = 1e-6     # cos of a chart angle below this: joint at +-90 deg
+NEWTON_TOL = 1e-15   # Newton polish: stop once the closure residual is below this (m, or cos)
 
 
 # =============================================================================== helpers
-@njit(cache=True, inline="always")
+@njit(inline="always", **_JIT)
 def _ws(W, P, slot, n):
     o = int(P[H_WS + slot])
     return W[o:o + n]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def ring_dcm(psi, theta, phi, R):
     """alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi) = R_C0 (seed 001 §3.3)."""
     cps, sps = math.cos(psi), math.sin(psi)
@@ -69,7 +78,7 @@ def ring_dcm(psi, theta, phi, R):
     R[2, 2] = -sph * sth * sps + cph * cps
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **_JIT)
 def _elem(axis, c, s, R):
     """Elementary frame-rotation DCM alpha^axis (seed-digest §0)."""
     for i in range(3):
@@ -96,7 +105,7 @@ def _elem(axis, c, s, R):
 
 
 # ======================================================================= leg kinematics
-@njit(cache=True)
+@njit(**_JIT)
 def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
     """Forward position kinematics of one leg, base fixed (seed 001 §3.4, §3.6).
 
@@ -159,7 +168,7 @@ def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
         rL[b] = r0[n, b] + lL0[b]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd):
     """C^(d) (m x m) from the leg's kinematics: rows 0-2 = T^L_n (Jacobian of the cut-joint
     centre w.r.t. p'), row 3 (m = 4) = n_R^T R_n.  e1 (y axis of the last body), e2 (ring-side
@@ -190,7 +199,7 @@ def leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd):
                 Cd[3, i] = nR[0] * e0[i, 0] + nR[1] * e0[i, 1] + nR[2] * e0[i, 2]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _lu(A, LU, piv, m):
     """LU with partial pivoting of the m x m block of A; returns False if a pivot is below
     PIVOT_TOL times the largest entry of A (numerically singular)."""
@@ -226,7 +235,7 @@ def _lu(A, LU, piv, m):
     return True
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _lu_solve(LU, piv, m, x):
     """In place x <- A^{-1} x."""
     # permute into a temp held in the tail of x? use explicit small copies (scalars)
@@ -253,7 +262,25 @@ def _lu_solve(LU, piv, m, x):
         x[i] = s / LU[i, i]
 
 
-@njit(cache=True)
+@njit(**_JIT)
+def _lu_solve_cols(LU, piv, m, B, X):
+    """X[:m, c] <- A^{-1} B[:m, c] for the 6 columns c (A = P^T L U), without array views."""
+    for c in range(6):
+        for i in range(m):
+            X[i, c] = B[int(piv[i]), c]
+        for i in range(m):
+            s = X[i, c]
+            for j in range(i):
+                s -= LU[i, j] * X[j, c]
+            X[i, c] = s
+        for i in range(m - 1, -1, -1):
+            s = X[i, c]
+            for j in range(i + 1, m):
+                s -= LU[i, j] * X[j, c]
+            X[i, c] = s / LU[i, i]
+
+
+@njit(**_JIT)
 def _lu_solve_t(LU, piv, m, x):
     """In place x <- A^{-T} x  (A = P^T L U  =>  A^T = U^T L^T P)."""
     for i in range(m):
@@ -280,7 +307,7 @@ def _lu_solve_t(LU, piv, m, x):
 
 
 # ================================================================== closed-form IK (§4)
-@njit(cache=True)
+@njit(**_JIT)
 def _chart_yz(u0, u1, u2, out_p, i):
     """Angles (about y, then z) that turn the x axis onto direction u (seed 001 §4, UPS steps
     3-5): u = |u| [c1 c2, s2, -s1 c2].  Returns a status code."""
@@ -295,7 +322,7 @@ def _chart_yz(u0, u1, u2, out_p, i):
     return STATUS_OK
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_ik(P, lo, rC, aC, p, Z, T):
     """Closed-form inverse kinematics of one leg (seed 001 §4): joint coordinates p from the
     ring pose (r_C in frame 0, alpha_C = R_C0).  Z, T: 3x3 scratch.  Returns a status code."""
@@ -379,7 +406,7 @@ def leg_ik(P, lo, rC, aC, p, Z, T):
     return _twist_after(P, lo, aC, T, Z, p, 3)
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **_JIT)
 def _premul(T, Z):
     """Z <- T Z (3x3, in place)."""
     for b in range(3):
@@ -391,7 +418,7 @@ def _premul(T, Z):
         Z[2, b] = T[2, 0] * z0 + T[2, 1] * z1 + T[2, 2] * z2
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _twist_after(P, lo, aC, T, Z, p, i):
     """Z <- T Z, then the twist p[i] from the ring-side axis e2 = row 2 of gamma_C alpha_C."""
     _premul(T, Z)
@@ -409,7 +436,7 @@ def _twist_after(P, lo, aC, T, Z, p, i):
     return STATUS_OK
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def ring_e2(P, lo, aC, e2):
     """Ring-side U axis (3rd axis of the cut-joint frame on the ring) in frame 0."""
     gc = P[lo + L_GC: lo + L_GC + 9]
@@ -417,7 +444,7 @@ def ring_e2(P, lo, aC, e2):
         e2[b] = gc[6] * aC[0, b] + gc[7] * aC[1, b] + gc[8] * aC[2, b]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR, f, Cd):
     """Position-level closure f_k(p) (eq. 4.6) and its Jacobian C^(d)."""
     m = int(P[lo + L_M])
@@ -433,7 +460,7 @@ def leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1,
         f[3] = e1[0] * e2[0] + e1[1] * e2[1] + e1[2] * e2[2]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR,
                   f, Cd, LU, piv):
     """Newton iteration p <- p - C^(d)^{-1} f (eq. 4.6) from the initial p; returns
@@ -455,7 +482,7 @@ def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0
 
 
 # ============================================================== per-leg dynamics (§5)
-@njit(cache=True)
+@njit(**_JIT)
 def leg_crba(P, lo, beta, rloc, A, tmp):
     """Leg mass matrix A_k by the seed 001 CRBA (body frames), plus the reflected rotor inertia
     of an electromechanical damper on the device joint.  tmp: (16, >=3) scratch."""
@@ -514,7 +541,7 @@ def leg_crba(P, lo, beta, rloc, A, tmp):
     A[dj, dj] += P[lo + L_EM_M]
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **_JIT)
 def _carry(beta, rloc, b, T, fi, mi, fo, mo):
     """Add the wrench (T[fi], T[mi]) at O_b, frame b, moved to O_{b-1} in frame b-1, to
     (T[fo], T[mo]): f += beta^T f_b;  m += beta^T m_b + r x (beta^T f_b)."""
@@ -534,7 +561,7 @@ def _carry(beta, rloc, b, T, fi, mi, fo, mo):
     T[mo, 2] += r0 * g1 - r1 * g0
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, eab, wab, tmp):
     """Leg bias b_k (seed 001 §5 with seed 000's transport terms): generalized forces at
     p'' = 0 with the actual p, p' and the base motion (omega_0, eps_0, w_0 = a_0 - g, frame 0),
@@ -627,7 +654,7 @@ def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, ea
             _carry(beta, rloc, b_, tmp, b_, 4 + b_, b_ - 1, 4 + b_ - 1)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
     """Every device's generalized force on the device joint and its power; returns the sum."""
     force[DEV_SPRING] = dv.spring_force(P, lo, s)
@@ -644,7 +671,7 @@ def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
 
 
 # ====================================================================== full evaluation
-@njit(cache=True)
+@njit(**_JIT)
 def _fail(out, P, code, leg):
     for i in range(out.shape[0]):
         out[i] = 0.0
@@ -654,7 +681,7 @@ def _fail(out, P, code, leg):
     return code
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wrench, out):
     """One evaluation of the mechanism dynamics (seed 001 §7 order).  Returns the status code
     (also in ``out`` 'status'); on a non-zero status every other output is zero (never NaN)."""
@@ -691,6 +718,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
     As = W[int(P[H_WS + 26]): int(P[H_WS + 26]) + 36].reshape((6, 6))
     bs = W[int(P[H_WS + 27]): int(P[H_WS + 27]) + 6]
     AH = W[int(P[H_WS + 28]): int(P[H_WS + 28]) + 24].reshape((4, 6))
+    kin = W[int(P[H_WS + 29]): int(P[H_WS + 29]) + 30]
     # ---- out views
     xdot = out[0:12]
     udot = out[int(P[H_OUT + 1]): int(P[H_OUT + 1]) + 6]
@@ -709,7 +737,10 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
     rC = ring_state[0:3]
     vC = ring_state[6:9]
     wC = ring_state[9:12]
-    aC = tmp[0:3, 3:6]   # alpha_C lives in tmp columns 3..5, rows 0..2 (never overwritten)
+    # C-contiguous 3x3 scratch (a strided view of tmp makes every callee use strided indexing)
+    aC = kin[0:9].reshape((3, 3))
+    ikZ = kin[9:18].reshape((3, 3))
+    ikT = kin[18:27].reshape((3, 3))
     ring_dcm(ring_state[3], ring_state[4], ring_state[5], aC)
     a0 = base_motion[0:3]
     om0 = base_motion[3:6]
@@ -727,7 +758,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
     w0g2 = base_motion[2] - base_motion[11]
     stO[0] = 0.0
     stO[1] = 0.0
-    w0g = tmp[3, 3:6]    # w_0 = a_0 - g: gravity enters as an acceleration of the base
+    w0g = kin[27:30]     # w_0 = a_0 - g: gravity enters as an acceleration of the base
     w0g[0] = w0g0
     w0g[1] = w0g1
     w0g[2] = w0g2
@@ -757,10 +788,18 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
         for i in range(4):
             p[i] = 0.0
             pd[i] = 0.0
-        # 1. closed-form IK (+ optional Newton polish)
-        st = leg_ik(P, lo, rC, aC, p, tmp[4:7, 0:3], tmp[8:11, 0:3])
+        # 1. closed-form IK (§3.8), optionally polished by newton_polish_iterations steps of
+        #    eq. 4.6 (the closed form covers its whole chart, so Newton is a polish and the
+        #    test oracle, not a way to reach poses the closed form rejects)
+        st = leg_ik(P, lo, rC, aC, p, ikZ, ikT)
         if st != STATUS_OK:
             return _fail(out, P, st, k)
+        npol = int(P[H_NEWTON])
+        if npol > 0:
+            it, st = leg_ik_newton(P, lo, rC, aC, p, NEWTON_TOL, npol, tau, beta, rloc, r0, e0,
+                                   rL, lL0, e1, e2, nR, cv, Cd, LU, piv)
+            if st == STATUS_SINGULAR:
+                return _fail(out, P, st, k)
         # 2. position kinematics, C^(d), C^(i)
         leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0)
         ring_e2(P, lo, aC, e2)
@@ -785,12 +824,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
             for b in range(3):
                 Ci[3, 3 + b] = aC[b, 0] * nR[0] + aC[b, 1] * nR[1] + aC[b, 2] * nR[2]
         # 3. H = C^(d)^-1 C^(i);  p' = H u
-        for col in range(6):
-            for i in range(m):
-                AH[i, 0] = Ci[i, col]
-            _lu_solve(LU, piv, m, AH[:, 0])
-            for i in range(m):
-                H[i, col] = AH[i, 0]
+        _lu_solve_cols(LU, piv, m, Ci, H)
         for i in range(m):
             acc = 0.0
             for col in range(3):
@@ -1085,7 +1119,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
     return STATUS_OK
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def mechanism_step_rk4(params, workspace, ring_state, base_motion, contact_wrench, dt, out,
                        k_acc, x_tmp):
     """One classical RK4 step of the ring's 12-state in place (base motion and contact wrench

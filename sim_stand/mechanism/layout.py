@@ -110,6 +110,7 @@ def ws_layout(nl: int) -> dict[str, tuple[int, tuple[int, ...]]]:
         ("As", (6, 6)),                  # reduced 6x6 matrix (Cholesky in place)
         ("bs", (6,)),
         ("AH", (NMAX, 6)),
+        ("kin", (30,)),                  # C-contiguous scratch: alpha_C (9), IK Z (9), IK T (9), w_0 (3)
     ]
     out = {}
     off = 0
