@@ -76,7 +76,7 @@ def guided_path(model: ContactModel, direction_deg: float = 30.0, offset_m: floa
         model.evaluate(row[None, :], twist[i][None, :], commit=True, t=t[i])
     model.state[:] = saved
     model.events.clear()
-    twist[1:, 1:4] = np.diff(pose[:, 1:4], axis=0) / dt_s
+    twist[1:, 1:3] = np.diff(pose[:, 1:3], axis=0) / dt_s   # lateral velocity (y, z)
     return Script(t=t, pose=pose, twist=twist)
 
 
