@@ -33,7 +33,14 @@ def main(x_ring=-0.12):
     for i, name in enumerate(pk.feature_names):
         f = F[i]
         if f[G.F_KIND] == G.K_POLYGON and (name.endswith(".outer") or "striker" in name):
-            V = f[G.F_V:G.F_V + 3 * int(f[G.F_NV])].reshape(-1, 3)
+            V = f[G.F_V:G.F_V + 3 * int(f[G.F_NV])].reshape(-1, 3).copy()
+            if name.endswith(".outer"):
+                # the contact faces reach into the ring body (§2.1); draw the plate from the
+                # ring face: root corners (0, 1) back along their sides to the ring plane
+                x0 = x_ring if name.startswith("a") else 0.0
+                for root, tip in ((0, 3), (1, 2)):
+                    d = V[tip] - V[root]
+                    V[root] = V[root] + ((x0 - V[root][0]) / d[0]) * d
             polys.append(V[:, [1, 2, 0]])
             colors.append("#d95f02" if "striker" in name else ("#1b9e77" if name.startswith("a") else "#7570b3"))
     ax.add_collection3d(Poly3DCollection(polys, facecolors=colors, edgecolors="k", linewidths=0.3, alpha=0.75))
@@ -63,15 +70,27 @@ def main(x_ring=-0.12):
              label="active petal (at 60 deg from this section)")
     ax2.plot([0, 0], [itf.ring.passage_radius_m, itf.ring.outer_radius_m], color="#7570b3", lw=6)
     ax2.plot([x_ring, x_ring], [itf.ring.passage_radius_m, itf.ring.outer_radius_m], color="#1b9e77", lw=6)
-    i = pk.feature_names.index("striker0.ramp")
-    V = F[i, G.F_V:G.F_V + 12].reshape(4, 3)
-    rr = np.hypot(V[:, 1], V[:, 2])
-    j = pk.feature_names.index("striker0.back")
-    B = F[j, G.F_V:G.F_V + 3]                     # crest base (on the petal surface)
-    ax2.fill([V[0, 0], V[3, 0], B[0]], [rr[0], rr[3], np.hypot(B[1], B[2])], color="#d95f02",
-             label="striker: ramp (front), catch (back)")
+    # striker 0 (passive features, already in P): the ramp runs foot -> crest, the catch
+    # crest -> crest base; in the section (x, r) both are segments, the striker their triangle
+    def xr(f):
+        V = f[G.F_V:G.F_V + 3 * int(f[G.F_NV])].reshape(-1, 3)
+        return np.column_stack((V[:, 0], np.hypot(V[:, 1], V[:, 2])))
+    ramp = xr(F[pk.feature_names.index("striker0.ramp")])
+    catch = xr(F[pk.feature_names.index("striker0.back")])
+    foot, crest = ramp[ramp[:, 1].argmin()], ramp[ramp[:, 1].argmax()]
+    base = catch[catch[:, 1].argmin()]            # crest base (on the petal's outer surface)
+    ax2.fill([foot[0], crest[0], base[0]], [foot[1], crest[1], base[1]], color="#d95f02",
+             label="striker: ramp (front), catch (back, square to the petal)")
     tip_x = x_ring + lt.axial_m
     ax2.add_patch(plt.Circle((tip_x, lt.free_radius_m), lt.tip_radius_m, color="red", label="latch tip (free)"))
+    # the free tip where its rounding clears the catch plane: the latch engages (ring centred)
+    fb = pk.feat[pk.feature_names.index("striker0.back")]
+    psi = lt.azimuth_rad
+    tip0 = np.array([lt.axial_m, lt.free_radius_m * math.cos(psi), lt.free_radius_m * math.sin(psi)])
+    nu, o = fb[G.F_NU:G.F_NU + 3], fb[G.F_A:G.F_A + 3]
+    x_eng = (lt.tip_radius_m - nu @ (tip0 - o)) / nu[0]
+    ax2.add_patch(plt.Circle((x_eng + lt.axial_m, lt.free_radius_m), lt.tip_radius_m, fill=False, ls="--",
+                             color="red", label=f"tip at engagement (ring at x = {1e3 * x_eng:.1f} mm)"))
     ax2.annotate("", xy=(tip_x, lt.free_radius_m + lt.stroke), xytext=(tip_x, lt.free_radius_m),
                  arrowprops=dict(arrowstyle="->", color="red"))
     ax2.text(tip_x + 0.004, lt.free_radius_m + 0.5 * lt.stroke, "deflection p", color="red", fontsize=8)

@@ -268,6 +268,21 @@ def petal_geometry(psi, sigma, pet) -> dict:
     return dict(B=B, T=T, along=along, nu_out=nu_out, ur=ur, ut=ut, corners=corners)
 
 
+def _face_corners(C, offset, x_root):
+    """Corners of one face of a petal plate: the mid-plane corners ``C`` moved by ``offset``
+    (half the thickness along the face normal), then each root corner slid along its side edge
+    to the plane x = ``x_root`` inside the ring the plate stands on (docs/models/contact.md
+    §2.1). Offsetting alone would leave the face's root edge |offset_x| (1.25 mm for a 12 mm
+    plate leaning 12 deg) in front of the ring face: a rim of the other unit passing under that
+    edge (seated, tilted, pressed into the ring face) would meet the face only on backing off,
+    already overlapping it (a force step of up to k_S times the rim rounding)."""
+    F = C + offset
+    for root, tip in ((0, 3), (1, 2)):
+        d = F[tip] - F[root]
+        F[root] = F[root] + ((x_root - F[root][0]) / d[0]) * d
+    return F
+
+
 def build_interface(itf) -> Packed:
     """Features, pairs, materials and latches of a peripheral androgynous interface (one
     buffer link: the active ring, link 0, frame E = ring frame with x towards the passive unit)."""
@@ -290,10 +305,13 @@ def build_interface(itf) -> Packed:
             g = petal_geometry(psi, sigma, pet)
             tag = f"{unit}{round(math.degrees(psi)) % 360}"
             C = g["corners"]
-            out = b.polygon(f"{tag}.outer", C + half_t * g["nu_out"], g["nu_out"],
-                            pet.thickness_m, link)
-            inn = b.polygon(f"{tag}.inner", C - half_t * g["nu_out"], -g["nu_out"],
-                            pet.thickness_m, link)
+            # the faces continue into the ring body through the ring face's depth window: a
+            # rim that can still touch the ring face can also meet the petal's root
+            x_root = -sigma * ring.face_depth_m
+            out = b.polygon(f"{tag}.outer", _face_corners(C, half_t * g["nu_out"], x_root),
+                            g["nu_out"], pet.thickness_m, link)
+            inn = b.polygon(f"{tag}.inner", _face_corners(C, -half_t * g["nu_out"], x_root),
+                            -g["nu_out"], pet.thickness_m, link)
             r_e = pet.edge_radius_m
             edges = [b.segment(f"{tag}.side-", C[0], C[3], r_e, link),
                      b.segment(f"{tag}.side+", C[1], C[2], r_e, link),
@@ -399,7 +417,9 @@ def build_interface(itf) -> Packed:
         se = itf.sensors
         for i in range(se.count):
             psi = se.azimuth_rad + i * 2 * math.pi / se.count
-            tip = (se.protrusion_m + se.tip_radius_m) * EX + se.radius_m * _ur(psi)
+            # the ball's front (its outermost point along +x_E) stands protrusion_mm proud of
+            # the ring face: its centre is one tip radius behind that
+            tip = (se.protrusion_m - se.tip_radius_m) * EX + se.radius_m * _ur(psi)
             b.latch(f"sensor{i}", 0, tip, -EX, se.stroke_m, se.preload_n, se.rate_n_per_m,
                     se.tip_radius_m, P["face"], mats["ring_seat"], tol=lt.tolerance, sensor=True,
                     trigger=se.trigger_m)

@@ -23,6 +23,16 @@ from __future__ import annotations
 import math
 
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
+
+# Compile options of every function here and in kernel.py. ``_nrt=False`` compiles without
+# numba's reference-counted runtime (a private but long-standing numba option, as in
+# sim_stand/mechanism/kernels.py and rt/spacecraft.py): every array argument and every
+# feature-row view passed per primitive pair would otherwise cost an atomic incref/decref pair,
+# most of the evaluation's run time. Nothing here or in kernel.py allocates (any allocation is
+# then a compile error); callers compiled with the NRT (the emulator, the digital simulation,
+# the tests) call these functions as usual. Results are bit-identical either way.
+JIT = dict(cache=True, _nrt=False) if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True)
 
 # ----------------------------------------------------------------- feature row layout
 FW = 48            # floats per feature row
@@ -53,12 +63,12 @@ K_CONE = 6         # reserved
 EPS = 1e-12
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **JIT)
 def _dot(a, i, b, j):
     return a[i] * b[j] + a[i + 1] * b[j + 1] + a[i + 2] * b[j + 2]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     """Clip the segment a + t (b - a), t in [0, 1], to the prism of a one-sided face row ``f``
     (polygon: the edge half-spaces; annulus: nothing radial here) and to the slab
@@ -120,7 +130,7 @@ def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     return True
 
 
-@njit(cache=True)
+@njit(**JIT)
 def seg_face(s, f, face_is_active, tw, out):
     """Segment or point row ``s`` (rounding radius r) against the one-sided polygon face ``f``.
 
@@ -172,7 +182,7 @@ def seg_face(s, f, face_is_active, tw, out):
     return _face_contact(px, py, pz, best_d, s[F_RAD], nx, ny, nz, face_is_active, out)
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **JIT)
 def _face_contact(px, py, pz, d, r, nx, ny, nz, face_is_active, out):
     pen = r - d
     if pen <= 0.0:
@@ -208,7 +218,7 @@ def _face_contact(px, py, pz, d, r, nx, ny, nz, face_is_active, out):
     return True
 
 
-@njit(cache=True)
+@njit(**JIT)
 def seg_annulus(s, f, face_is_active, out):
     """Point or segment row ``s`` (ends only) against the one-sided annulus / plane ``f``:
     the deepest end whose foot lies within r_in <= radius <= r_out and inside the depth
@@ -247,7 +257,7 @@ def seg_annulus(s, f, face_is_active, out):
     return _face_contact(px, py, pz, best_d, s[F_RAD], nx, ny, nz, face_is_active, out)
 
 
-@njit(cache=True)
+@njit(**JIT)
 def circle_annulus(c, f, face_is_active, out):
     """Circle row ``c`` (centre, unit axis, radius rho, rounding r) against the one-sided
     annulus / plane ``f``: the circle point deepest along -nu, i.e. c - rho w/|w| with
@@ -297,7 +307,7 @@ def circle_annulus(c, f, face_is_active, out):
     return _face_contact(px, py, pz, d, c[F_RAD], nx, ny, nz, face_is_active, out)
 
 
-@njit(cache=True)
+@njit(**JIT)
 def closest_seg_seg(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z, tw):
     """Parameters (s, t) in [0, 1]^2 of the closest points of segments a and b (Ericson,
     Real-Time Collision Detection §5.1.9), written into tw[0], tw[1]."""
@@ -345,7 +355,7 @@ def closest_seg_seg(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z, 
     tw[1] = t
 
 
-@njit(cache=True)
+@njit(**JIT)
 def seg_seg(sa, sp, tw, out):
     """Rounded segment ``sa`` (active) against rounded segment ``sp`` (passive): the closest
     points, Delta = r_a + r_p - distance, n_R from the active axis towards the passive one.
@@ -405,11 +415,35 @@ def seg_seg(sa, sp, tw, out):
     return True
 
 
-@njit(cache=True)
+@njit(inline="always", **JIT)
+def _in_polygon_prism(f, px, py, pz):
+    """Whether the point lies in the prism of the polygon row ``f`` (all inward edge half-spaces
+    m_i = nu x e_i). The same arithmetic and the same decision as :func:`clip_to_face` for a
+    zero-length segment, where every edge's gd is exactly 0, without the clip parameters."""
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    nv = int(f[F_NV])
+    for i in range(nv):
+        k = F_V + 3 * i
+        kn = k + 3 if i + 1 < nv else F_V
+        ex = f[kn] - f[k]
+        ey = f[kn + 1] - f[k + 1]
+        ez = f[kn + 2] - f[k + 2]
+        mx = ny * ez - nz * ey
+        my = nz * ex - nx * ez
+        mz = nx * ey - ny * ex
+        if (px - f[k]) * mx + (py - f[k + 1]) * my + (pz - f[k + 2]) * mz < 0.0:
+            return False
+    return True
+
+
+@njit(**JIT)
 def point_face_depth(px, py, pz, r, f, tw):
     """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
     -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
-    latch bisection (seed 002 §4.8), where only Delta(p) is needed."""
+    latch bisection (seed 002 §4.8), where only Delta(p) is needed. ``tw`` is not used (kept
+    for the callers; the prism test needs no clip parameters)."""
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]
@@ -417,10 +451,12 @@ def point_face_depth(px, py, pz, r, f, tw):
     ry = py - f[F_A + 1]
     rz = pz - f[F_A + 2]
     d = rx * nx + ry * ny + rz * nz
+    # depth window; clip_to_face's own window test (d + depth < 0) can then never fire: d >=
+    # -depth makes the exact sum >= 0, and rounding keeps it >= 0
     if d < -f[F_DEPTH]:
         return -1e300
     if f[F_KIND] == K_POLYGON:
-        if not clip_to_face(f, px, py, pz, px, py, pz, tw):
+        if not _in_polygon_prism(f, px, py, pz):
             return -1e300
     else:
         wx = rx - d * nx

@@ -38,8 +38,8 @@ from numba import njit
 
 from rt import spatial
 from sim_stand.contact.geometry import (
-    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, K_CIRCLE, K_POLYGON,
-    K_SEGMENT, circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
+    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON,
+    circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
 )
 
 # ---------------------------------------------------------------- pair table (int64)
@@ -132,10 +132,11 @@ EV_SENSOR = 16
 SCRATCH = 40
 _OUT = 0           # 10 floats: primitive result
 _TW = 12           # 2 floats: clip / closest parameters
-_TMP = 16          # 3 floats
+_TMP = 16          # 10 floats: latch tip, dr/dp, face, striker normal
+_RES = 28          # 8 floats: bisection result
 
 
-@njit(cache=True)
+@njit(**JIT)
 def transform_active(feat, featP, link_pose, Rl):
     """Active feature rows (E_j) -> P rows in ``featP`` (passive rows are left untouched)."""
     nl = link_pose.shape[0]
@@ -175,12 +176,13 @@ def transform_active(feat, featP, link_pose, Rl):
                 featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twist,
            wrench_P, wrench_links, rec, nrec, pair_code, iters, pdefl):
     """Eq. 7 for one contact (geometry in ``out``): rates, normal and friction forces, wrench
     accumulation and the record. ``cls`` 1: |f_R| = k_S(D) D + c_D D' (+ ``fn_given``);
-    ``cls`` 2: |f_R| = ``fn_given`` (the latch spring). Returns the new record count."""
+    ``cls`` 2: |f_R| = ``fn_given`` (the latch spring), no friction. Returns the new record
+    count."""
     xax = out[0]
     xay = out[1]
     xaz = out[2]
@@ -221,10 +223,14 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
     else:
         fn = fn_given
     # regularised Coulomb friction: |f_Fr| = k_Fr |f_R| min(1, |v_T| / v_eps), along +v_T on
-    # the passive unit (the active surface drags it), -v_T on the active one
+    # the passive unit (the active surface drags it), -v_T on the active one. None on class 2:
+    # the seed neglects the energy exchange of zero-mass links, and the link's spring balance
+    # |f_R| = Q / |n . dr/dp| has no tangential term (docs/models/contact.md §4)
     vt = math.sqrt(vtx * vtx + vty * vty + vtz * vtz)
     veps = mat[m, M_VEPS]
-    ft_over_v = mat[m, M_MU] * abs(fn) / (vt if vt > veps else veps)
+    ft_over_v = 0.0
+    if cls == 1:
+        ft_over_v = mat[m, M_MU] * abs(fn) / (vt if vt > veps else veps)
     fx = nx * fn + ft_over_v * vtx
     fy = ny * fn + ft_over_v * vty
     fz = nz * fn + ft_over_v * vtz
@@ -273,7 +279,7 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
     return nrec + 1
 
 
-@njit(cache=True)
+@njit(**JIT)
 def latch_tip(lat, l, p, link_pose, Rl, tmp):
     """Tip centre of latch ``l`` at deflection ``p``, in P, into tmp[0:3]; the derivative
     dr/dp (P) into tmp[3:6]."""
@@ -314,7 +320,7 @@ def latch_tip(lat, l, p, link_pose, Rl, tmp):
         tmp[3 + i] = R[i, 0] * dx + R[i, 1] * dy + R[i, 2] * dz
 
 
-@njit(cache=True)
+@njit(**JIT)
 def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     """Bit mask of the candidate faces of latch ``l`` whose bounding spheres the tip can reach
     over its whole stroke (broad phase, once per evaluation)."""
@@ -342,27 +348,111 @@ def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     return mask
 
 
-@njit(cache=True)
+@njit(**JIT)
 def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw):
-    """Delta(p) of latch ``l``: the deepest penetration into its candidate faces (seed 002
-    §4.8); the index of that face into tmp[6]."""
+    """Delta(p) of latch ``l`` (seed 002 §4.8): the deepest penetration of its tip into its
+    candidate strikers; the index of that face into tmp[6] and the unit normal of the striker
+    surface there (outward, P) into tmp[7:10].
+
+    Without catches (``L_BACK < 0``) a striker is its ramp face (a one-sided polygon). With
+    catches, striker k is the solid wedge under ramp k and behind catch k (docs/models/contact.md
+    §4): with d1, d2 the tip centre's distances in front of the ramp and catch planes (inside the
+    ramp's prism without its wall through the crest, within the ramp's depth window), and
+    v = a n1 + b n2 the offset from the crest edge (a = (d1 - c d2)/(1 - c^2),
+    b = (d2 - c d1)/(1 - c^2), c = n1.n2): a, b > 0 is the rounded crest edge,
+    Delta = r_tip - |v| with normal v/|v|; otherwise the nearer plane,
+    Delta = r_tip - max(d1, d2)."""
     latch_tip(lat, l, p, link_pose, Rl, tmp)
+    tx = tmp[0]
+    ty = tmp[1]
+    tz = tmp[2]
+    r = lat[l, L_RTIP]
     best = -1e300
     f0 = int(lat[l, L_FACE])
+    b0 = int(lat[l, L_BACK])
     for k in range(int(lat[l, L_NFACE])):
-        if mask & (1 << k):
-            d = point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k], tw)
+        if not (mask & (1 << k)):
+            continue
+        f = featP[f0 + k]
+        if b0 < 0:
+            d = point_face_depth(tx, ty, tz, r, f, tw)
             if d > best:
                 best = d
                 tmp[6] = f0 + k
+                tmp[7] = f[F_NU]
+                tmp[8] = f[F_NU + 1]
+                tmp[9] = f[F_NU + 2]
+            continue
+        fb = featP[b0 + k]
+        n1x = f[F_NU]
+        n1y = f[F_NU + 1]
+        n1z = f[F_NU + 2]
+        n2x = fb[F_NU]
+        n2y = fb[F_NU + 1]
+        n2z = fb[F_NU + 2]
+        d1 = (tx - f[F_A]) * n1x + (ty - f[F_A + 1]) * n1y + (tz - f[F_A + 2]) * n1z
+        if d1 < -f[F_DEPTH]:
+            continue
+        # prism of the ramp without the crest wall (edges whose inward normal faces the catch)
+        nv = int(f[F_NV])
+        inside = True
+        for i in range(nv):
+            kk = F_V + 3 * i
+            kn = kk + 3 if i + 1 < nv else F_V
+            ex = f[kn] - f[kk]
+            ey = f[kn + 1] - f[kk + 1]
+            ez = f[kn + 2] - f[kk + 2]
+            mx = n1y * ez - n1z * ey
+            my = n1z * ex - n1x * ez
+            mz = n1x * ey - n1y * ex
+            if mx * n2x + my * n2y + mz * n2z < -1e-9 * math.sqrt(mx * mx + my * my + mz * mz):
+                continue
+            if (tx - f[kk]) * mx + (ty - f[kk + 1]) * my + (tz - f[kk + 2]) * mz < 0.0:
+                inside = False
+                break
+        if not inside:
+            continue
+        d2 = (tx - fb[F_A]) * n2x + (ty - fb[F_A + 1]) * n2y + (tz - fb[F_A + 2]) * n2z
+        ea = 0.0
+        eb = 0.0
+        if d1 > 0.0 or d2 > 0.0:
+            c12 = n1x * n2x + n1y * n2y + n1z * n2z
+            den = 1.0 - c12 * c12
+            ea = (d1 - d2 * c12) / den
+            eb = (d2 - d1 * c12) / den
+        if ea > 0.0 and eb > 0.0:
+            dist = math.sqrt(ea * d1 + eb * d2)
+            d = r - dist
+            if d > best:
+                best = d
+                tmp[6] = b0 + k
+                tmp[7] = (ea * n1x + eb * n2x) / dist
+                tmp[8] = (ea * n1y + eb * n2y) / dist
+                tmp[9] = (ea * n1z + eb * n2z) / dist
+        elif d1 >= d2:
+            d = r - d1
+            if d > best:
+                best = d
+                tmp[6] = f0 + k
+                tmp[7] = n1x
+                tmp[8] = n1y
+                tmp[9] = n1z
+        else:
+            d = r - d2
+            if d > best:
+                best = d
+                tmp[6] = b0 + k
+                tmp[7] = n2x
+                tmp[8] = n2y
+                tmp[9] = n2z
     return best
 
 
-@njit(cache=True)
+@njit(**JIT)
 def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
     """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case,
-    face] with case 0: no contact (p = 0), 1: contact found by bisection, 2: bottomed out
-    (Delta(p_max) > 0, p = p_max)."""
+    face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by bisection,
+    2: bottomed out (Delta(p_max) > 0, p = p_max)."""
     p0 = 0.0
     pmax = lat[l, L_PMAX]
     res[4] = -1.0
@@ -381,6 +471,9 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
         res[3] = 0.0
         return
     face = tmp[6]
+    res[5] = tmp[7]
+    res[6] = tmp[8]
+    res[7] = tmp[9]
     dmax = latch_depth(lat, l, pmax, mask, featP, link_pose, Rl, tmp, tw)
     if dmax > 0.0:
         res[0] = pmax
@@ -388,6 +481,9 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
         res[2] = 0.0
         res[3] = 2.0
         res[4] = tmp[6]
+        res[5] = tmp[7]
+        res[6] = tmp[8]
+        res[7] = tmp[9]
         return
     pb = p0
     db = d0
@@ -403,6 +499,9 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
             pb = pm
             db = dm
             face = tmp[6]
+            res[5] = tmp[7]
+            res[6] = tmp[8]
+            res[7] = tmp[9]
         else:
             pe = pm
     res[0] = pb
@@ -412,15 +511,15 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
     res[4] = face
 
 
-@njit(cache=True)
+@njit(**JIT)
 def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist, state_in,
              rec, wrench_P, wrench_links, state_out, latch_p, info, info_f, Rl, scratch):
     """One full evaluation of the interface. Returns the number of contacts found (records
     beyond ``rec.shape[0]`` are not written; ``info[0]`` then has ST_OVERFLOW)."""
     out = scratch[_OUT:_OUT + 10]
     tw = scratch[_TW:_TW + 2]
-    tmp = scratch[_TMP:_TMP + 7]
-    res = scratch[_TMP + 8:_TMP + 13]
+    tmp = scratch[_TMP:_TMP + 10]
+    res = scratch[_RES:_RES + 8]
     for i in range(6):
         wrench_P[i] = 0.0
     for j in range(wrench_links.shape[0]):
@@ -482,11 +581,10 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                 new = SEN_IDLE
         else:
             latch_tip(lat, l, p, link_pose, Rl, tmp)
-            f = featP[int(res[4])]
             r = lat[l, L_RTIP]
-            nx = f[F_NU]
-            ny = f[F_NU + 1]
-            nz = f[F_NU + 2]
+            nx = res[5]
+            ny = res[6]
+            nz = res[7]
             d = r - res[1]
             # geometry: n_R = -nu (the link pushes into the passive face)
             out[0] = tmp[0] - r * nx
@@ -606,7 +704,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
     return nrec
 
 
-@njit(cache=True)
+@njit(**JIT)
 def link_wrench_in_link_frame(link_pose_j, wrench_P_j, Rtmp, out):
     """Wrench on a buffer link as the kernel gives it (P components, moment about E_j's
     origin) -> E_j components about E_j's origin: what the mechanism's ``contact_wrench``
