@@ -38,7 +38,7 @@ from numba import njit
 
 from rt import spatial
 from sim_stand.contact.geometry import (
-    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON,
+    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
     circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
 )
 
@@ -128,12 +128,26 @@ EV_LATCH_ENGAGED = 4
 EV_SOFT_CAPTURE = 8
 EV_SENSOR = 16
 
+# affine form of a translational latch's depth (one row of AW floats per candidate striker,
+# see latch_affine): distances to the striker's planes and prism edges are affine in p
+AFF_FACES = 8      # more candidates than this: the direct form (latch_depth)
+A_K = 0            # candidate index k
+A_D1 = 1           # d1(0): tip centre in front of the ramp / face plane
+A_S1 = 2           # d d1 / dp
+A_D2 = 3           # d2(0): in front of the catch plane
+A_S2 = 4           # d d2 / dp
+A_C12 = 5          # n_ramp . n_catch
+A_NE = 6           # number of prism edges kept
+A_E = 7            # (g_i(0), d g_i / dp) per kept edge
+AW = A_E + 2 * MAXV
+
 # scratch layout (float64, length >= SCRATCH)
-SCRATCH = 40
 _OUT = 0           # 10 floats: primitive result
 _TW = 12           # 2 floats: clip / closest parameters
 _TMP = 16          # 10 floats: latch tip, dr/dp, face, striker normal
 _RES = 28          # 8 floats: bisection result
+_AFF = 40          # AFF_FACES * AW floats: affine latch rows
+SCRATCH = _AFF + AFF_FACES * AW
 
 
 @njit(**JIT)
@@ -279,7 +293,7 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
     return nrec + 1
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def latch_tip(lat, l, p, link_pose, Rl, tmp):
     """Tip centre of latch ``l`` at deflection ``p``, in P, into tmp[0:3]; the derivative
     dr/dp (P) into tmp[3:6]."""
@@ -320,7 +334,7 @@ def latch_tip(lat, l, p, link_pose, Rl, tmp):
         tmp[3 + i] = R[i, 0] * dx + R[i, 1] * dy + R[i, 2] * dz
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     """Bit mask of the candidate faces of latch ``l`` whose bounding spheres the tip can reach
     over its whole stroke (broad phase, once per evaluation)."""
@@ -348,7 +362,7 @@ def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     return mask
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw):
     """Delta(p) of latch ``l`` (seed 002 §4.8): the deepest penetration of its tip into its
     candidate strikers; the index of that face into tmp[6] and the unit normal of the striker
@@ -448,11 +462,153 @@ def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw):
     return best
 
 
-@njit(**JIT)
-def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
+@njit(inline="always", **JIT)
+def latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff):
+    """Affine form of :func:`latch_depth` for a translational latch, set up once per
+    evaluation: the tip centre is r(p) = r0 + p u in P (the buffer link frozen), so every
+    signed distance the depth uses -- to the ramp and catch planes and to the ramp prism's
+    edge planes (without the crest wall) -- is g(p) = g(0) + p (n . u). One row of ``aff`` per
+    candidate striker (A_* offsets). Returns the number of rows, or -1 when the form does not
+    apply (a rotational latch, a candidate that is not a polygon, more than AFF_FACES
+    candidates): :func:`latch_depth` is then used directly."""
+    if lat[l, L_DOF] != 0.0:
+        return -1
+    latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
+    tx = tmp[0]
+    ty = tmp[1]
+    tz = tmp[2]
+    ux = tmp[3]
+    uy = tmp[4]
+    uz = tmp[5]
+    f0 = int(lat[l, L_FACE])
+    b0 = int(lat[l, L_BACK])
+    ns = 0
+    for k in range(int(lat[l, L_NFACE])):
+        if not (mask & (1 << k)):
+            continue
+        f = featP[f0 + k]
+        if ns == AFF_FACES or f[F_KIND] != K_POLYGON:
+            return -1
+        o = ns * AW
+        n1x = f[F_NU]
+        n1y = f[F_NU + 1]
+        n1z = f[F_NU + 2]
+        aff[o + A_K] = k
+        aff[o + A_D1] = (tx - f[F_A]) * n1x + (ty - f[F_A + 1]) * n1y + (tz - f[F_A + 2]) * n1z
+        aff[o + A_S1] = ux * n1x + uy * n1y + uz * n1z
+        n2x = 0.0
+        n2y = 0.0
+        n2z = 0.0
+        if b0 >= 0:
+            fb = featP[b0 + k]
+            n2x = fb[F_NU]
+            n2y = fb[F_NU + 1]
+            n2z = fb[F_NU + 2]
+            aff[o + A_D2] = (tx - fb[F_A]) * n2x + (ty - fb[F_A + 1]) * n2y + (tz - fb[F_A + 2]) * n2z
+            aff[o + A_S2] = ux * n2x + uy * n2y + uz * n2z
+            aff[o + A_C12] = n1x * n2x + n1y * n2y + n1z * n2z
+        nv = int(f[F_NV])
+        ne = 0
+        for i in range(nv):
+            kk = F_V + 3 * i
+            kn = kk + 3 if i + 1 < nv else F_V
+            ex = f[kn] - f[kk]
+            ey = f[kn + 1] - f[kk + 1]
+            ez = f[kn + 2] - f[kk + 2]
+            mx = n1y * ez - n1z * ey
+            my = n1z * ex - n1x * ez
+            mz = n1x * ey - n1y * ex
+            if b0 >= 0 and mx * n2x + my * n2y + mz * n2z < -1e-9 * math.sqrt(mx * mx + my * my + mz * mz):
+                continue                    # the crest wall: the wedge continues past it
+            aff[o + A_E + 2 * ne] = (tx - f[kk]) * mx + (ty - f[kk + 1]) * my + (tz - f[kk + 2]) * mz
+            aff[o + A_E + 2 * ne + 1] = ux * mx + uy * my + uz * mz
+            ne += 1
+        aff[o + A_NE] = ne
+        ns += 1
+    return ns
+
+
+@njit(inline="always", **JIT)
+def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
+    """:func:`latch_depth` from the affine rows of :func:`latch_affine` (same decisions and
+    outputs: Delta returned, face into tmp[6], striker normal into tmp[7:10])."""
+    r = lat[l, L_RTIP]
+    best = -1e300
+    f0 = int(lat[l, L_FACE])
+    b0 = int(lat[l, L_BACK])
+    for s in range(ns):
+        o = s * AW
+        k = int(aff[o + A_K])
+        f = featP[f0 + k]
+        d1 = aff[o + A_D1] + p * aff[o + A_S1]
+        if d1 < -f[F_DEPTH]:
+            continue
+        inside = True
+        for i in range(int(aff[o + A_NE])):
+            if aff[o + A_E + 2 * i] + p * aff[o + A_E + 2 * i + 1] < 0.0:
+                inside = False
+                break
+        if not inside:
+            continue
+        if b0 < 0:
+            d = r - d1
+            if d > best:
+                best = d
+                tmp[6] = f0 + k
+                tmp[7] = f[F_NU]
+                tmp[8] = f[F_NU + 1]
+                tmp[9] = f[F_NU + 2]
+            continue
+        fb = featP[b0 + k]
+        d2 = aff[o + A_D2] + p * aff[o + A_S2]
+        ea = 0.0
+        eb = 0.0
+        if d1 > 0.0 or d2 > 0.0:
+            c12 = aff[o + A_C12]
+            den = 1.0 - c12 * c12
+            ea = (d1 - d2 * c12) / den
+            eb = (d2 - d1 * c12) / den
+        if ea > 0.0 and eb > 0.0:
+            dist = math.sqrt(ea * d1 + eb * d2)
+            d = r - dist
+            if d > best:
+                best = d
+                tmp[6] = b0 + k
+                tmp[7] = (ea * f[F_NU] + eb * fb[F_NU]) / dist
+                tmp[8] = (ea * f[F_NU + 1] + eb * fb[F_NU + 1]) / dist
+                tmp[9] = (ea * f[F_NU + 2] + eb * fb[F_NU + 2]) / dist
+        elif d1 >= d2:
+            d = r - d1
+            if d > best:
+                best = d
+                tmp[6] = f0 + k
+                tmp[7] = f[F_NU]
+                tmp[8] = f[F_NU + 1]
+                tmp[9] = f[F_NU + 2]
+        else:
+            d = r - d2
+            if d > best:
+                best = d
+                tmp[6] = b0 + k
+                tmp[7] = fb[F_NU]
+                tmp[8] = fb[F_NU + 1]
+                tmp[9] = fb[F_NU + 2]
+    return best
+
+
+@njit(inline="always", **JIT)
+def _latch_delta(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff, naff):
+    if naff >= 0:
+        return latch_depth_affine(lat, l, p, naff, featP, aff, tmp)
+    return latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw)
+
+
+@njit(inline="always", **JIT)
+def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
     """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case,
     face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by bisection,
-    2: bottomed out (Delta(p_max) > 0, p = p_max)."""
+    2: bottomed out (Delta(p_max) > 0, p = p_max). Delta(p) by :func:`latch_depth`, in its
+    affine form (:func:`latch_affine`, workspace ``aff``) for translational latches."""
     p0 = 0.0
     pmax = lat[l, L_PMAX]
     res[4] = -1.0
@@ -463,7 +619,8 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
         res[2] = 0.0
         res[3] = 0.0
         return
-    d0 = latch_depth(lat, l, p0, mask, featP, link_pose, Rl, tmp, tw)
+    naff = latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff)
+    d0 = _latch_delta(lat, l, p0, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
     if d0 <= 0.0:
         res[0] = p0
         res[1] = d0
@@ -474,7 +631,7 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
     res[5] = tmp[7]
     res[6] = tmp[8]
     res[7] = tmp[9]
-    dmax = latch_depth(lat, l, pmax, mask, featP, link_pose, Rl, tmp, tw)
+    dmax = _latch_delta(lat, l, pmax, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
     if dmax > 0.0:
         res[0] = pmax
         res[1] = dmax
@@ -493,7 +650,7 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res):
     it = 0
     while abs(pe - pb) > tol and it < maxit:
         pm = 0.5 * (pb + pe)
-        dm = latch_depth(lat, l, pm, mask, featP, link_pose, Rl, tmp, tw)
+        dm = _latch_delta(lat, l, pm, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
         it += 1
         if dm > 0.0:
             pb = pm
@@ -520,6 +677,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
     tw = scratch[_TW:_TW + 2]
     tmp = scratch[_TMP:_TMP + 10]
     res = scratch[_RES:_RES + 8]
+    aff = scratch[_AFF:_AFF + AFF_FACES * AW]
     for i in range(6):
         wrench_P[i] = 0.0
     for j in range(wrench_links.shape[0]):
@@ -549,7 +707,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
             latch_p[l] = 0.0
             state_out[S_LATCH0 + l] = LAT_ENGAGED
             continue
-        bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res)
+        bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff)
         p = res[0]
         case = int(res[3])
         latch_p[l] = p

@@ -93,9 +93,9 @@ def test_latch_engages_only_once_its_rounding_clears_the_catch():
 
 def test_preset_pawl_is_released_at_the_crest(packed):
     """Centred approach of the preset ring: no class-2 latch contact overlaps its striker by
-    more than the tip rounding (on a ramp face Delta(p) is within the bisection tolerance; up
-    to the rounding only while the tip rolls over the crest edge), and each latch engages
-    within two steps of its tip's rounding clearing its catch plane."""
+    more than the bisection tolerance -- on the ramp, over the crest edge and down the catch
+    (the exact wedge: a tip pinned on a virtual wall overlapped by up to its rounding) -- and
+    each latch engages within two steps of its tip's rounding clearing its catch plane."""
     model = ContactModel(packed, check=False)
     tw = np.array([[0.1, 0, 0, 0, 0, 0]])
     lat = packed.lat
@@ -107,7 +107,7 @@ def test_preset_pawl_is_released_at_the_crest(packed):
         model.evaluate(_pose(x), tw, t=i * 1e-3)
         for r in model.records:
             if r[K.C_CLASS] == 2 and lat[int(r[K.C_PAIR]) - packed.pairs.shape[0], K.L_KIND] == 0:
-                assert r[K.C_PEN] <= lat[0, K.L_RTIP], (x, r[K.C_PEN])
+                assert r[K.C_PEN] <= lat[0, K.L_TOL], (x, r[K.C_PEN])
         for l in range(3):
             if model.state[K.S_LATCH0 + l] == K.LAT_ENGAGED and prev[K.S_LATCH0 + l] != K.LAT_ENGAGED:
                 K.latch_tip(lat, l, 0.0, _pose(x), model.Rl, tmp)
