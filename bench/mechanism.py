@@ -29,7 +29,7 @@ def _median_us(fn, reps: int, batches: int) -> float:
     return statistics.median(out)
 
 
-@njit(cache=False)   # numba's cache does not see edits of the callee: a cached loop would time stale code
+@njit(cache=True)    # safe: the cache directory is keyed on every kernel source (rt/__init__.py)
 def _loop(P, W, x, bm, cw, out, n):
     s = 0
     for _ in range(n):

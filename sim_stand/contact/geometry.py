@@ -68,6 +68,20 @@ def _dot(a, i, b, j):
     return a[i] * b[j] + a[i + 1] * b[j + 1] + a[i + 2] * b[j + 2]
 
 
+@njit(inline="always", **JIT)
+def edge_plane(f, i):
+    """Edge i of the polygon row ``f``: (offset of its first vertex in the row, inward edge
+    normal m = nu x e), e the edge from vertex i to i+1 (vertices counter-clockwise about nu);
+    the prism of the face is the intersection of (p - v_i) . m_i >= 0."""
+    k = F_V + 3 * i
+    kn = k + 3 if i + 1 < int(f[F_NV]) else F_V
+    ex = f[kn] - f[k]
+    ey = f[kn + 1] - f[k + 1]
+    ez = f[kn + 2] - f[k + 2]
+    return (k, f[F_NU + 1] * ez - f[F_NU + 2] * ey, f[F_NU + 2] * ex - f[F_NU] * ez,
+            f[F_NU] * ey - f[F_NU + 1] * ex)
+
+
 @njit(**JIT)
 def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     """Clip the segment a + t (b - a), t in [0, 1], to the prism of a one-sided face row ``f``
@@ -97,17 +111,8 @@ def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
         if t < t1:
             t1 = t
     if f[F_KIND] == K_POLYGON:
-        nv = int(f[F_NV])
-        for i in range(nv):
-            k = F_V + 3 * i
-            kn = F_V + 3 * ((i + 1) % nv)
-            ex = f[kn] - f[k]
-            ey = f[kn + 1] - f[k + 1]
-            ez = f[kn + 2] - f[k + 2]
-            # inward edge normal m = nu x e (vertices counter-clockwise about nu)
-            mx = ny * ez - nz * ey
-            my = nz * ex - nx * ez
-            mz = nx * ey - ny * ex
+        for i in range(int(f[F_NV])):
+            k, mx, my, mz = edge_plane(f, i)
             g0 = (ax - f[k]) * mx + (ay - f[k + 1]) * my + (az - f[k + 2]) * mz
             gd = dx * mx + dy * my + dz * mz
             if abs(gd) < EPS:
@@ -420,19 +425,8 @@ def _in_polygon_prism(f, px, py, pz):
     """Whether the point lies in the prism of the polygon row ``f`` (all inward edge half-spaces
     m_i = nu x e_i). The same arithmetic and the same decision as :func:`clip_to_face` for a
     zero-length segment, where every edge's gd is exactly 0, without the clip parameters."""
-    nx = f[F_NU]
-    ny = f[F_NU + 1]
-    nz = f[F_NU + 2]
-    nv = int(f[F_NV])
-    for i in range(nv):
-        k = F_V + 3 * i
-        kn = k + 3 if i + 1 < nv else F_V
-        ex = f[kn] - f[k]
-        ey = f[kn + 1] - f[k + 1]
-        ez = f[kn + 2] - f[k + 2]
-        mx = ny * ez - nz * ey
-        my = nz * ex - nx * ez
-        mz = nx * ey - ny * ex
+    for i in range(int(f[F_NV])):
+        k, mx, my, mz = edge_plane(f, i)
         if (px - f[k]) * mx + (py - f[k + 1]) * my + (pz - f[k + 2]) * mz < 0.0:
             return False
     return True

@@ -39,7 +39,7 @@ from numba import njit
 from rt import spatial
 from sim_stand.contact.geometry import (
     F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
-    circle_annulus, point_face_depth, seg_annulus, seg_face, seg_seg,
+    circle_annulus, edge_plane, point_face_depth, seg_annulus, seg_face, seg_seg,
 )
 
 # ---------------------------------------------------------------- pair table (int64)
@@ -130,7 +130,7 @@ EV_SENSOR = 16
 
 # affine form of a translational latch's depth (one row of AW floats per candidate striker,
 # see latch_affine): distances to the striker's planes and prism edges are affine in p
-AFF_FACES = 8      # more candidates than this: the direct form (latch_depth)
+AFF_FACES = 62     # = the most candidate faces a latch may have (Builder.latch)
 A_K = 0            # candidate index k
 A_D1 = 1           # d1(0): tip centre in front of the ramp / face plane
 A_S1 = 2           # d d1 / dp
@@ -363,123 +363,16 @@ def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
 
 
 @njit(inline="always", **JIT)
-def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw):
-    """Delta(p) of latch ``l`` (seed 002 §4.8): the deepest penetration of its tip into its
-    candidate strikers; the index of that face into tmp[6] and the unit normal of the striker
-    surface there (outward, P) into tmp[7:10].
+def latch_affine(lat, l, mask, featP, tx, ty, tz, ux, uy, uz, aff):
+    """Affine rows of latch ``l``'s candidate strikers for a tip centre r(p) = t + p u in P:
+    every signed distance the striker depth uses -- to the ramp (or face) and catch planes and
+    to the ramp prism's edge planes (without the crest wall when there is a catch) -- is
+    g(p) = g(0) + p (n . u). One row of ``aff`` per candidate (A_* offsets); returns the
+    number of rows, or -1 if a candidate is not a polygon (a sensor's annulus).
 
-    Without catches (``L_BACK < 0``) a striker is its ramp face (a one-sided polygon). With
-    catches, striker k is the solid wedge under ramp k and behind catch k (docs/models/contact.md
-    §4): with d1, d2 the tip centre's distances in front of the ramp and catch planes (inside the
-    ramp's prism without its wall through the crest, within the ramp's depth window), and
-    v = a n1 + b n2 the offset from the crest edge (a = (d1 - c d2)/(1 - c^2),
-    b = (d2 - c d1)/(1 - c^2), c = n1.n2): a, b > 0 is the rounded crest edge,
-    Delta = r_tip - |v| with normal v/|v|; otherwise the nearer plane,
-    Delta = r_tip - max(d1, d2)."""
-    latch_tip(lat, l, p, link_pose, Rl, tmp)
-    tx = tmp[0]
-    ty = tmp[1]
-    tz = tmp[2]
-    r = lat[l, L_RTIP]
-    best = -1e300
-    f0 = int(lat[l, L_FACE])
-    b0 = int(lat[l, L_BACK])
-    for k in range(int(lat[l, L_NFACE])):
-        if not (mask & (1 << k)):
-            continue
-        f = featP[f0 + k]
-        if b0 < 0:
-            d = point_face_depth(tx, ty, tz, r, f, tw)
-            if d > best:
-                best = d
-                tmp[6] = f0 + k
-                tmp[7] = f[F_NU]
-                tmp[8] = f[F_NU + 1]
-                tmp[9] = f[F_NU + 2]
-            continue
-        fb = featP[b0 + k]
-        n1x = f[F_NU]
-        n1y = f[F_NU + 1]
-        n1z = f[F_NU + 2]
-        n2x = fb[F_NU]
-        n2y = fb[F_NU + 1]
-        n2z = fb[F_NU + 2]
-        d1 = (tx - f[F_A]) * n1x + (ty - f[F_A + 1]) * n1y + (tz - f[F_A + 2]) * n1z
-        if d1 < -f[F_DEPTH]:
-            continue
-        # prism of the ramp without the crest wall (edges whose inward normal faces the catch)
-        nv = int(f[F_NV])
-        inside = True
-        for i in range(nv):
-            kk = F_V + 3 * i
-            kn = kk + 3 if i + 1 < nv else F_V
-            ex = f[kn] - f[kk]
-            ey = f[kn + 1] - f[kk + 1]
-            ez = f[kn + 2] - f[kk + 2]
-            mx = n1y * ez - n1z * ey
-            my = n1z * ex - n1x * ez
-            mz = n1x * ey - n1y * ex
-            if mx * n2x + my * n2y + mz * n2z < -1e-9 * math.sqrt(mx * mx + my * my + mz * mz):
-                continue
-            if (tx - f[kk]) * mx + (ty - f[kk + 1]) * my + (tz - f[kk + 2]) * mz < 0.0:
-                inside = False
-                break
-        if not inside:
-            continue
-        d2 = (tx - fb[F_A]) * n2x + (ty - fb[F_A + 1]) * n2y + (tz - fb[F_A + 2]) * n2z
-        ea = 0.0
-        eb = 0.0
-        if d1 > 0.0 or d2 > 0.0:
-            c12 = n1x * n2x + n1y * n2y + n1z * n2z
-            den = 1.0 - c12 * c12
-            ea = (d1 - d2 * c12) / den
-            eb = (d2 - d1 * c12) / den
-        if ea > 0.0 and eb > 0.0:
-            dist = math.sqrt(ea * d1 + eb * d2)
-            d = r - dist
-            if d > best:
-                best = d
-                tmp[6] = b0 + k
-                tmp[7] = (ea * n1x + eb * n2x) / dist
-                tmp[8] = (ea * n1y + eb * n2y) / dist
-                tmp[9] = (ea * n1z + eb * n2z) / dist
-        elif d1 >= d2:
-            d = r - d1
-            if d > best:
-                best = d
-                tmp[6] = f0 + k
-                tmp[7] = n1x
-                tmp[8] = n1y
-                tmp[9] = n1z
-        else:
-            d = r - d2
-            if d > best:
-                best = d
-                tmp[6] = b0 + k
-                tmp[7] = n2x
-                tmp[8] = n2y
-                tmp[9] = n2z
-    return best
-
-
-@njit(inline="always", **JIT)
-def latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff):
-    """Affine form of :func:`latch_depth` for a translational latch, set up once per
-    evaluation: the tip centre is r(p) = r0 + p u in P (the buffer link frozen), so every
-    signed distance the depth uses -- to the ramp and catch planes and to the ramp prism's
-    edge planes (without the crest wall) -- is g(p) = g(0) + p (n . u). One row of ``aff`` per
-    candidate striker (A_* offsets). Returns the number of rows, or -1 when the form does not
-    apply (a rotational latch, a candidate that is not a polygon, more than AFF_FACES
-    candidates): :func:`latch_depth` is then used directly."""
-    if lat[l, L_DOF] != 0.0:
-        return -1
-    latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
-    tx = tmp[0]
-    ty = tmp[1]
-    tz = tmp[2]
-    ux = tmp[3]
-    uy = tmp[4]
-    uz = tmp[5]
+    For a translational latch (u = dr/dp, the buffer link frozen) the rows are set up once per
+    evaluation and every bisection step is a few multiply-adds per candidate; the direct form
+    (:func:`latch_depth`) sets them up at the tip's own position with u = 0."""
     f0 = int(lat[l, L_FACE])
     b0 = int(lat[l, L_BACK])
     ns = 0
@@ -487,7 +380,7 @@ def latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff):
         if not (mask & (1 << k)):
             continue
         f = featP[f0 + k]
-        if ns == AFF_FACES or f[F_KIND] != K_POLYGON:
+        if f[F_KIND] != K_POLYGON:
             return -1
         o = ns * AW
         n1x = f[F_NU]
@@ -507,17 +400,9 @@ def latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff):
             aff[o + A_D2] = (tx - fb[F_A]) * n2x + (ty - fb[F_A + 1]) * n2y + (tz - fb[F_A + 2]) * n2z
             aff[o + A_S2] = ux * n2x + uy * n2y + uz * n2z
             aff[o + A_C12] = n1x * n2x + n1y * n2y + n1z * n2z
-        nv = int(f[F_NV])
         ne = 0
-        for i in range(nv):
-            kk = F_V + 3 * i
-            kn = kk + 3 if i + 1 < nv else F_V
-            ex = f[kn] - f[kk]
-            ey = f[kn + 1] - f[kk + 1]
-            ez = f[kn + 2] - f[kk + 2]
-            mx = n1y * ez - n1z * ey
-            my = n1z * ex - n1x * ez
-            mz = n1x * ey - n1y * ex
+        for i in range(int(f[F_NV])):
+            kk, mx, my, mz = edge_plane(f, i)
             if b0 >= 0 and mx * n2x + my * n2y + mz * n2z < -1e-9 * math.sqrt(mx * mx + my * my + mz * mz):
                 continue                    # the crest wall: the wedge continues past it
             aff[o + A_E + 2 * ne] = (tx - f[kk]) * mx + (ty - f[kk + 1]) * my + (tz - f[kk + 2]) * mz
@@ -529,9 +414,31 @@ def latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff):
 
 
 @njit(inline="always", **JIT)
+def _keep(d, best, face, f, tmp):
+    """The deeper of ``best`` and ``d``; a deeper ``d`` writes its face and f's normal."""
+    if d > best:
+        tmp[6] = face
+        tmp[7] = f[F_NU]
+        tmp[8] = f[F_NU + 1]
+        tmp[9] = f[F_NU + 2]
+        return d
+    return best
+
+
+@njit(inline="always", **JIT)
 def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
-    """:func:`latch_depth` from the affine rows of :func:`latch_affine` (same decisions and
-    outputs: Delta returned, face into tmp[6], striker normal into tmp[7:10])."""
+    """Delta(p) of latch ``l`` from the rows of :func:`latch_affine` (seed 002 §4.8): the
+    deepest penetration of the tip into its candidate strikers, the index of that face into
+    tmp[6] and the unit normal of the striker surface there (outward, P) into tmp[7:10].
+
+    Without catches (``L_BACK < 0``) a striker is its ramp face (a one-sided polygon). With
+    catches, striker k is the solid wedge under ramp k and behind catch k (docs/models/contact.md
+    §4): with d1, d2 the tip centre's distances in front of the ramp and catch planes (inside the
+    ramp's prism without its wall through the crest, within the ramp's depth window), and
+    v = a n1 + b n2 the offset from the crest edge (a = (d1 - c d2)/(1 - c^2),
+    b = (d2 - c d1)/(1 - c^2), c = n1.n2): a, b > 0 is the rounded crest edge,
+    Delta = r_tip - |v| with normal v/|v|; otherwise the nearer plane,
+    Delta = r_tip - max(d1, d2)."""
     r = lat[l, L_RTIP]
     best = -1e300
     f0 = int(lat[l, L_FACE])
@@ -551,13 +458,7 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
         if not inside:
             continue
         if b0 < 0:
-            d = r - d1
-            if d > best:
-                best = d
-                tmp[6] = f0 + k
-                tmp[7] = f[F_NU]
-                tmp[8] = f[F_NU + 1]
-                tmp[9] = f[F_NU + 2]
+            best = _keep(r - d1, best, f0 + k, f, tmp)
             continue
         fb = featP[b0 + k]
         d2 = aff[o + A_D2] + p * aff[o + A_S2]
@@ -578,21 +479,27 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
                 tmp[8] = (ea * f[F_NU + 1] + eb * fb[F_NU + 1]) / dist
                 tmp[9] = (ea * f[F_NU + 2] + eb * fb[F_NU + 2]) / dist
         elif d1 >= d2:
-            d = r - d1
-            if d > best:
-                best = d
-                tmp[6] = f0 + k
-                tmp[7] = f[F_NU]
-                tmp[8] = f[F_NU + 1]
-                tmp[9] = f[F_NU + 2]
+            best = _keep(r - d1, best, f0 + k, f, tmp)
         else:
-            d = r - d2
-            if d > best:
-                best = d
-                tmp[6] = b0 + k
-                tmp[7] = fb[F_NU]
-                tmp[8] = fb[F_NU + 1]
-                tmp[9] = fb[F_NU + 2]
+            best = _keep(r - d2, best, b0 + k, fb, tmp)
+    return best
+
+
+@njit(**JIT)
+def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff):
+    """Delta(p) of latch ``l`` evaluated directly at the tip's position (any latch, rotational
+    ones included; outputs as :func:`latch_depth_affine`). A candidate that is not a polygon
+    (a sensor against the ring face's annulus) is tested by ``point_face_depth``."""
+    latch_tip(lat, l, p, link_pose, Rl, tmp)
+    ns = latch_affine(lat, l, mask, featP, tmp[0], tmp[1], tmp[2], 0.0, 0.0, 0.0, aff)
+    if ns >= 0:
+        return latch_depth_affine(lat, l, 0.0, ns, featP, aff, tmp)
+    best = -1e300
+    f0 = int(lat[l, L_FACE])
+    for k in range(int(lat[l, L_NFACE])):
+        if mask & (1 << k):
+            best = _keep(point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k], tw),
+                         best, f0 + k, featP[f0 + k], tmp)
     return best
 
 
@@ -600,7 +507,7 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
 def _latch_delta(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff, naff):
     if naff >= 0:
         return latch_depth_affine(lat, l, p, naff, featP, aff, tmp)
-    return latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw)
+    return latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff)
 
 
 @njit(inline="always", **JIT)
@@ -619,7 +526,10 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
         res[2] = 0.0
         res[3] = 0.0
         return
-    naff = latch_affine(lat, l, mask, featP, link_pose, Rl, tmp, aff)
+    naff = -1
+    if lat[l, L_DOF] == 0.0:
+        latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
+        naff = latch_affine(lat, l, mask, featP, tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], aff)
     d0 = _latch_delta(lat, l, p0, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
     if d0 <= 0.0:
         res[0] = p0

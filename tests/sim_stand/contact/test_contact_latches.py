@@ -172,9 +172,9 @@ def test_captured_ring_is_held_by_the_latches(approach):
 
 def test_affine_latch_depth_equals_the_direct_form(packed):
     """The bisection's affine form of a translational latch's depth (kernel.latch_affine /
-    latch_depth_affine: plane and edge distances as g(0) + p n.u, set up once per evaluation)
-    gives the direct form's Delta(p) (to 1e-12 m), face and striker normal (1e-12) at random
-    deflections, for 300 random ring poses near capture (tips on ramps, over crests, on
+    latch_depth_affine: plane and edge distances as g(0) + p n.u, set up once per evaluation
+    at p = 0) gives the direct form's Delta(p) (the distances taken at the tip's own position:
+    to 1e-12 m), face and striker normal (1e-12) at random deflections, for 300 random ring poses near capture (tips on ramps, over crests, on
     catches, free) -- every decision of the two forms the same."""
     rng = np.random.default_rng(5)
     lat = packed.lat
@@ -182,7 +182,7 @@ def test_affine_latch_depth_equals_the_direct_form(packed):
     featP = model.featP
     Rl = model.Rl
     tmp_d, tmp_a, tw = np.zeros(10), np.zeros(10), np.zeros(2)
-    aff = np.zeros(K.AFF_FACES * K.AW)
+    aff, aff_d = np.zeros(K.AFF_FACES * K.AW), np.zeros(K.AFF_FACES * K.AW)
     latches = [l for l in range(lat.shape[0]) if lat[l, K.L_KIND] == 0.0]
     compared = hits = 0
     for _ in range(300):
@@ -196,10 +196,11 @@ def test_affine_latch_depth_equals_the_direct_form(packed):
             mask = K.latch_candidates(lat, l, featP, pose, Rl, tmp_d)
             if mask == 0:
                 continue
-            ns = K.latch_affine(lat, l, mask, featP, pose, Rl, tmp_a, aff)
+            K.latch_tip(lat, l, 0.0, pose, Rl, tmp_a)
+            ns = K.latch_affine(lat, l, mask, featP, *tmp_a[:6], aff)
             assert ns == bin(mask).count("1")
             for p in rng.uniform(0.0, lat[l, K.L_PMAX], 20):
-                dd = K.latch_depth(lat, l, p, mask, featP, pose, Rl, tmp_d, tw)
+                dd = K.latch_depth(lat, l, p, mask, featP, pose, Rl, tmp_d, tw, aff_d)
                 da = K.latch_depth_affine(lat, l, p, ns, featP, aff, tmp_a)
                 compared += 1
                 if dd == -1e300:
