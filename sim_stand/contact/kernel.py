@@ -392,6 +392,7 @@ def latch_affine(lat, l, mask, featP, tx, ty, tz, ux, uy, uz, aff):
         n2x = 0.0
         n2y = 0.0
         n2z = 0.0
+        fb = f
         if b0 >= 0:
             fb = featP[b0 + k]
             n2x = fb[F_NU]
@@ -401,10 +402,19 @@ def latch_affine(lat, l, mask, featP, tx, ty, tz, ux, uy, uz, aff):
             aff[o + A_S2] = ux * n2x + uy * n2y + uz * n2z
             aff[o + A_C12] = n1x * n2x + n1y * n2y + n1z * n2z
         ne = 0
-        for i in range(int(f[F_NV])):
+        nv = int(f[F_NV])
+        for i in range(nv):
             kk, mx, my, mz = edge_plane(f, i)
             if b0 >= 0 and mx * n2x + my * n2y + mz * n2z < -1e-9 * math.sqrt(mx * mx + my * my + mz * mz):
-                continue                    # the crest wall: the wedge continues past it
+                # the crest edge: both ends in the catch plane, its wall facing away from the
+                # catch side. No wall there: the wedge continues past it (the catch bounds it).
+                # (Side edges of a ramp narrowing towards the crest also face away; their ends
+                # are not in the catch plane.)
+                kn = kk + 3 if i + 1 < nv else F_V
+                ca = (f[kk] - fb[F_A]) * n2x + (f[kk + 1] - fb[F_A + 1]) * n2y + (f[kk + 2] - fb[F_A + 2]) * n2z
+                cb = (f[kn] - fb[F_A]) * n2x + (f[kn + 1] - fb[F_A + 1]) * n2y + (f[kn + 2] - fb[F_A + 2]) * n2z
+                if abs(ca) <= 1e-9 and abs(cb) <= 1e-9:
+                    continue
             aff[o + A_E + 2 * ne] = (tx - f[kk]) * mx + (ty - f[kk + 1]) * my + (tz - f[kk + 2]) * mz
             aff[o + A_E + 2 * ne + 1] = ux * mx + uy * my + uz * mz
             ne += 1
@@ -464,9 +474,9 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
         d2 = aff[o + A_D2] + p * aff[o + A_S2]
         ea = 0.0
         eb = 0.0
-        if d1 > 0.0 or d2 > 0.0:
-            c12 = aff[o + A_C12]
-            den = 1.0 - c12 * c12
+        c12 = aff[o + A_C12]
+        den = 1.0 - c12 * c12
+        if (d1 > 0.0 or d2 > 0.0) and den > 1e-12:    # (ramp and catch coplanar: no edge)
             ea = (d1 - d2 * c12) / den
             eb = (d2 - d1 * c12) / den
         if ea > 0.0 and eb > 0.0:
@@ -638,11 +648,12 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                                 if db >= lat[l, L_RTIP]:
                                     new = LAT_ENGAGED
                                 elif new != LAT_ENGAGED:
-                                    # the tip's centre has passed the crest line but its rounding
-                                    # still overlaps the catch plane: it is rolling over the crest
-                                    # edge (not a modelled face). Snapping now would start the
-                                    # engaged tip/catch contact at a penetration of up to the tip
-                                    # radius (a spurious force step of k_S r_tip); it snaps once
+                                    # in front of the catch but its rounding still overlaps the
+                                    # catch plane with no contact found (outside the ramp's side
+                                    # walls or depth window; the wedge itself keeps the tip on
+                                    # the catch until it clears, docs §4.1). Snapping now would
+                                    # start the engaged tip/catch contact at a penetration of up
+                                    # to the tip radius (a force step of k_S r_tip); it snaps once
                                     # the rounding is clear.
                                     new = prev
             else:

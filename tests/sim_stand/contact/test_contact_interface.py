@@ -170,6 +170,7 @@ def test_preset_loads_and_is_symmetric(preset, packed):
     (("passive_azimuth_deg = 60.0", "passive_azimuth_deg = 50.0"), "petals.passive_azimuth_deg", "interleave"),
     (("friction = 0.15", "friction = -0.1"), "materials.petal_face.friction", ">= 0.0"),
     (("stroke_mm = 35.0", 'stroke_mm = "x"'), "latches.stroke_mm", "expected a number"),
+    (('dof = "translational"', 'dof = "rotational"'), "latches.dof", "rotational pawls are not supported"),
 ])
 def test_config_errors_name_file_key_reason(tmp_path, edit, key, reason):
     text = PRESET.read_text().replace(*edit, 1)

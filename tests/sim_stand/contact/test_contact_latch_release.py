@@ -5,6 +5,7 @@ face while its rounding still overlaps the catch plane (a class-2 contact on the
 deflection the spring lets fall as the ring advances); it is engaged once its tip (rounding
 included) stands clear in front of the catch face, so that the tip/catch contact that becomes
 live at engagement starts at zero penetration (no force step)."""
+import math
 import tomllib
 
 import numpy as np
@@ -213,3 +214,61 @@ def test_pawl_passage_conserves_energy(packed):
     assert E.max() > 2.0
     assert np.max(np.abs(W - E)) < 5e-3, np.max(np.abs(W - E), axis=0)
     assert np.all(np.abs(W[-1]) < 5e-3)
+
+
+def _tapered_striker(w_foot, w_crest):
+    """The undercut striker with a ramp of half-width ``w_foot`` at its foot and ``w_crest`` at
+    its crest (the catch, square to the ramp through the crest, as wide as the crest)."""
+    b = Builder()
+    mat = b.material("latch", 5e6, 2e3, 0.0, max_penetration=0.01)
+    ez = np.array([0.0, 0.0, 1.0])
+    foot, crest = np.array([-0.05, 0.0, 0.0]), np.array([0.0, 0.02, 0.0])
+    along = (crest - foot) / np.linalg.norm(crest - foot)
+    nu_ramp = np.array([-along[1], along[0], 0.0])
+    ramp = b.polygon("ramp", [foot - w_foot * ez, foot + w_foot * ez, crest + w_crest * ez,
+                              crest - w_crest * ez], nu_ramp, 0.03)
+    base = crest - 0.02 * nu_ramp
+    catch = b.polygon("catch", [base - w_crest * ez, base + w_crest * ez, crest + w_crest * ez,
+                                crest - w_crest * ez], along, 0.05)
+    b.latch("latch", 0, (0.0, 0.01, 0.0), (0, 1, 0), 0.02, 40.0, 4000.0, R_TIP, ramp, mat, tol=1e-7,
+            back=catch)
+    return ContactModel(b.pack(), check=False)
+
+
+@pytest.mark.parametrize("w_foot, w_crest", [(0.03, 0.03), (0.03, 0.015), (0.015, 0.03)])
+def test_tip_beside_a_tapered_ramp_is_free(w_foot, w_crest):
+    """A tip beside the striker (40 mm off its mid-plane: outside the ramp at every width
+    here) meets nothing, whether the ramp narrows or widens towards its crest: only the
+    crest edge (both ends on the catch plane) is dropped from the ramp's prism, never its
+    sides (a side leaning towards the foot was dropped by a sign test alone before)."""
+    model = _tapered_striker(w_foot, w_crest)
+    for z in (0.0, 0.04):
+        model.state[:] = 0
+        model.evaluate(np.array([[-0.03, 0.0, z, 1.0, 0, 0, 0]]), np.zeros((1, 6)), commit=False)
+        assert (model.latch_p[0] > 0.0) == (z == 0.0), (w_foot, w_crest, z, model.latch_p[0])
+
+
+@pytest.mark.parametrize("tilt", [0.0, 1e-9, 1e-6])
+def test_catch_continuing_the_ramp_flat_is_handled(tilt):
+    """A "catch" that continues the ramp flat past the crest (its normal within ``tilt`` of
+    the ramp's: 1 - c^2 rounds to 0): no division by zero, finite results, the ramp's prism
+    keeps its sides (a tip 40 mm beside it is free) and a tip over the flat part is held at
+    the ramp's height."""
+    b = Builder()
+    mat = b.material("latch", 5e6, 2e3, 0.0, max_penetration=0.01)
+    wz = np.array([0.0, 0.0, 0.03])
+    foot, crest = np.array([-0.05, 0.0, 0.0]), np.array([0.0, 0.02, 0.0])
+    along = (crest - foot) / np.linalg.norm(crest - foot)
+    n1 = np.array([-along[1], along[0], 0.0])
+    ramp = b.polygon("ramp", [foot - wz, foot + wz, crest + wz, crest - wz], n1, 0.03)
+    c, s = math.cos(tilt), math.sin(tilt)
+    n2 = np.array([c * n1[0] - s * n1[1], s * n1[0] + c * n1[1], 0.0])
+    t2 = np.array([n2[1], -n2[0], 0.0])
+    catch = b.polygon("catch", [crest - wz, crest + wz, crest + 0.02 * t2 + wz, crest + 0.02 * t2 - wz], n2, 0.05)
+    b.latch("latch", 0, (0.0, 0.01, 0.0), (0, 1, 0), 0.02, 40.0, 4000.0, R_TIP, ramp, mat, tol=1e-7, back=catch)
+    model = ContactModel(b.pack(), check=False)
+    for x, z in ((-0.03, 0.0), (0.0005, 0.0), (-0.03, 0.04)):
+        model.state[:] = 0
+        model.evaluate(np.array([[x, 0.0, z, 1.0, 0, 0, 0]]), np.zeros((1, 6)), commit=False)
+        assert np.all(np.isfinite(model.wrench_P)) and np.isfinite(model.latch_p[0])
+        assert (model.latch_p[0] > 0.0) == (z == 0.0), (tilt, x, z, model.latch_p[0])
