@@ -216,9 +216,11 @@ def test_pawl_passage_conserves_energy(packed):
     assert np.all(np.abs(W[-1]) < 5e-3)
 
 
-def _tapered_striker(w_foot, w_crest):
+def _striker(w_foot, w_crest, catch_normal=None):
     """The undercut striker with a ramp of half-width ``w_foot`` at its foot and ``w_crest`` at
-    its crest (the catch, square to the ramp through the crest, as wide as the crest)."""
+    its crest; the catch (as wide as the crest) square to the ramp through the crest, or, with
+    ``catch_normal(n_ramp)``, a plane of that normal through the crest edge continuing away
+    from the ramp."""
     b = Builder()
     mat = b.material("latch", 5e6, 2e3, 0.0, max_penetration=0.01)
     ez = np.array([0.0, 0.0, 1.0])
@@ -227,9 +229,13 @@ def _tapered_striker(w_foot, w_crest):
     nu_ramp = np.array([-along[1], along[0], 0.0])
     ramp = b.polygon("ramp", [foot - w_foot * ez, foot + w_foot * ez, crest + w_crest * ez,
                               crest - w_crest * ez], nu_ramp, 0.03)
-    base = crest - 0.02 * nu_ramp
-    catch = b.polygon("catch", [base - w_crest * ez, base + w_crest * ez, crest + w_crest * ez,
-                                crest - w_crest * ez], along, 0.05)
+    if catch_normal is None:
+        nu_c, far = along, crest - 0.02 * nu_ramp
+    else:
+        nu_c = catch_normal(nu_ramp)
+        far = crest + 0.02 * np.array([nu_c[1], -nu_c[0], 0.0])
+    catch = b.polygon("catch", [far - w_crest * ez, far + w_crest * ez, crest + w_crest * ez,
+                                crest - w_crest * ez], nu_c, 0.05)
     b.latch("latch", 0, (0.0, 0.01, 0.0), (0, 1, 0), 0.02, 40.0, 4000.0, R_TIP, ramp, mat, tol=1e-7,
             back=catch)
     return ContactModel(b.pack(), check=False)
@@ -241,7 +247,7 @@ def test_tip_beside_a_tapered_ramp_is_free(w_foot, w_crest):
     here) meets nothing, whether the ramp narrows or widens towards its crest: only the
     crest edge (both ends on the catch plane) is dropped from the ramp's prism, never its
     sides (a side leaning towards the foot was dropped by a sign test alone before)."""
-    model = _tapered_striker(w_foot, w_crest)
+    model = _striker(w_foot, w_crest)
     for z in (0.0, 0.04):
         model.state[:] = 0
         model.evaluate(np.array([[-0.03, 0.0, z, 1.0, 0, 0, 0]]), np.zeros((1, 6)), commit=False)
@@ -254,19 +260,8 @@ def test_catch_continuing_the_ramp_flat_is_handled(tilt):
     the ramp's: 1 - c^2 rounds to 0): no division by zero, finite results, the ramp's prism
     keeps its sides (a tip 40 mm beside it is free) and a tip over the flat part is held at
     the ramp's height."""
-    b = Builder()
-    mat = b.material("latch", 5e6, 2e3, 0.0, max_penetration=0.01)
-    wz = np.array([0.0, 0.0, 0.03])
-    foot, crest = np.array([-0.05, 0.0, 0.0]), np.array([0.0, 0.02, 0.0])
-    along = (crest - foot) / np.linalg.norm(crest - foot)
-    n1 = np.array([-along[1], along[0], 0.0])
-    ramp = b.polygon("ramp", [foot - wz, foot + wz, crest + wz, crest - wz], n1, 0.03)
     c, s = math.cos(tilt), math.sin(tilt)
-    n2 = np.array([c * n1[0] - s * n1[1], s * n1[0] + c * n1[1], 0.0])
-    t2 = np.array([n2[1], -n2[0], 0.0])
-    catch = b.polygon("catch", [crest - wz, crest + wz, crest + 0.02 * t2 + wz, crest + 0.02 * t2 - wz], n2, 0.05)
-    b.latch("latch", 0, (0.0, 0.01, 0.0), (0, 1, 0), 0.02, 40.0, 4000.0, R_TIP, ramp, mat, tol=1e-7, back=catch)
-    model = ContactModel(b.pack(), check=False)
+    model = _striker(0.03, 0.03, lambda n1: np.array([c * n1[0] - s * n1[1], s * n1[0] + c * n1[1], 0.0]))
     for x, z in ((-0.03, 0.0), (0.0005, 0.0), (-0.03, 0.04)):
         model.state[:] = 0
         model.evaluate(np.array([[x, 0.0, z, 1.0, 0, 0, 0]]), np.zeros((1, 6)), commit=False)
