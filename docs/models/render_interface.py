@@ -19,6 +19,18 @@ HERE = Path(__file__).resolve().parent
 CFG = HERE.parents[1] / "config" / "interfaces" / "peripheral_androgynous.toml"
 
 
+def _clip_x(V, x0, side):
+    """The convex polygon ``V`` cut to side * (x - x0) >= 0 (one plane of Sutherland-Hodgman)."""
+    out = []
+    for a, b in zip(V, np.roll(V, -1, axis=0)):
+        ga, gb = side * (a[0] - x0), side * (b[0] - x0)
+        if ga >= 0.0:
+            out.append(a)
+        if ga * gb < 0.0:
+            out.append(a + (ga / (ga - gb)) * (b - a))
+    return np.array(out)
+
+
 def main(x_ring=-0.12):
     itf = load_interface(CFG)
     pk = build_interface(itf)
@@ -36,11 +48,8 @@ def main(x_ring=-0.12):
             V = f[G.F_V:G.F_V + 3 * int(f[G.F_NV])].reshape(-1, 3).copy()
             if name.endswith(".outer"):
                 # the contact faces reach into the ring body (§2.1); draw the plate from the
-                # ring face: root corners (0, 1) back along their sides to the ring plane
-                x0 = x_ring if name.startswith("a") else 0.0
-                for root, tip in ((0, 3), (1, 2)):
-                    d = V[tip] - V[root]
-                    V[root] = V[root] + ((x0 - V[root][0]) / d[0]) * d
+                # ring face on (active petals point to +x, passive ones to -x)
+                V = _clip_x(V, x_ring, +1.0) if name.startswith("a") else _clip_x(V, 0.0, -1.0)
             polys.append(V[:, [1, 2, 0]])
             colors.append("#d95f02" if "striker" in name else ("#1b9e77" if name.startswith("a") else "#7570b3"))
     ax.add_collection3d(Poly3DCollection(polys, facecolors=colors, edgecolors="k", linewidths=0.3, alpha=0.75))

@@ -402,14 +402,8 @@ def build_interface(itf) -> Packed:
         ur = _ur(psi)
         tip = lt.axial_m * EX + lt.free_radius_m * ur
         common = dict(tol=lt.tolerance, back=back_ids[0], n_faces=lt.count)
-        if lt.rotational:
-            pivot = tip - lt.arm_m * EX
-            axis = np.cross(EX, ur)  # rotating by +p moves the tip outward (+ur)
-            li = b.latch(f"latch{i}", 0, tip, axis, lt.stroke, lt.preload, lt.rate, lt.tip_radius_m,
-                         ramp_ids[0], mats["latch_striker"], rotational=True, pivot=pivot, **common)
-        else:
-            li = b.latch(f"latch{i}", 0, tip, ur, lt.stroke, lt.preload, lt.rate, lt.tip_radius_m,
-                         ramp_ids[0], mats["latch_striker"], **common)
+        li = b.latch(f"latch{i}", 0, tip, ur, lt.stroke, lt.preload, lt.rate, lt.tip_radius_m,
+                     ramp_ids[0], mats["latch_striker"], **common)
         tip_f = b.point(f"latch{i}.tip", tip, lt.tip_radius_m, 0)
         for k in back_ids:
             b.pair(f"latch{i}.tip/{b.fnames[k]}", tip_f, k, mats["latch_striker"], gate=li)

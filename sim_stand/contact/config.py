@@ -61,12 +61,10 @@ class Latches:
     axial_m: float               # tip centre, x of the ring frame E (negative: behind the face)
     free_radius_m: float
     tip_radius_m: float
-    rotational: bool
-    stroke: float                # m (translational) or rad (rotational)
-    preload: float               # N or N m
-    rate: float                  # N/m or N m/rad
-    arm_m: float                 # rotational: pivot behind the tip
-    tolerance: float             # bisection tolerance on p (m or rad)
+    stroke: float                # m (translational pawls only: rotational ones are refused, below)
+    preload: float               # N
+    rate: float                  # N/m
+    tolerance: float             # bisection tolerance on p (m)
 
 
 @dataclass(frozen=True)
@@ -174,34 +172,24 @@ def parse_interface(t: Table) -> Interface:
 
     lt = t.table("latches")
     dof = lt.str("dof", "translational", choices=("translational", "rotational"))
-    rot = dof == "rotational"
-    if rot:
+    if dof == "rotational":
         # the strikers of this interface always have catches (docs/models/contact.md §8)
         raise lt.error("dof", "rotational pawls are not supported against strikers with catch faces: "
                        "along the tip's arc the overlap with the catch can change sign more than "
                        "once, and the bisection from the free position to full deflection may pick "
                        "a root the pawl cannot reach (energy error up to 2.8 J per latch at a 40 mm "
                        "arm); use \"translational\"")
-    if rot:
-        stroke = math.radians(lt.float("stroke_deg", gt=0.0, lt=90.0))
-        preload = lt.float("preload_nm", ge=0.0)
-        rate = lt.float("stiffness_nm_per_rad", ge=0.0)
-        arm = _mm(lt, "arm_mm", gt=0.0)
-        tol = math.radians(lt.float("tolerance_deg", gt=0.0))
-    else:
-        stroke = _mm(lt, "stroke_mm", gt=0.0)
-        preload = lt.float("preload_n", ge=0.0)
-        rate = lt.float("stiffness_n_per_m", ge=0.0)
-        arm = 0.0
-        tol = _mm(lt, "tolerance_mm", gt=0.0)
+    stroke = _mm(lt, "stroke_mm", gt=0.0)
+    tol = _mm(lt, "tolerance_mm", gt=0.0)
     if tol >= stroke:
-        raise lt.error("tolerance_mm" if not rot else "tolerance_deg", "must be smaller than the stroke")
+        raise lt.error("tolerance_mm", "must be smaller than the stroke")
     lat = Latches(count=lt.int("count", ge=1, le=12),
                   azimuth_rad=math.radians(lt.float("azimuth_deg")),
                   axial_m=_mm(lt, "axial_position_mm"),
                   free_radius_m=_mm(lt, "free_radius_mm", gt=0.0),
                   tip_radius_m=_mm(lt, "tip_radius_mm", ge=0.0),
-                  rotational=rot, stroke=stroke, preload=preload, rate=rate, arm_m=arm, tolerance=tol)
+                  stroke=stroke, preload=lt.float("preload_n", ge=0.0),
+                  rate=lt.float("stiffness_n_per_m", ge=0.0), tolerance=tol)
     if lat.free_radius_m >= ring.passage_radius_m:
         raise lt.error("free_radius_mm", "latch tips protrude inward from the passage wall: must be "
                        "smaller than the passage radius")
