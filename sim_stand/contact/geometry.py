@@ -433,11 +433,10 @@ def _in_polygon_prism(f, px, py, pz):
 
 
 @njit(**JIT)
-def point_face_depth(px, py, pz, r, f, tw):
+def point_face_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
     -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
-    latch bisection (seed 002 §4.8), where only Delta(p) is needed. ``tw`` is not used (kept
-    for the callers; the prism test needs no clip parameters)."""
+    latch bisection (seed 002 §4.8), where only Delta(p) is needed."""
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]

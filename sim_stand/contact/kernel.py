@@ -496,7 +496,7 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
 
 
 @njit(**JIT)
-def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff):
+def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, aff):
     """Delta(p) of latch ``l`` evaluated directly at the tip's position (any latch, rotational
     ones included; outputs as :func:`latch_depth_affine`). A candidate that is not a polygon
     (a sensor against the ring face's annulus) is tested by ``point_face_depth``."""
@@ -508,20 +508,20 @@ def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff):
     f0 = int(lat[l, L_FACE])
     for k in range(int(lat[l, L_NFACE])):
         if mask & (1 << k):
-            best = _keep(point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k], tw),
+            best = _keep(point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k]),
                          best, f0 + k, featP[f0 + k], tmp)
     return best
 
 
 @njit(inline="always", **JIT)
-def _latch_delta(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff, naff):
+def _latch_delta(lat, l, p, mask, featP, link_pose, Rl, tmp, aff, naff):
     if naff >= 0:
         return latch_depth_affine(lat, l, p, naff, featP, aff, tmp)
-    return latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, tw, aff)
+    return latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, aff)
 
 
 @njit(inline="always", **JIT)
-def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
+def bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff):
     """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case,
     face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by bisection,
     2: bottomed out (Delta(p_max) > 0, p = p_max). Delta(p) by :func:`latch_depth`, in its
@@ -540,7 +540,7 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
     if lat[l, L_DOF] == 0.0:
         latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
         naff = latch_affine(lat, l, mask, featP, tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], aff)
-    d0 = _latch_delta(lat, l, p0, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
+    d0 = _latch_delta(lat, l, p0, mask, featP, link_pose, Rl, tmp, aff, naff)
     if d0 <= 0.0:
         res[0] = p0
         res[1] = d0
@@ -551,7 +551,7 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
     res[5] = tmp[7]
     res[6] = tmp[8]
     res[7] = tmp[9]
-    dmax = _latch_delta(lat, l, pmax, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
+    dmax = _latch_delta(lat, l, pmax, mask, featP, link_pose, Rl, tmp, aff, naff)
     if dmax > 0.0:
         res[0] = pmax
         res[1] = dmax
@@ -570,7 +570,7 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff):
     it = 0
     while abs(pe - pb) > tol and it < maxit:
         pm = 0.5 * (pb + pe)
-        dm = _latch_delta(lat, l, pm, mask, featP, link_pose, Rl, tmp, tw, aff, naff)
+        dm = _latch_delta(lat, l, pm, mask, featP, link_pose, Rl, tmp, aff, naff)
         it += 1
         if dm > 0.0:
             pb = pm
@@ -627,7 +627,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
             latch_p[l] = 0.0
             state_out[S_LATCH0 + l] = LAT_ENGAGED
             continue
-        bisect_latch(lat, l, featP, link_pose, Rl, tmp, tw, res, aff)
+        bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff)
         p = res[0]
         case = int(res[3])
         latch_p[l] = p
@@ -644,7 +644,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                                   + (tmp[2] - fb[F_A + 2]) * fb[F_NU + 2])
                             # in front of the catch, within its outline and one window deep
                             if 0.0 < db <= fb[F_DEPTH] and point_face_depth(
-                                    tmp[0], tmp[1], tmp[2], 0.0, fb, tw) > -1e300:
+                                    tmp[0], tmp[1], tmp[2], 0.0, fb) > -1e300:
                                 if db >= lat[l, L_RTIP]:
                                     new = LAT_ENGAGED
                                 elif new != LAT_ENGAGED:

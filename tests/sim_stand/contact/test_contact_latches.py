@@ -181,7 +181,7 @@ def test_affine_latch_depth_equals_the_direct_form(packed):
     model = ContactModel(packed, check=False)
     featP = model.featP
     Rl = model.Rl
-    tmp_d, tmp_a, tw = np.zeros(10), np.zeros(10), np.zeros(2)
+    tmp_d, tmp_a = np.zeros(10), np.zeros(10)
     aff, aff_d = np.zeros(K.AFF_FACES * K.AW), np.zeros(K.AFF_FACES * K.AW)
     latches = [l for l in range(lat.shape[0]) if lat[l, K.L_KIND] == 0.0]
     compared = hits = 0
@@ -200,7 +200,7 @@ def test_affine_latch_depth_equals_the_direct_form(packed):
             ns = K.latch_affine(lat, l, mask, featP, *tmp_a[:6], aff)
             assert ns == bin(mask).count("1")
             for p in rng.uniform(0.0, lat[l, K.L_PMAX], 20):
-                dd = K.latch_depth(lat, l, p, mask, featP, pose, Rl, tmp_d, tw, aff_d)
+                dd = K.latch_depth(lat, l, p, mask, featP, pose, Rl, tmp_d, aff_d)
                 da = K.latch_depth_affine(lat, l, p, ns, featP, aff, tmp_a)
                 compared += 1
                 if dd == -1e300:
