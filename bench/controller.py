@@ -10,7 +10,13 @@ here (the figures are what an unprivileged process gets on this machine).
 DYNAMICS phase with memory transports over 1e5 cycles (quick: 1e4); target p99 <= 50 us. The
 rig holds the units at rest relative to each other (:func:`_hold_case`) so the whole window is
 DYNAMICS; only cycles that begin and end in DYNAMICS are timed, and
-``controller_cycle_ran_dynamics`` says whether all of them were.
+``controller_cycle_ran_dynamics`` says whether all of them were. ``controller_read_us_p50``,
+``controller_update_us_p50``, ``controller_write_us_p50``: the split of the same cycles.
+
+``controller_kernel_call_us_packed`` / ``_unpacked``: median of one call from Python of the
+DYNAMICS kernel on copies of the controller's arrays, through the address table
+(``rt.control_kernels.hil_cycle_packed``, what the controller calls) and with its 55 arrays as
+arguments (``hil_cycle``): the price of numba's per-argument unboxing (rt/arraypack.py).
 """
 from __future__ import annotations
 
@@ -85,6 +91,7 @@ def _controller_cycle(quick: bool) -> dict:
             rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
             c.stop_when = None
             dur = np.zeros(n, dtype=np.int64)
+            split = np.zeros((3, n), dtype=np.int64)
             clock = time.perf_counter_ns
             t_ns = c._prev_tns
             timed = 0
@@ -97,13 +104,17 @@ def _controller_cycle(quick: bool) -> dict:
                     t_ns += 1_000_000
                     t0 = clock()
                     c.read(i, t_ns)
+                    ta = clock()
                     c.update(i, t_ns)
+                    tb = clock()
                     c.write(i, t_ns)
                     t1 = clock()
                     if c.phase is dyn and not c.trip_code:
                         dur[timed] = t1 - t0
+                        split[0, timed], split[1, timed], split[2, timed] = ta - t0, tb - ta, t1 - tb
                         timed += 1
             ok = timed == n
+            calls = _kernel_calls(c, 2000 if quick else 20000)
             why = None if ok else f"left DYNAMICS after {timed} cycles: {c.supervisor.state.name}/{c.phase.name} " \
                                   f"({c.finish_reason or c.trip_text})"
         finally:
@@ -111,9 +122,38 @@ def _controller_cycle(quick: bool) -> dict:
     us = dur[:timed] / 1e3 if timed else np.zeros(1)
     out = {"controller_cycle_us_p50": round(float(np.percentile(us, 50)), 2),
            "controller_cycle_us_p99": round(float(np.percentile(us, 99)), 2),
-           "controller_cycle_cycles": int(timed), "controller_cycle_ran_dynamics": bool(ok)}
+           "controller_cycle_cycles": int(timed), "controller_cycle_ran_dynamics": bool(ok),
+           **{f"controller_{k}_us_p50": round(float(np.median(split[j, :max(timed, 1)])) / 1e3, 2)
+              for j, k in enumerate(("read", "update", "write"))}, **calls}
     if why:
         out["controller_cycle_note"] = why
+    return out
+
+
+def _kernel_calls(c, n: int) -> dict:
+    """Median time of one call of the DYNAMICS kernel from Python, packed and unpacked, on
+    copies of the controller ``c``'s arrays (no frames: nothing to decode)."""
+    import time
+
+    import numpy as np
+
+    from rt import control_kernels as CK
+
+    arrays = tuple(a.copy() for a in c._hil_arrays(c.sc))
+    pk = c._pack(arrays)
+    unpacked = (c._ftype, *arrays[:24], c.tau, c._mode, *arrays[24:])
+    out = {}
+    for name in ("packed", "unpacked"):
+        d = np.zeros(n, dtype=np.int64)
+        for i in range(n):
+            if name == "packed":
+                t0 = time.perf_counter_ns()
+                CK.hil_cycle_packed(b"", b"", i, i, 1e-3 * i, c._ftype, c.tau, c._mode, pk.table)
+            else:
+                t0 = time.perf_counter_ns()
+                CK.hil_cycle(b"", b"", i, i, 1e-3 * i, *unpacked)
+            d[i] = time.perf_counter_ns() - t0
+        out[f"controller_kernel_call_us_{name}"] = round(float(np.median(d)) / 1e3, 2)
     return out
 
 

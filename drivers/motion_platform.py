@@ -248,6 +248,18 @@ class MotionPlatform:
         self._last_send = now
         return seq
 
+    def send_encoded(self, frame) -> int:
+        """Send a command frame encoded elsewhere (the controller's compiled encoder,
+        rt.wire_kernels) that carries this driver's next seq, ``self.seq``; returns that seq, or
+        -1 if the transport could not take it (the seq is then not used up, as in the other
+        command methods)."""
+        if not self.transport.send(frame):
+            return -1
+        seq = self.seq
+        self.seq = (seq + 1) & 0xFFFFFFFF
+        self._last_send = time.monotonic()
+        return seq
+
     def engage(self) -> int:
         return self._send(Command.ENGAGE)
 

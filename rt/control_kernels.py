@@ -41,10 +41,12 @@ import math
 import numpy as np
 from numba import njit
 
+from rt import arraypack as AP
 from rt import coupling as CP
 from rt import safety as SF
 from rt import spacecraft as S
 from rt import spatial as SP
+from rt import wire_kernels as WK
 from rt.sensing import sense
 
 # move parameters: p0 (3), q0 (4), dp (3), rotvec (3), T
@@ -67,6 +69,24 @@ EP_SETTLE_S, EP_SETTLE_V, EP_SETTLE_W = 6, 7, 8   # capture_settle_s, speed (m/s
 EP_LEN = 9
 END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
 END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
+# the cycle's link state (ingest / emit / hil_cycle), one float64 array the shell and the kernels share.
+# Set by the shell every cycle: IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
+# IN_GAPS (its sequence gaps so far), IN_STREAK (overrun streak), IN_HB (console heartbeat lost),
+# IN_CYCLE, IN_TIMING_I (loop timing ring index of the last cycle, -1 = none), IN_MISSED;
+# on change: IN_STATE, IN_PHASE, IN_TRIP; at configuration: IN_NCH (framed sensor channels, 0 = the
+# driver decodes, e.g. RDT, and the shell sets IN_NEW_SAMPLE and the raw counts itself).
+# Written by the kernels: the rest.
+(IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
+ IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN) = range(23)
+IN_LEN = 23
+# run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
+ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample", "raw", "w_S", "w_P", "x", "rel_pose",
+              "meas_pose", "meas_lengths", "platform_state", "platform_fault", "platform_last_seq", "crc_errors",
+              "seq_gaps", "missed")
+(RX_T, RX_CYCLE, RX_STATE, RX_PHASE, RX_TRIP, RX_TIMING, RX_NEW, RX_RAW, RX_WS, RX_WP, RX_X, RX_REL, RX_MPOSE,
+ RX_MLEN, RX_PSTATE, RX_PFAULT, RX_PSEQ, RX_CRC, RX_GAPS, RX_MISSED) = range(20)
+PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = 0, 3, 4   # drivers.motion_platform.PlatformState
 
 
 @njit(cache=True)
@@ -278,3 +298,241 @@ def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_
     elif stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9:
         stats[ST_END] = END_CAPTURE_SETTLED
     return code
+
+
+@njit(cache=True)
+def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
+    """The frames of this cycle's polls (each poll's frames concatenated; empty: none) ->
+    the newest raw counts (``raw``, framed sensor only: ``ins[IN_NCH] > 0``), the newest
+    STATUS (``meas``, rt.wire_kernels ST_*), the link flags and counters in ``ins``, and the
+    measured fields of the run-log row. Corrupt sensor frames this cycle (``IN_CRC_NEW``)
+    are the transport's CRC errors and malformed frames plus the frames the scan refused."""
+    if ins[IN_NCH] > 0.0:
+        good, bad = WK.scan_sensor(sbuf, raw)
+        ins[IN_NEW_SAMPLE] = 1.0 if good else 0.0
+        ins[IN_S_BAD] = bad
+        ins[IN_SAMPLES] += good
+    good, bad = WK.scan_status(pbuf, meas)
+    ins[IN_STATUS_NEW] = 1.0 if good else 0.0
+    ins[IN_P_BAD] = bad
+    bad_total = ins[IN_BAD_TOTAL] + ins[IN_S_BAD]
+    ins[IN_CRC_NEW] = bad_total - ins[IN_BAD_PREV]
+    ins[IN_BAD_PREV] = bad_total
+    ins[IN_GAP_NEW] = ins[IN_GAPS] - ins[IN_GAPS_PREV]
+    ins[IN_GAPS_PREV] = ins[IN_GAPS]
+    r = int(rix[RX_NEW])
+    row[r] = ins[IN_NEW_SAMPLE]
+    r = int(rix[RX_RAW])
+    for i in range(raw.shape[0]):
+        row[r + i] = raw[i]
+    if good:
+        ins[IN_STATUS_SEEN] = 1.0
+        r = int(rix[RX_MPOSE])
+        for i in range(13):
+            row[r + i] = meas[WK.ST_POSE + i]      # meas_pose (7) and meas_lengths (6) are adjacent
+        row[int(rix[RX_PSTATE])] = meas[WK.ST_STATE]
+        row[int(rix[RX_PFAULT])] = meas[WK.ST_FAULT]
+        row[int(rix[RX_PSEQ])] = meas[WK.ST_LAST_SEQ]
+
+
+@njit(cache=True)
+def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out, timing):
+    """The cycle's platform frame (type ``ftype``, payload values[:n]) into ``tx``
+    (``ins[IN_TXLEN]`` its length) and the computed fields of the run-log row: ``t_row``
+    (the case time, NaN outside the run), cycle, supervisor state, phase, trip, the last
+    cycle's timing from the loop's ring (``timing`` rows 2..5, column ``ins[IN_TIMING_I]``),
+    the wrench, both vehicles' states ``x``, the relative state (``out``), the link counters."""
+    ins[IN_TXLEN] = WK.encode_frame(tx, ftype, seq, t_ns, values, n)
+    row[int(rix[RX_T])] = t_row
+    row[int(rix[RX_CYCLE])] = ins[IN_CYCLE]
+    row[int(rix[RX_STATE])] = ins[IN_STATE]
+    row[int(rix[RX_PHASE])] = ins[IN_PHASE]
+    row[int(rix[RX_TRIP])] = ins[IN_TRIP]
+    ti = int(ins[IN_TIMING_I])
+    if ti >= 0:
+        r = int(rix[RX_TIMING])
+        for i in range(4):
+            row[r + i] = timing[2 + i, ti]
+    r = int(rix[RX_WS])
+    for i in range(6):
+        row[r + i] = w_S[i]
+    r = int(rix[RX_WP])
+    for i in range(6):
+        row[r + i] = w_P[i]
+    r = int(rix[RX_X])
+    k = 0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            row[r + k] = x[i, j]
+            k += 1
+    r = int(rix[RX_REL])
+    for i in range(CP.O_ACC + 6 - CP.O_REL):       # rel_pose, rel_twist, rel_acc (adjacent)
+        row[r + i] = out[CP.O_REL + i]
+    row[int(rix[RX_CRC])] = ins[IN_BAD_TOTAL]
+    row[int(rix[RX_GAPS])] = ins[IN_GAPS]
+    row[int(rix[RX_MISSED])] = ins[IN_MISSED]
+
+
+@njit(cache=True)
+def hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
+              C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
+              par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
+              cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
+              lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
+              xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp):
+    """One DYNAMICS cycle in one compiled call: :func:`ingest` (frames in), :func:`dynamics_cycle`
+    at case time ``t`` over ``ins[IN_DT]``, :func:`emit` (the set-point frame of type
+    ``ftype``: POSE from ``cmd_pose`` or LENGTHS from ``cmd_lengths``; the run-log row).
+    ``seq`` and ``t_ns`` (host time) go into the frame. Returns the safety ``Reason`` code
+    (0 = clear); ``stats[ST_END]`` holds an end criterion. Only when neither (the frame will
+    be sent as encoded) does the command become ``sent_pose`` / ``sent_twist``: otherwise the
+    shell starts the safe stop from the last command actually sent."""
+    ingest(sbuf, pbuf, raw, meas, ins, row, rix)
+    seen = ins[IN_STATUS_SEEN] != 0.0
+    pstate = meas[WK.ST_STATE]
+    dt = ins[IN_DT]
+    fault = seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE)
+    estop = seen and pstate == PLATFORM_E_STOPPED
+    new_sample = ins[IN_NEW_SAMPLE] != 0.0
+    status_new = ins[IN_STATUS_NEW] != 0.0
+    hb_lost = ins[IN_HB] != 0.0
+    code = dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
+                          par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel,
+                          cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, scr,
+                          lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring,
+                          new_sample, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), fault, estop,
+                          int(ins[IN_STREAK]), hb_lost, cmd_lengths, detail, xlim, xctr, trk_ring, raw_prev,
+                          status_new, meas_pose, stats, endp)
+    if ftype == WK.LENGTHS:
+        emit(ftype, seq, t_ns, cmd_lengths, 6, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing)
+    else:
+        emit(ftype, seq, t_ns, cmd_pose, 7, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing)
+    if code == 0 and stats[ST_END] == 0.0:
+        for i in range(7):
+            sent_pose[i] = cmd_pose[i]
+        for i in range(6):
+            sent_twist[i] = cmd_twist[i]
+    return code
+
+
+# hil_cycle's arrays, in its argument order, as rt.arraypack kinds (hil_cycle_packed's table)
+HIL_ARRAYS = (
+    ("ins", "f8_1"),
+    ("meas", "f8_1"),
+    ("tx", "u1_1"),
+    ("row", "f8_1"),
+    ("rix", "i8_1"),
+    ("timing", "i8_2"),
+    ("sent_pose", "f8_1"),
+    ("sent_twist", "f8_1"),
+    ("C_eff", "f8_2"),
+    ("R_PS", "f8_2"),
+    ("p_PS_P", "f8_1"),
+    ("raw", "f8_1"),
+    ("bias", "f8_1"),
+    ("acc_t", "f8_1"),
+    ("sctr", "i8_1"),
+    ("coef", "f8_1"),
+    ("fstate", "f8_2"),
+    ("w_S", "f8_1"),
+    ("w_P_raw", "f8_1"),
+    ("w_P", "f8_1"),
+    ("par", "f8_2"),
+    ("env", "f8_1"),
+    ("x", "f8_2"),
+    ("w_in", "f8_2"),
+    ("geo", "f8_1"),
+    ("out", "f8_1"),
+    ("k", "f8_3"),
+    ("xt", "f8_2"),
+    ("ws", "f8_2"),
+    ("rel", "f8_1"),
+    ("cmd_pose", "f8_1"),
+    ("prev_pose", "f8_1"),
+    ("prev_vel", "f8_1"),
+    ("cmd_twist", "f8_1"),
+    ("cmd_acc", "f8_1"),
+    ("cmd_lengths", "f8_1"),
+    ("scr", "f8_1"),
+    ("lim", "f8_1"),
+    ("base", "f8_2"),
+    ("top", "f8_2"),
+    ("leg_lim", "f8_1"),
+    ("box", "f8_1"),
+    ("ctr", "i8_1"),
+    ("crc_ring", "i8_1"),
+    ("gap_ring", "i8_1"),
+    ("detail", "f8_1"),
+    ("xlim", "f8_1"),
+    ("xctr", "i8_1"),
+    ("trk_ring", "f8_2"),
+    ("raw_prev", "f8_1"),
+    ("meas_pose", "f8_1"),
+    ("stats", "f8_1"),
+    ("endp", "f8_1"),
+)
+
+
+@njit(cache=True)
+def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl):
+    """:func:`hil_cycle` with its arrays packed into one table (rt.arraypack; rows in
+    :data:`HIL_ARRAYS` order): the same computation, one argument instead of 55."""
+    ins = AP.f8_1(tbl, 0)
+    meas = AP.f8_1(tbl, 1)
+    tx = AP.u1_1(tbl, 2)
+    row = AP.f8_1(tbl, 3)
+    rix = AP.i8_1(tbl, 4)
+    timing = AP.i8_2(tbl, 5)
+    sent_pose = AP.f8_1(tbl, 6)
+    sent_twist = AP.f8_1(tbl, 7)
+    C_eff = AP.f8_2(tbl, 8)
+    R_PS = AP.f8_2(tbl, 9)
+    p_PS_P = AP.f8_1(tbl, 10)
+    raw = AP.f8_1(tbl, 11)
+    bias = AP.f8_1(tbl, 12)
+    acc_t = AP.f8_1(tbl, 13)
+    sctr = AP.i8_1(tbl, 14)
+    coef = AP.f8_1(tbl, 15)
+    fstate = AP.f8_2(tbl, 16)
+    w_S = AP.f8_1(tbl, 17)
+    w_P_raw = AP.f8_1(tbl, 18)
+    w_P = AP.f8_1(tbl, 19)
+    par = AP.f8_2(tbl, 20)
+    env = AP.f8_1(tbl, 21)
+    x = AP.f8_2(tbl, 22)
+    w_in = AP.f8_2(tbl, 23)
+    geo = AP.f8_1(tbl, 24)
+    out = AP.f8_1(tbl, 25)
+    k = AP.f8_3(tbl, 26)
+    xt = AP.f8_2(tbl, 27)
+    ws = AP.f8_2(tbl, 28)
+    rel = AP.f8_1(tbl, 29)
+    cmd_pose = AP.f8_1(tbl, 30)
+    prev_pose = AP.f8_1(tbl, 31)
+    prev_vel = AP.f8_1(tbl, 32)
+    cmd_twist = AP.f8_1(tbl, 33)
+    cmd_acc = AP.f8_1(tbl, 34)
+    cmd_lengths = AP.f8_1(tbl, 35)
+    scr = AP.f8_1(tbl, 36)
+    lim = AP.f8_1(tbl, 37)
+    base = AP.f8_2(tbl, 38)
+    top = AP.f8_2(tbl, 39)
+    leg_lim = AP.f8_1(tbl, 40)
+    box = AP.f8_1(tbl, 41)
+    ctr = AP.i8_1(tbl, 42)
+    crc_ring = AP.i8_1(tbl, 43)
+    gap_ring = AP.i8_1(tbl, 44)
+    detail = AP.f8_1(tbl, 45)
+    xlim = AP.f8_1(tbl, 46)
+    xctr = AP.i8_1(tbl, 47)
+    trk_ring = AP.f8_2(tbl, 48)
+    raw_prev = AP.f8_1(tbl, 49)
+    meas_pose = AP.f8_1(tbl, 50)
+    stats = AP.f8_1(tbl, 51)
+    endp = AP.f8_1(tbl, 52)
+    return hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
+                     C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
+                     par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
+                     cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
+                     lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
+                     xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp)

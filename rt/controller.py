@@ -44,14 +44,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from drivers.framing import MAX_FRAME
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
+from rt import arraypack as AP
 from rt import control_kernels as CK
 from rt import coupling as CP
 from rt import hexapod as HX
 from rt import realtime as RT
 from rt import spacecraft as SCM
 from rt import spatial as SP
+from rt import wire_kernels as WK
 from rt.clock import StepClock, WallClock
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
@@ -59,7 +62,7 @@ from rt.loop import FixedStepLoop
 from rt.runlog import RunLogWriter, git_describe
 from rt.safety import Reason, SafeStop, SafetyMonitor
 from rt.sensing import Sensing
-from rt.supervisor import SAFE_STATES, Event, State, Supervisor
+from rt.supervisor import Event, State, Supervisor
 
 log = logging.getLogger("dockstand.controller")
 
@@ -129,6 +132,8 @@ class Controller:
                                                       "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
         self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
         self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
+        self._s_tr = self.sensor.transport
+        self._p_tr = self.platform.transport
         self.sensing = Sensing(stand.sensing)
         self.hexapod = HX.Hexapod(stand.hexapod)
         self.safety = SafetyMonitor(stand.limits, stand.hexapod)
@@ -172,11 +177,20 @@ class Controller:
         self._pending_cmd: Command | None = None
         self._engage_sent = False
         self._have_cmd = False
-        self.new_sample = False
-        self.status_new = False
-        self.samples = 0
-        self._crc_prev = 0
-        self._gap_prev = 0
+        # the cycle's link state, shared with the compiled kernels (rt.control_kernels IN_*);
+        # allocated once: its counters' previous values outlive a reallocation of the record
+        self.ins = np.zeros(CK.IN_LEN)
+        self.meas = np.zeros(WK.ST_LEN)          # the newest valid STATUS (rt.wire_kernels ST_*)
+        self._framed_sensor = self.sensor.protocol == "serial"
+        self.ins[CK.IN_NCH] = n_raw if self._framed_sensor else 0
+        self._sbuf = b""                         # this cycle's sensor frames, concatenated
+        self._pbuf = b""                         # this cycle's platform frames, concatenated
+        self.tx = np.zeros(MAX_FRAME, dtype=np.uint8)   # the cycle's platform frame
+        self._txmv = memoryview(self.tx)
+        self._tx_ready = False                   # the DYNAMICS kernel has encoded this cycle's frame
+        self._timing = np.zeros((8, 1), dtype=np.int64)   # the loop's timing ring (make_loop)
+        self._hil_pack: AP.Packed | None = None   # hil_cycle_packed's table (rt.arraypack)
+        self._ftype = WK.LENGTHS if stand.command_mode == "lengths" else WK.POSE   # the set-point frame
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
         self._gate_misses = 0
@@ -217,6 +231,9 @@ class Controller:
         self.raw_prev = np.full(n_raw, np.nan)
         self.meas_pose = v["meas_pose"]
         self.meas_pose[3] = 1.0
+        self.rix = np.array([self._ix[name] for name in CK.ROW_FIELDS], dtype=np.int64)
+        self._x0 = np.zeros((2, ns))             # the record's vehicle states before a case is loaded
+        self._hil_pack = None
         self.xlim = np.zeros(CK.XL_LEN)
         lim = self.stand.limits
         d = self.stand.delays
@@ -275,9 +292,19 @@ class Controller:
         if case is None:
             case = load_case(Path(__file__).resolve().parents[1] / "config" / "cases" / "nominal.toml")
         sc = SCM.Spacecraft.from_case(case)           # scratch vehicles: self.sc is untouched
-        args = tuple(a.copy() if isinstance(a, np.ndarray) else a
-                     for a in self._dyn_args(sc, self.period_s, 0, 0, PlatformState.ENGAGED))
-        CK.dynamics_cycle(*args)
+        # the cycle's kernels on copies, with the argument types of the loop's calls
+        cp = self._copy_args
+        fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
+        sbuf, pbuf = bytes(8), bytes(fr)
+        ins, meas, row, rix, timing = cp((self.ins, self.meas, self.row, self.rix, self._timing))
+        arrays = cp(self._hil_arrays(sc))
+        arrays[0][CK.IN_DT] = self.period_s          # its ins
+        CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, self._ftype, self.tau, self._mode,
+                            self._pack(arrays).table)
+        CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
+        CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
+                rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing)
+        CK.supervise(*cp(self._supervise_args(self._home.copy())))
         pose = self._home.copy()
         scr = self.scr.copy()
         CK.quintic(0.5)
@@ -308,11 +335,10 @@ class Controller:
         ss.start(pose, tw)
         while not ss.step():
             pass
-        # supervise() is compiled through dynamics_cycle's call; the non-dynamics path calls it too
-        a = args
-        CK.supervise(a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], pose, np.zeros(6), np.zeros(6), a[9],
-                     a[11], a[21], True, 0, 0, False, False, 0, False, a[47], a[48], a[49], a[50], a[51], a[3],
-                     a[52], True, pose[:3])
+
+    @staticmethod
+    def _copy_args(args: tuple) -> tuple:
+        return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
     # ------------------------------------------------------------------ commands
     def command(self, name: str, client: str | None = "local", **args: Any):
@@ -344,7 +370,7 @@ class Controller:
                 "allowed": s.allowed(), "cycles": self.loop.cycles if self.loop else 0,
                 "missed": self.loop.missed if self.loop else 0, "log": str(self.log_path) if self.log_path else None,
                 "sensor_link": self.sensor.transport.status, "platform_link": self.platform.transport.status,
-                "platform_state": (self.platform.latest_status.state.name if self.platform.latest_status else None),
+                "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason}
 
     def _guard_load(self, case=None, path=None, **_):
@@ -355,13 +381,13 @@ class Controller:
     def _guard_arm(self, **_):
         if not self.sensor.transport.is_open or not self.platform.transport.is_open:
             return "drivers are not open"
-        if self.sensor.latest is None or self.stale_sensor():
+        if not self.samples or self.stale_sensor():
             return f"the F/T sensor is not streaming (link {self.sensor.transport.status})"
-        st = self.platform.latest_status
+        st = self.platform_state()
         if st is None:
             return f"no STATUS from the motion platform yet (link {self.platform.transport.status})"
-        if st.state in (PlatformState.FAULT, PlatformState.E_STOPPED):
-            return f"the platform reports {st.state.name} (fault {int(st.fault)}); reset_fault first"
+        if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
+            return f"the platform reports {st.name} (fault {int(self.meas[WK.ST_FAULT])}); reset_fault first"
         return None
 
     def _guard_start(self, **_):
@@ -385,6 +411,7 @@ class Controller:
             self.case = args["case"]
             self.case_path = args.get("path")
             self.sc = SCM.Spacecraft.from_case(self.case)
+            self._hil_pack = None
             if 2 * self.sc.ns != self.fields["x"]:
                 self._alloc(self.sensing.n_raw, self.sc.ns)
                 if self.telemetry is not None:
@@ -408,6 +435,7 @@ class Controller:
         elif name == "reset":
             self._heartbeat_lost = False
             self.trip_code = 0
+            self.ins[CK.IN_TRIP] = 0
             self.trip_text = None
             self.safety.reset()
             self.xctr[:] = 0
@@ -416,6 +444,7 @@ class Controller:
     def _set_phase(self, ph: Phase) -> None:
         if ph is not self.phase:
             self.phase = ph
+            self.ins[CK.IN_PHASE] = ph
             self.phase_t = 0.0
             self._event({"kind": "phase", "phase": ph.name})
 
@@ -424,6 +453,7 @@ class Controller:
         # wants to be watched acquires the lease; a later expiry trips again)
         self._heartbeat_lost = False
         self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
+        self._hil_pack = None
         self.t_run = 0.0
         self.finish_reason = None
         self.safety.reset()
@@ -477,6 +507,7 @@ class Controller:
 
     def _begin_run(self) -> None:
         self.sc = SCM.Spacecraft.from_case(self.case)
+        self._hil_pack = None
         self._runup_target()
         self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
         self.sensing.reset_filter()
@@ -501,6 +532,7 @@ class Controller:
 
     def _trip(self, code: int, text: str | None = None) -> None:
         self.trip_code = int(code)
+        self.ins[CK.IN_TRIP] = self.trip_code
         self.trip_text = text or self.safety.describe(code)
         name = Reason(int(code)).name
         self.supervisor.trip(name, self.trip_text)
@@ -530,6 +562,7 @@ class Controller:
             self.telemetry.publish_event(ev)
 
     def _on_event(self, e: Event) -> None:
+        self.ins[CK.IN_STATE] = self.supervisor.state
         d = e.as_dict()
         d["kind"] = "supervisor_" + d["kind"]
         self._event(d)
@@ -604,6 +637,8 @@ class Controller:
         return self.safety.ctr[0] >= self.stand.limits.stale_cycles
 
     def read(self, cycle: int, t_ns: int) -> None:
+        """The cycle's input, as received: every frame of both links since the last cycle
+        (decoded by the compiled kernels in update), operator requests."""
         if self._prev_tns < 0 or t_ns <= self._prev_tns:
             dt = self.period_s
         else:
@@ -611,38 +646,76 @@ class Controller:
         self._prev_tns = t_ns
         self.dt = dt
         self.t += dt
-        samples = self.sensor.poll()
-        self.new_sample = bool(samples)
-        if samples:
-            self.sensing.raw[:] = samples[-1].counts
-            self.samples += len(samples)
-        statuses = self.platform.poll()
-        self.status_new = bool(statuses)
-        if statuses:
-            st = statuses[-1]
-            self.meas_pose[:] = st.pose
-            self.v["meas_lengths"][:] = st.lengths
+        ins = self.ins
+        ins[CK.IN_DT] = dt
+        if self._framed_sensor:
+            self._sbuf = b"".join(self._s_tr.poll())
+        else:   # RDT: the driver decodes and sequence-checks the records
+            samples = self.sensor.poll()
+            ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
+            if samples:
+                self.sensing.raw[:] = samples[-1].counts
+                ins[CK.IN_SAMPLES] += len(samples)
+        self._pbuf = b"".join(self._p_tr.poll())
         if self.telemetry is not None:
             self.telemetry.poll()
         self.supervisor.cycle = cycle
         self.supervisor.t_ns = t_ns
 
+    def _link_inputs(self, cycle: int) -> None:
+        """The shell's part of ``ins`` (rt.control_kernels IN_*), every cycle."""
+        ins = self.ins
+        c = self._s_tr.counters
+        ins[CK.IN_BAD_TOTAL] = c.crc_errors + c.malformed      # corrupt frames: bad CRC or not a frame
+        ins[CK.IN_GAPS] = c.seq_gaps
+        ins[CK.IN_HB] = self._heartbeat_lost and self.telemetry is not None
+        ins[CK.IN_CYCLE] = cycle
+        lp = self.loop
+        if lp is not None:
+            ins[CK.IN_STREAK] = lp.overrun_streak
+            ins[CK.IN_MISSED] = lp.missed
+            n = lp.timing.count
+            ins[CK.IN_TIMING_I] = (n - 1) % lp.timing.capacity if n else -1
+
+    def _count_refused(self) -> None:
+        """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
+        drivers' own decoders count them)."""
+        ins = self.ins
+        if ins[CK.IN_S_BAD]:
+            self._s_tr.counters.malformed += int(ins[CK.IN_S_BAD])
+            ins[CK.IN_BAD_PREV] += ins[CK.IN_S_BAD]    # already counted in this cycle's CRC_NEW
+            ins[CK.IN_S_BAD] = 0.0
+        if ins[CK.IN_P_BAD]:
+            self._p_tr.counters.malformed += int(ins[CK.IN_P_BAD])
+            ins[CK.IN_P_BAD] = 0.0
+
+    def platform_state(self) -> PlatformState | None:
+        """The state of the newest valid STATUS (None before the first)."""
+        return PlatformState(int(self.meas[WK.ST_STATE])) if self.ins[CK.IN_STATUS_SEEN] else None
+
+    def links_seen(self) -> bool:
+        """Both devices have been heard: a sensor sample and a platform STATUS."""
+        return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])
+
+    @property
+    def samples(self) -> int:
+        return int(self.ins[CK.IN_SAMPLES])
+
     def update(self, cycle: int, t_ns: int) -> None:
+        self._link_inputs(cycle)
+        self._tx_ready = False
+        if self.phase is Phase.DYNAMICS and self.trip_code == 0:
+            self._dynamics()
+            return
+        ins = self.ins
+        CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
+        self._count_refused()
         dt = self.dt
         ph = self.phase
         self.phase_t += dt
         sv = self.supervisor
-        c = self.sensor.counters
-        bad = c.crc_errors + c.malformed      # corrupt frames: bad CRC or not a frame at all
-        crc_new = bad - self._crc_prev
-        gap_new = c.seq_gaps - self._gap_prev
-        self._crc_prev, self._gap_prev = bad, c.seq_gaps
-        st = self.platform.latest_status
-        pstate = st.state if st is not None else None
+        pstate = self.platform_state()
         command = False
-        if ph is Phase.DYNAMICS and self.trip_code == 0:
-            self._dynamics(dt, crc_new, gap_new, pstate)
-            return
         self.sensing.step()
         if ph is Phase.ENGAGE:
             if not self._engage_sent:
@@ -695,20 +768,10 @@ class Controller:
                 self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
                                                f"(phase {self.phase.name})")
             else:
-                s = self.sensing
-                sm = self.safety
-                g = sm.g
                 pose = self.cmd_pose if self._have_cmd else self.meas_pose
-                code = CK.supervise(sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring,
-                                    pose, self.cmd_twist, self.cmd_acc, s.w_S, s.w_P, self.out,
-                                    self.new_sample, crc_new, gap_new,
-                                    pstate is PlatformState.FAULT or (pstate is PlatformState.IDLE
-                                                                     and self.phase in ENGAGED_PHASES),
-                                    pstate is PlatformState.E_STOPPED,
-                                    self.loop.overrun_streak if self.loop else 0,
-                                    self._heartbeat_lost and self.telemetry is not None,
-                                    self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
-                                    self.raw_prev, self.status_new, self.meas_pose)
+                code = CK.supervise(*self._supervise_args(
+                    pose, pstate is PlatformState.FAULT or (pstate is PlatformState.IDLE and self.phase in ENGAGED_PHASES),
+                    pstate is PlatformState.E_STOPPED))
                 if code:
                     self._trip(code)
         elif command:
@@ -719,19 +782,42 @@ class Controller:
             self._stop_step()
             self._command = True
 
-    def _dynamics(self, dt: float, crc_new: int, gap_new: int, pstate) -> None:
-        """RUNNING/DYNAMICS: one compiled call (rt.control_kernels.dynamics_cycle), then the
-        outcome: a trip, an end criterion, the first contact."""
+    def _supervise_args(self, pose, platform_fault: bool = False, platform_estop: bool = False) -> tuple:
+        """rt.control_kernels.supervise's arguments outside DYNAMICS (command ``pose``)."""
+        s = self.sensing
+        sm = self.safety
+        g = sm.g
+        ins = self.ins
+        return (sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring, pose, self.cmd_twist,
+                self.cmd_acc, s.w_S, s.w_P, self.out, ins[CK.IN_NEW_SAMPLE] != 0.0, int(ins[CK.IN_CRC_NEW]),
+                int(ins[CK.IN_GAP_NEW]), platform_fault, platform_estop, int(ins[CK.IN_STREAK]),
+                ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
+                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose)
+
+    def _dynamics(self) -> None:
+        """RUNNING/DYNAMICS: one compiled call (rt.control_kernels.hil_cycle: frames in, the
+        dynamics, the set-point frame and the log row out), then the outcome: a trip, an end
+        criterion, the first contact. A trip or an end replaces the frame (write re-encodes)."""
         st = self.stats
         had_contact = st[CK.ST_FIRST_CONTACT] >= 0.0
-        code = CK.dynamics_cycle(*self._dyn_args(self.sc, dt, crc_new, gap_new, pstate))
-        self.t_run += dt
+        pk = self._hil_pack
+        if pk is None:
+            pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
+        code = CK.hil_cycle_packed(self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run,
+                                   self._ftype, self.tau, self._mode, pk.table)
+        self.phase_t += self.dt
+        self.t_run += self.dt
         self._command = True
+        self._tx_ready = True
+        if self.ins[CK.IN_S_BAD] or self.ins[CK.IN_P_BAD]:
+            self._count_refused()
         if not had_contact and st[CK.ST_FIRST_CONTACT] >= 0.0:
             self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
         if code:
+            self._tx_ready = False
             self._trip(code)
         elif st[CK.ST_END]:
+            self._tx_ready = False
             why = CK.END_REASONS[int(st[CK.ST_END])]
             self.finish_reason = why
             self.supervisor.finish(why)
@@ -739,19 +825,25 @@ class Controller:
         if self.phase is Phase.STOP:
             self._stop_step()
 
-    def _dyn_args(self, sc, dt, crc_new, gap_new, pstate) -> tuple:
+    def _hil_arrays(self, sc) -> tuple:
+        """rt.control_kernels.hil_cycle's arrays (CK.HIL_ARRAYS order) for the vehicles ``sc``:
+        fixed while a run lasts; packed again whenever one of them is rebound (load, arm,
+        start, a new loop)."""
         s = self.sensing
         w = sc.ws
         sm = self.safety
         g = sm.g
-        return (s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S, s.w_P_raw, s.w_P,
-                sc.par, sc.env, sc.x, self.t_run, dt, self.w_in, self.tau, self._mode, self.geo, self.out,
+        return (self.ins, self.meas, self.tx, self.row, self.rix, self._timing, self.sent_pose, self.sent_twist,
+                s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S, s.w_P_raw, s.w_P,
+                sc.par, sc.env, sc.x, self.w_in, self.geo, self.out,
                 w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
-                self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring,
-                self.new_sample, crc_new, gap_new, pstate is PlatformState.FAULT or pstate is PlatformState.IDLE,
-                pstate is PlatformState.E_STOPPED, self.loop.overrun_streak if self.loop is not None else 0,
-                self._heartbeat_lost and self.telemetry is not None, self.cmd_lengths, sm.detail, self.xlim,
-                self.xctr, self.trk_ring, self.raw_prev, self.status_new, self.meas_pose, self.stats, self.endp)
+                self.cmd_lengths, self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring,
+                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.raw_prev, self.meas_pose,
+                self.stats, self.endp)
+
+    @staticmethod
+    def _pack(arrays: tuple) -> AP.Packed:
+        return AP.pack(arrays, [kind for _, kind in CK.HIL_ARRAYS])
 
     def _stop_step(self) -> None:
         if self.safe_stop.step(self.dt):    # the time that really passed (overruns skip slots)
@@ -765,63 +857,32 @@ class Controller:
         self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
 
     def write(self, cycle: int, t_ns: int) -> None:
+        """Exactly one platform frame (encoded by the compiled kernels with the driver's next
+        seq), the run-log record, telemetry."""
         p = self.platform
-        pc = self._pending_cmd
-        if pc is not None:
-            self._pending_cmd = None
-            if pc is Command.ENGAGE:
-                p.engage()
-            elif pc is Command.FREEZE:
-                p.freeze()
+        if not self._tx_ready:
+            pc = self._pending_cmd
+            vals, n = self.cmd_pose, 0
+            if pc is not None:
+                self._pending_cmd = None
+                ftype = int(pc)
+            elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
+                    State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
+                if self.stand.command_mode == "lengths":
+                    ftype, vals, n = WK.LENGTHS, self.cmd_lengths, 6
+                else:
+                    ftype, n = WK.POSE, 7
+                self.sent_pose[:] = self.cmd_pose
+                self.sent_twist[:] = self.cmd_twist
             else:
-                p._send(pc)
-        elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
-                State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
-            if self.stand.command_mode == "lengths":
-                p.lengths(self.cmd_lengths)
-            else:
-                p.pose(self.cmd_pose[:3], self.cmd_pose[3:7])
-            self.sent_pose[:] = self.cmd_pose
-            self.sent_twist[:] = self.cmd_twist
-        else:
-            p.heartbeat()
+                ftype = WK.HEARTBEAT
+            ph = self.phase
+            t_row = self.t_run if ph is Phase.RUNUP or ph is Phase.DYNAMICS else math.nan
+            CK.emit(ftype, p.seq, time.monotonic_ns(), vals, n, t_row, self.ins, self.tx, self.row, self.rix,
+                    self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
+                    self._timing)
+        p.send_encoded(self._txmv[:int(self.ins[CK.IN_TXLEN])])
         self._outstanding = 1
-        # record: scalars by index into the row, arrays by slice copies
-        row = self.row
-        ix = self._ix
-        row[ix["t"]] = self.t_run if self.phase is Phase.RUNUP or self.phase is Phase.DYNAMICS else math.nan
-        row[ix["cycle"]] = cycle
-        row[ix["state"]] = self.supervisor.state
-        row[ix["phase"]] = self.phase
-        row[ix["trip"]] = self.trip_code
-        row[ix["new_sample"]] = self.new_sample
-        v = self.v
-        s = self.sensing
-        v["raw"][:] = s.raw
-        v["w_S"][:] = s.w_S
-        v["w_P"][:] = s.w_P
-        if self.sc is not None:
-            v["x"][:] = self.sc.x.ravel()
-        v["rel"][:] = self.out[CP.O_REL:CP.O_ACC + 6]
-        st = p.latest_status
-        if st is not None:
-            row[ix["platform_state"]] = st.state
-            row[ix["platform_fault"]] = st.fault
-            row[ix["platform_last_seq"]] = st.last_cmd_seq
-        c = self.sensor.counters
-        row[ix["crc_errors"]] = c.crc_errors
-        row[ix["seq_gaps"]] = c.seq_gaps
-        lp = self.loop
-        if lp is not None:
-            ring = lp.timing
-            if ring.count:
-                i = (ring.count - 1) % ring.capacity
-                tm = v["timing_ns"]
-                tm[0] = ring.wake_late_ns[i]
-                tm[1] = ring.read_ns[i]
-                tm[2] = ring.update_ns[i]
-                tm[3] = ring.write_ns[i]
-            row[ix["missed"]] = lp.missed
         w = self.writer
         if w is not None:
             w.commit()
@@ -832,8 +893,8 @@ class Controller:
                 self._close_log(block=False)
         if self.telemetry is not None:
             self.telemetry.publish(cycle, t_ns, int(self.supervisor.state), self.row)
-        if self.stop_when is not None and lp is not None and self.stop_when(self):
-            lp.stop()
+        if self.stop_when is not None and self.loop is not None and self.stop_when(self):
+            self.loop.stop()
 
     # ------------------------------------------------------------------ lockstep
     def lockstep_gate(self, deadline_ns: int) -> None:
@@ -859,6 +920,8 @@ class Controller:
         elif clock is None:
             clock = WallClock(st.wait_policy, st.spin_margin_ns)
         self.loop = FixedStepLoop(clock, st.period_ns, self, warn_interval_s=st.overrun_warn_interval_s)
+        self._timing = self.loop.timing.data
+        self._hil_pack = None
         return self.loop
 
     def run_until(self, pred: Callable[["Controller"], bool], max_cycles: int) -> int:

@@ -224,7 +224,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         _wait_for_peers(ctl)
         ctl.make_loop()
         # let the links come up (zmq connects asynchronously), then the operator sequence
-        ctl.run_until(lambda c: c.sensor.latest is not None and c.platform.latest_status is not None, 200)
+        ctl.run_until(lambda c: c.links_seen(), 200)
         r = ctl.command("load_case", client="demo", case=case_path)
         if not r.ok:
             raise RuntimeError(f"load_case refused: {r.reason}")

@@ -1,0 +1,85 @@
+"""rt.arraypack and the packed cycle kernel: the table refuses what the kernel could not read
+safely, and rt.control_kernels.hil_cycle_packed computes bit for bit what hil_cycle computes
+with its 55 array arguments, cycle after cycle, on a controller's real arrays."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from rt import arraypack as AP
+from rt import control_kernels as CK
+from rt.controller import Phase
+from sim_stand.kinematic_rig import Rig
+
+
+@njit(cache=False)
+def _touch(t):
+    a = AP.f8_2(t, 0)
+    b = AP.i8_1(t, 1)
+    c = AP.u1_1(t, 2)
+    d = AP.f8_3(t, 3)
+    a[1, 2] += 1.0
+    b[-1] = 7
+    c[0] = 9
+    d[1, 0, 1] = -2.0
+    return a.shape[0] * 1000 + a.shape[1] * 100 + b.shape[0] * 10 + c.shape[0]
+
+
+def test_pack_views_write_through_to_the_arrays():
+    a = np.zeros((2, 3))
+    b = np.zeros(4, dtype=np.int64)
+    c = np.zeros(5, dtype=np.uint8)
+    d = np.zeros((2, 2, 2))
+    pk = AP.pack((a, b, c, d), ("f8_2", "i8_1", "u1_1", "f8_3"))
+    assert _touch(pk.table) == 2345
+    assert a[1, 2] == 1.0 and b[3] == 7 and c[0] == 9 and d[1, 0, 1] == -2.0
+    assert pk.arrays[0] is a                     # the arrays live as long as the table
+
+
+@pytest.mark.parametrize("arr, kind, why", [
+    (np.zeros(3, dtype=np.float32), "f8_1", "expected float64"),
+    (np.zeros((2, 2)), "f8_1", "1 dimension"),
+    (np.zeros(3, dtype=np.int32), "i8_1", "expected int64"),
+    (np.zeros((4, 4))[:, 1], "f8_1", "C-contiguous"),
+    ([0.0, 1.0], "f8_1", "got list"),
+])
+def test_pack_refuses_what_the_kernel_cannot_read(arr, kind, why):
+    with pytest.raises((TypeError, ValueError), match=why):
+        AP.pack((np.zeros(2), arr), ("f8_1", kind))
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        AP.pack((ro,), ("f8_1",))
+    with pytest.raises(ValueError, match="2 arrays for 1 kinds"):
+        AP.pack((np.zeros(1), np.zeros(1)), ("f8_1",))
+
+
+def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
+    rig = Rig(tmp_path, contact=(-0.52, 20000.0))
+    try:
+        c = rig.ctl
+        c.warm_up()
+        rig.arm_and_start()
+        rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
+        rig.run(300)
+        sbuf, pbuf = c._sbuf, c._pbuf
+        assert sbuf and pbuf
+        base = c._hil_arrays(c.sc)
+        assert len(base) == len(CK.HIL_ARRAYS)
+        A = tuple(a.copy() for a in base)
+        B = tuple(a.copy() for a in base)
+        pk = c._pack(B)
+        for n in range(50):
+            w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts
+            A[11][2] = B[11][2] = A[11][2] + w          # raw (HIL_ARRAYS[11])
+            ca = CK.hil_cycle(sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n, 0.5 + 1e-3 * n,
+                              c._ftype, *A[:24], c.tau, c._mode, *A[24:])
+            cb = CK.hil_cycle_packed(sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n,
+                                     0.5 + 1e-3 * n, c._ftype, c.tau, c._mode, pk.table)
+            assert ca == cb
+            for (name, _), a, b in zip(CK.HIL_ARRAYS, A, B):
+                assert np.array_equal(a, b, equal_nan=True), (n, name)
+        assert A[3][c.rix[CK.RX_WP] + 2] != base[3][c.rix[CK.RX_WP] + 2]   # the cycles did work
+    finally:
+        rig.close()
