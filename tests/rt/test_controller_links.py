@@ -1,0 +1,112 @@
+"""The controller's links after the compiled cycle (docs/controller.md, "Cycle"): an RDT sensor
+over a real UDP socket on 127.0.0.1 (the driver decodes the records), frames the compiled scan
+refuses counted as the drivers count them, and exactly one well-formed platform frame per cycle
+with consecutive sequence numbers."""
+from __future__ import annotations
+
+import math
+import struct
+import time
+import zlib
+
+import numpy as np
+
+from drivers.ft_sensor import FtSensor, RdtDevice, encode_sensor_frame
+from drivers.motion_platform import Command, MotionPlatform, MotionPlatformDevice, PlatformState, encode_status
+from drivers.transport import memory_pair, open_transport
+from rt import control_kernels as CK
+from rt.config.stand import load_stand
+from rt.controller import Controller, wait_readable
+from sim_stand.kinematic_rig import STAND, Rig
+
+
+def test_rdt_sensor_over_udp_feeds_the_cycle(tmp_path):
+    stand = load_stand(STAND)
+    cpu = stand.sensing.counts_per_unit
+    dev = RdtDevice(open_transport("udp", local_host="127.0.0.1", local_port=0), records_per_packet=1)
+    sensor = FtSensor.from_config({"protocol": "rdt", "host": "127.0.0.1", "port": dev.transport.local_address[1],
+                                   "counts_per_force": float(cpu[0]), "counts_per_torque": float(cpu[3])})
+    p_host, p_dev = memory_pair("links-rdt-platform", capacity=1000)
+    pdev = MotionPlatformDevice(p_dev)
+    ctl = Controller(stand, sensor=sensor, platform=MotionPlatform(p_host, heartbeat_s=0.0), telemetry=False,
+                     runlog=False, log_dir=tmp_path)
+    try:
+        ctl.open()
+        ctl.warm_up()
+        t_end = time.monotonic() + 5.0
+        while not dev.streaming and time.monotonic() < t_end:   # the driver asked for streaming at open
+            dev.poll()
+            time.sleep(1e-3)
+        assert dev.streaming
+        home = stand.hexapod.home
+        seqs = []
+        n = 30
+        for k in range(n):
+            counts = [k, -2 * k, 3 * k + 5, 7, -11, 13 * k]
+            assert dev.publish(counts) == 1
+            pdev.send_status(PlatformState.ENGAGED, 0, 0, home, np.full(6, 1.1), device_time=k * 1e-3)
+            assert wait_readable(sensor.transport, time.monotonic() + 2.0)
+            t_ns = (k + 1) * 1_000_000
+            ctl.read(k, t_ns)
+            ctl.update(k, t_ns)
+            ctl.write(k, t_ns)
+            assert ctl.sensing.raw.tolist() == counts
+            row = ctl.row
+            ix = ctl._ix
+            assert row[ix["raw"]:ix["raw"] + 6].tolist() == counts and row[ix["new_sample"]] == 1.0
+            cmds = pdev.poll()
+            assert [c.command for c in cmds] == [Command.HEARTBEAT]     # IDLE: one heartbeat per cycle
+            seqs.append(cmds[0].seq)
+        assert seqs == list(range(n))
+        assert ctl.samples == n and ctl.links_seen()
+        assert ctl.platform_state() is PlatformState.ENGAGED
+        assert ctl.meas_pose.tolist() == home.tolist()
+        # a cycle without a sample: new_sample drops, the counts stay the newest
+        ctl.read(n, (n + 1) * 1_000_000)
+        ctl.update(n, (n + 1) * 1_000_000)
+        ctl.write(n, (n + 1) * 1_000_000)
+        assert ctl.row[ctl._ix["new_sample"]] == 0.0 and ctl.sensing.raw[5] == 13 * (n - 1)
+    finally:
+        ctl.close()
+        dev.transport.close()
+
+
+def _recrc(frame: bytearray) -> bytes:
+    frame[-4:] = struct.pack("<I", zlib.crc32(bytes(frame[2:-4])))
+    return bytes(frame)
+
+
+def test_frames_the_scan_refuses_are_counted_and_skipped(tmp_path):
+    rig = Rig(tmp_path)
+    try:
+        c = rig.ctl
+        c.warm_up()
+        rig.run(5)
+        pose0 = c.meas_pose.copy()
+        s_bad, p_bad = c.sensor.counters.malformed, c.platform.counters.malformed
+        # a well-formed frame of 8 gauges on a 6-gauge link, and a STATUS with a NaN pose: both
+        # pass the transport's CRC and sequence checks, and the drivers' decoders refuse them
+        rig.sdev.seq += 1000          # past the rig's own samples: the sequence check passes it
+        eight = encode_sensor_frame(rig.sdev.seq, 0, list(range(8)))
+        rig.sdev.seq += 1
+        rig.s_dev_tr.send(eight)
+        nan_pose = pose0.copy()
+        nan_pose[0] = math.nan
+        rig.pdev.seq += 1000
+        rig.p_dev_tr.send(encode_status(rig.pdev.seq, 0, PlatformState.ENGAGED, 0, 0, nan_pose, np.ones(6)))
+        rig.pdev.seq += 1
+        state = bytearray(encode_status(rig.pdev.seq, 0, PlatformState.ENGAGED, 0, 0, pose0, np.ones(6)))
+        rig.pdev.seq += 1
+        state[18] = 42                # no such platform state
+        rig.p_dev_tr.send(_recrc(state))
+        rig.run(1)
+        assert c.sensor.counters.malformed == s_bad + 1
+        assert c.platform.counters.malformed == p_bad + 2
+        assert np.isfinite(c.meas_pose).all()
+        assert c.platform_state() is PlatformState.IDLE        # the rig's own STATUS of that cycle
+        assert c.ins[CK.IN_CRC_NEW] == 1.0                     # a refused sample is a corrupt frame (CRC_BURST)
+        rig.run(5)
+        assert c.ins[CK.IN_CRC_NEW] == 0.0                     # counted once
+        assert c.sensor.counters.malformed == s_bad + 1 and c.supervisor.state.name == "IDLE"
+    finally:
+        rig.close()
