@@ -166,6 +166,9 @@ class FtSensor:
                 raise TransportConfigError("framing", "RDT datagrams need framing = 'raw'")
             if channels != 6:
                 raise TransportConfigError("channels", "RDT carries 6 channels")
+        elif transport.framing != "frame":
+            raise TransportConfigError("framing", "the serial sensor protocol needs framing = 'frame' (every "
+                                                  "message a whole, CRC-checked dockstand frame)")
         if not isinstance(channels, int) or isinstance(channels, bool) or not 1 <= channels <= MAX_CHANNELS:
             raise TransportConfigError("channels", f"must be an integer 1..{MAX_CHANNELS}, got {channels!r}")
         for key, v in (("ft_rate_hz", ft_rate_hz), ("counts_per_force", counts_per_force),

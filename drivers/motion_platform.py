@@ -18,7 +18,7 @@ import numpy as np
 
 from drivers.framing import (CRC, BODY_HEADER, HEADER_SIZE, OK, SYNC, VERSION, FrameType,
                              check_frame, crc32)
-from drivers.transport import Transport, make_transport
+from drivers.transport import Transport, TransportConfigError, make_transport
 
 __all__ = ["Command", "PlatformState", "Mode", "FaultCode", "PlatformCommand", "PlatformStatus",
            "encode_command", "decode_command", "encode_status", "decode_status", "MotionPlatform",
@@ -189,6 +189,9 @@ class MotionPlatform:
 
     def __init__(self, transport: Transport, *, heartbeat_s: float = 0.05,
                  status_timeout_s: float = 0.1) -> None:
+        if transport.framing != "frame":
+            raise TransportConfigError("framing", "the motion-platform protocol needs framing = 'frame' (every "
+                                                  "message a whole, CRC-checked dockstand frame)")
         self.transport = transport
         self.heartbeat_s = heartbeat_s
         self.status_timeout_s = status_timeout_s

@@ -71,15 +71,16 @@ END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
 END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
 # the cycle's link state (ingest / emit / hil_cycle), one float64 array the shell and the kernels share.
 # Set by the shell every cycle: IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
-# IN_GAPS (its sequence gaps so far), IN_STREAK (overrun streak), IN_HB (console heartbeat lost),
+# IN_GAPS (its sequence gaps so far), IN_CRC_ERRORS (its CRC errors alone, for the log), IN_STREAK
+# (overrun streak), IN_HB (console heartbeat lost),
 # IN_CYCLE, IN_TIMING_I (loop timing ring index of the last cycle, -1 = none), IN_MISSED;
 # on change: IN_STATE, IN_PHASE, IN_TRIP; at configuration: IN_NCH (framed sensor channels, 0 = the
 # driver decodes, e.g. RDT, and the shell sets IN_NEW_SAMPLE and the raw counts itself).
 # Written by the kernels: the rest.
 (IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
  IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
- IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN) = range(23)
-IN_LEN = 23
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS) = range(24)
+IN_LEN = 24
 # run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
 ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample", "raw", "w_S", "w_P", "x", "rel_pose",
               "meas_pose", "meas_lengths", "platform_state", "platform_fault", "platform_last_seq", "crc_errors",
@@ -349,7 +350,7 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
     row[int(rix[RX_PHASE])] = ins[IN_PHASE]
     row[int(rix[RX_TRIP])] = ins[IN_TRIP]
     ti = int(ins[IN_TIMING_I])
-    if ti >= 0:
+    if 0 <= ti < timing.shape[1]:
         r = int(rix[RX_TIMING])
         for i in range(4):
             row[r + i] = timing[2 + i, ti]
@@ -368,7 +369,7 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
     r = int(rix[RX_REL])
     for i in range(CP.O_ACC + 6 - CP.O_REL):       # rel_pose, rel_twist, rel_acc (adjacent)
         row[r + i] = out[CP.O_REL + i]
-    row[int(rix[RX_CRC])] = ins[IN_BAD_TOTAL]
+    row[int(rix[RX_CRC])] = ins[IN_CRC_ERRORS]
     row[int(rix[RX_GAPS])] = ins[IN_GAPS]
     row[int(rix[RX_MISSED])] = ins[IN_MISSED]
 

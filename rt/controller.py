@@ -507,7 +507,7 @@ class Controller:
 
     def _begin_run(self) -> None:
         self.sc = SCM.Spacecraft.from_case(self.case)
-        self._hil_pack = None
+        self._hil_pack = self._pack(self._hil_arrays(self.sc))   # now, not in the loop's first DYNAMICS cycle
         self._runup_target()
         self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
         self.sensing.reset_filter()
@@ -638,7 +638,9 @@ class Controller:
 
     def read(self, cycle: int, t_ns: int) -> None:
         """The cycle's input, as received: every frame of both links since the last cycle
-        (decoded by the compiled kernels in update), operator requests."""
+        (decoded by the compiled kernels in update). Operator requests are taken at the end of
+        write, after this cycle's frames are decoded: a guard judges the newest link state,
+        and the command acts from the next cycle on."""
         if self._prev_tns < 0 or t_ns <= self._prev_tns:
             dt = self.period_s
         else:
@@ -657,8 +659,6 @@ class Controller:
                 self.sensing.raw[:] = samples[-1].counts
                 ins[CK.IN_SAMPLES] += len(samples)
         self._pbuf = b"".join(self._p_tr.poll())
-        if self.telemetry is not None:
-            self.telemetry.poll()
         self.supervisor.cycle = cycle
         self.supervisor.t_ns = t_ns
 
@@ -667,6 +667,7 @@ class Controller:
         ins = self.ins
         c = self._s_tr.counters
         ins[CK.IN_BAD_TOTAL] = c.crc_errors + c.malformed      # corrupt frames: bad CRC or not a frame
+        ins[CK.IN_CRC_ERRORS] = c.crc_errors
         ins[CK.IN_GAPS] = c.seq_gaps
         ins[CK.IN_HB] = self._heartbeat_lost and self.telemetry is not None
         ins[CK.IN_CYCLE] = cycle
@@ -682,8 +683,7 @@ class Controller:
         drivers' own decoders count them)."""
         ins = self.ins
         if ins[CK.IN_S_BAD]:
-            self._s_tr.counters.malformed += int(ins[CK.IN_S_BAD])
-            ins[CK.IN_BAD_PREV] += ins[CK.IN_S_BAD]    # already counted in this cycle's CRC_NEW
+            self._s_tr.counters.malformed += int(ins[CK.IN_S_BAD])   # ingest counted them in IN_BAD_PREV
             ins[CK.IN_S_BAD] = 0.0
         if ins[CK.IN_P_BAD]:
             self._p_tr.counters.malformed += int(ins[CK.IN_P_BAD])
@@ -893,6 +893,7 @@ class Controller:
                 self._close_log(block=False)
         if self.telemetry is not None:
             self.telemetry.publish(cycle, t_ns, int(self.supervisor.state), self.row)
+            self.telemetry.poll()          # operator requests (read's docstring)
         if self.stop_when is not None and self.loop is not None and self.stop_when(self):
             self.loop.stop()
 

@@ -88,7 +88,9 @@ class Stand:
         return int(round(1e9 / self.rate_hz))
 
 
-def _transport(t: Table, name: str) -> dict:
+def _transport(t: Table, name: str, framing: str | None = None, why: str = "") -> dict:
+    """The link table ``name`` of ``t``, validated; ``framing`` given: the link's framing
+    (after the kind's default) must be that one (``why`` says which protocol needs it)."""
     lt = t.table(name)
     kind = lt.str("transport", choices=TRANSPORT_KINDS)
     opts = {k: v for k, v in lt.data.items() if k != "transport"}
@@ -99,11 +101,14 @@ def _transport(t: Table, name: str) -> dict:
         validate_options = None
     if validate_options is not None:
         try:
-            validate_options(kind, dict(opts))
+            full = validate_options(kind, dict(opts))
         except ValueError as e:
             key = getattr(e, "key", None) or _first_key(str(e), opts) or "transport"
             reason = getattr(e, "reason", None) or str(e)
             raise ConfigError(t.file, lt.key(key), reason) from None
+        if framing is not None and full["framing"] != framing:
+            raise ConfigError(t.file, lt.key("framing"), f"{why} needs framing = '{framing}' (the {kind} link's is "
+                                                         f"'{full['framing']}')")
     lt.done()
     return {"transport": kind, **opts}
 
@@ -158,15 +163,18 @@ def load_stand(path: str | Path) -> Stand:
     if f_on and not cutoff < rate / 2:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
-    sensor_link = _transport(st, "link")
-    protocol = st.str("protocol", "rdt" if sensor_link["transport"] == "udp" else "serial", choices=("serial", "rdt"))
+    kind = st.table("link").str("transport", choices=TRANSPORT_KINDS)
+    protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=("serial", "rdt"))
+    sensor_link = _transport(st, "link", "raw" if protocol == "rdt" else "frame",
+                             "ATI RDT (datagrams of records)" if protocol == "rdt"
+                             else "the serial sensor protocol (whole CRC-checked frames)")
     if protocol == "rdt" and C.shape[1] != 6:
         raise st.error("protocol", "RDT streams 6 channels; the calibration must be 6x6")
     st.done()
 
     pf = t.table("platform")
     mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
-    platform_link = _transport(pf, "link")
+    platform_link = _transport(pf, "link", "frame", "the motion-platform protocol (whole CRC-checked frames)")
     pf.done()
 
     # ---- hexapod

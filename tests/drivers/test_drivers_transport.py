@@ -72,6 +72,12 @@ def test_sensor_and_platform_config_errors_name_the_key():
         FtSensor.from_config({"protocol": "rdt", "host": "127.0.0.1", "counts_per_force": 0})
     with pytest.raises(ValueError, match="^bogus: "):
         MotionPlatform.from_config({"transport": "zmq", "endpoint": "tcp://127.0.0.1:1", "bogus": 1})
+    # framed protocols over a link that would deliver unchecked messages
+    with pytest.raises(ValueError, match="^framing: the motion-platform protocol"):
+        MotionPlatform.from_config({"transport": "udp", "host": "127.0.0.1", "port": 9})
+    with pytest.raises(ValueError, match="^framing: the serial sensor protocol"):
+        FtSensor.from_config({"protocol": "serial", "transport": "zmq", "endpoint": "tcp://127.0.0.1:1",
+                              "framing": "raw"})
 
 
 # ----------------------------------------------------------------------------- memory

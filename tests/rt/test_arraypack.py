@@ -83,3 +83,34 @@ def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
         assert A[3][c.rix[CK.RX_WP] + 2] != base[3][c.rix[CK.RX_WP] + 2]   # the cycles did work
     finally:
         rig.close()
+
+
+def test_hil_arrays_are_the_controllers_arrays_by_name(tmp_path):
+    """The table's order pairs every HIL_ARRAYS name with the controller's array of that name
+    (a swap of two same-shaped arrays would pass the bit-for-bit test above)."""
+    rig = Rig(tmp_path)
+    try:
+        c = rig.ctl
+        rig.arm_and_start()
+        s, sm, sc = c.sensing, c.safety, c.sc
+        w = sc.ws
+        named = {"ins": c.ins, "meas": c.meas, "tx": c.tx, "row": c.row, "rix": c.rix, "timing": c.loop.timing.data,
+                 "sent_pose": c.sent_pose, "sent_twist": c.sent_twist, "C_eff": s.C_eff, "R_PS": s.R_PS,
+                 "p_PS_P": s.p_PS_P, "raw": s.raw, "bias": s.bias, "acc_t": s.acc, "sctr": s.ctr, "coef": s.coef,
+                 "fstate": s.fstate, "w_S": s.w_S, "w_P_raw": s.w_P_raw, "w_P": s.w_P, "par": sc.par, "env": sc.env,
+                 "x": sc.x, "w_in": c.w_in, "geo": c.geo, "out": c.out, "k": w.k, "xt": w.xt, "ws": w.ws,
+                 "rel": w.rel, "cmd_pose": c.v["cmd_pose"], "prev_pose": c.prev_pose, "prev_vel": c.prev_vel,
+                 "cmd_twist": c.v["cmd_twist"], "cmd_acc": c.v["cmd_acc"], "cmd_lengths": c.v["cmd_lengths"],
+                 "scr": c.scr, "lim": sm.lim, "base": sm.g.base, "top": sm.g.top, "leg_lim": sm.leg_lim,
+                 "box": sm.g.box, "ctr": sm.ctr, "crc_ring": sm.crc_ring, "gap_ring": sm.gap_ring,
+                 "detail": sm.detail, "xlim": c.xlim, "xctr": c.xctr, "trk_ring": c.trk_ring,
+                 "raw_prev": c.raw_prev, "meas_pose": c.v["meas_pose"], "stats": c.stats, "endp": c.endp}
+        assert [n for n, _ in CK.HIL_ARRAYS] == list(named)
+        packed = c._hil_pack.arrays                          # packed when the run started
+        for (name, _), a in zip(CK.HIL_ARRAYS, packed):
+            assert a is named[name], name
+        # the row's command and measurement fields are views of the row (one record, no copies)
+        for name in ("cmd_pose", "cmd_twist", "cmd_acc", "cmd_lengths", "meas_pose"):
+            assert np.shares_memory(named[name], c.row), name
+    finally:
+        rig.close()

@@ -17,7 +17,8 @@ from drivers.transport import memory_pair, open_transport
 from rt import control_kernels as CK
 from rt.config.stand import load_stand
 from rt.controller import Controller, wait_readable
-from sim_stand.kinematic_rig import STAND, Rig
+from rt.controller import Phase
+from sim_stand.kinematic_rig import NOMINAL, STAND, Rig
 
 
 def test_rdt_sensor_over_udp_feeds_the_cycle(tmp_path):
@@ -105,8 +106,36 @@ def test_frames_the_scan_refuses_are_counted_and_skipped(tmp_path):
         assert np.isfinite(c.meas_pose).all()
         assert c.platform_state() is PlatformState.IDLE        # the rig's own STATUS of that cycle
         assert c.ins[CK.IN_CRC_NEW] == 1.0                     # a refused sample is a corrupt frame (CRC_BURST)
-        rig.run(5)
-        assert c.ins[CK.IN_CRC_NEW] == 0.0                     # counted once
+        crc_new = []
+        for _ in range(5):
+            rig.run(1)
+            crc_new.append(c.ins[CK.IN_CRC_NEW])
+        assert crc_new == [0.0] * 5                            # counted once, and never taken back
         assert c.sensor.counters.malformed == s_bad + 1 and c.supervisor.state.name == "IDLE"
+        assert c.row[c._ix["crc_errors"]] == 0.0               # the log's column counts CRC errors alone
+    finally:
+        rig.close()
+
+
+def test_a_stream_of_refused_samples_trips_the_corrupt_burst(tmp_path):
+    """One well-formed but refused sample (8 gauges on a 6-gauge link) next to every good one,
+    while ARMED: the corrupt-frame window fills and CRC_BURST trips, as for bad CRCs."""
+    rig = Rig(tmp_path)
+    try:
+        c = rig.ctl
+        c.warm_up()
+        rig.run(3)
+        assert c.command("load_case", case=str(NOMINAL)).ok and c.command("arm").ok
+        rig.run_until(lambda k: k.phase is Phase.READY, 20000)
+        gate = rig.gate
+
+        def gate_with_refused(deadline_ns):
+            gate(deadline_ns)
+            rig.s_dev_tr.send(rig.sdev.encode_next(list(range(8))))
+
+        rig.clock.gate = gate_with_refused
+        rig.run_until(lambda k: k.supervisor.safe, 50)
+        assert c.supervisor.trip_reason == "CRC_BURST", (c.supervisor.state, c.trip_text)
+        assert c.sensor.counters.crc_errors == 0 and c.sensor.counters.malformed > 0
     finally:
         rig.close()

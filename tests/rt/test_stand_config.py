@@ -68,6 +68,12 @@ def bad(tmp_path, old, new):
     ('capture_speed_max_m_s = 0.005', 'capture_speed_max_m_s = 0.9', "limits.capture_speed_max_m_s", "v_max_m_s"),
     ('capture_rate_max_deg_s = 0.2', 'capture_rate_max_deg_s = -1.0', "limits.capture_rate_max_deg_s", "> 0"),
     ('contact_force_n = 50.0', 'contact_force_n = 7000.0', "limits.contact_force_n", "force trip level"),
+    # the compiled cycle walks a poll's frames by their length byte: framed protocols need checked frames
+    ('endpoint = "tcp://127.0.0.1:5571"', 'endpoint = "tcp://127.0.0.1:5571"\nframing = "raw"', "platform.link.framing",
+     "motion-platform protocol"),
+    ('endpoint = "tcp://127.0.0.1:5570"', 'endpoint = "tcp://127.0.0.1:5570"\nframing = "raw"', "sensor.link.framing",
+     "serial sensor protocol"),
+    ('protocol = "serial"  ', 'protocol = "rdt"  ', "sensor.link.framing", "ATI RDT"),
 ])
 def test_bad_values_name_the_key(tmp_path, old, new, key, words):
     e = bad(tmp_path, old, new)
