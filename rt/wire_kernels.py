@@ -126,11 +126,25 @@ def _finite(x):
 
 
 @njit(cache=True)
-def scan_status(buf, out):
-    """Frames of one poll (concatenated, transport-checked) -> (valid STATUS frames, refused
-    frames); the newest valid one decoded into ``out`` (ST_*). A frame is refused, as
-    ``drivers.motion_platform.decode_status`` refuses it, for another type or length, an
-    unknown state or mode, or a non-finite pose or length."""
+def _status_ok(buf, off):
+    """STATUS content as drivers.motion_platform.decode_status accepts it: a known state and
+    mode, finite pose and lengths."""
+    p = off + HEADER_SIZE
+    if buf[p] >= N_STATES or buf[p + 1] >= N_MODES:
+        return False
+    for k in range(13):
+        if not _finite(rd_f64(buf, p + 8 + 8 * k)):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _walk(buf, ftype, flen_want, status):
+    """Walk the frames of one poll (concatenated, transport-checked) by their length byte ->
+    (frames of type ``ftype`` and length ``flen_want`` that pass (``status``: also
+    :func:`_status_ok`), refused frames, offset of the newest accepted one or -1). A tail
+    too short for a frame, or one that the length byte would overrun, counts as one refused
+    frame."""
     n = len(buf)
     off = 0
     good = 0
@@ -144,20 +158,22 @@ def scan_status(buf, out):
         if off + flen > n:
             bad += 1
             break
-        ok = flen == STATUS_FRAME_LEN and buf[off + 4] == STATUS
-        if ok:
-            p = off + HEADER_SIZE
-            ok = buf[p] < N_STATES and buf[p + 1] < N_MODES
-            k = 0
-            while ok and k < 13:
-                ok = _finite(rd_f64(buf, p + 8 + 8 * k))
-                k += 1
-        if ok:
+        if flen == flen_want and buf[off + 4] == ftype and (not status or _status_ok(buf, off)):
             good += 1
             newest = off
         else:
             bad += 1
         off += flen
+    return good, bad, newest
+
+
+@njit(cache=True)
+def scan_status(buf, out):
+    """Frames of one poll (concatenated, transport-checked) -> (valid STATUS frames, refused
+    frames); the newest valid one decoded into ``out`` (ST_*). A frame is refused, as
+    ``drivers.motion_platform.decode_status`` refuses it, for another type or length, an
+    unknown state or mode, or a non-finite pose or length."""
+    good, bad, newest = _walk(buf, STATUS, STATUS_FRAME_LEN, True)
     if newest >= 0:
         p = newest + HEADER_SIZE
         out[ST_STATE] = buf[p]
@@ -177,26 +193,7 @@ def scan_sensor(buf, raw):
     of ``raw.shape[0]`` channels, refused frames); the newest valid one's counts into ``raw``
     (float64). Refused, as ``drivers.ft_sensor.FtSensor.poll`` refuses them: another type, or
     another channel count."""
-    n = len(buf)
-    want = HEADER_SIZE + 4 + 4 * raw.shape[0] + 4
-    off = 0
-    good = 0
-    bad = 0
-    newest = -1
-    while off < n:
-        if n - off < 4 + MIN_BODY + 4:
-            bad += 1
-            break
-        flen = 4 + buf[off + 2] + 4
-        if off + flen > n:
-            bad += 1
-            break
-        if flen == want and buf[off + 4] == SENSOR_SAMPLE:
-            good += 1
-            newest = off
-        else:
-            bad += 1
-        off += flen
+    good, bad, newest = _walk(buf, SENSOR_SAMPLE, HEADER_SIZE + 4 + 4 * raw.shape[0] + 4, False)
     if newest >= 0:
         p = newest + HEADER_SIZE + 4
         for k in range(raw.shape[0]):
