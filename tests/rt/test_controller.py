@@ -298,10 +298,13 @@ def test_trip_heartbeat_loss(tmp_path):
     from sim_stand.kinematic_rig import STAND
     stand = load_stand(STAND)
     stand = with_endpoints(stand, telemetry={"pub_endpoint": f"ipc://{tmp_path}/pub",
-                                             "cmd_endpoint": f"ipc://{tmp_path}/cmd", "lease_timeout_s": 0.3})
+                                             "cmd_endpoint": f"ipc://{tmp_path}/cmd", "lease_timeout_s": 1.0})
+    # 1 s: the lockstep rig runs arming and run-up in wall time, and a loaded CI machine can
+    # stall a process for a few hundred ms between two heartbeats
     rig = Rig(tmp_path, telemetry=True, stand=stand)
     try:
         c = rig.ctl
+        c.warm_up()
         cli = CommandClient(stand.telemetry["cmd_endpoint"], name="console")
         cli.send("acquire")
         rig.run_until(lambda k: k.telemetry.holder is not None, 2000)
@@ -318,7 +321,7 @@ def test_trip_heartbeat_loss(tmp_path):
         assert c.command("start").ok
         rig.run_until(lambda k: beat(k) and False or k.phase is Phase.DYNAMICS, 5000)
         assert c.supervisor.state is State.RUNNING
-        time.sleep(0.4)  # the console says nothing for longer than the lease timeout
+        time.sleep(1.1)  # the console says nothing for longer than the lease timeout
         k0 = c.loop.cycles
         rig.run_until(lambda k: k.supervisor.safe, 50)
         assert c.supervisor.trip_reason == "HEARTBEAT_LOST"
@@ -420,14 +423,14 @@ def test_lease_expired_while_idle_does_not_trip_a_later_arm(tmp_path):
     import time
 
     from rt.telemetry import CommandClient
-    rig, stand = _telemetry_rig(tmp_path)
+    rig, stand = _telemetry_rig(tmp_path, lease_timeout_s=1.0)   # arming in lockstep takes wall time
     a = b = None
     try:
         c = rig.ctl
         rig.run(3)
         a = CommandClient(stand.telemetry["cmd_endpoint"], name="console-A")
         assert _request(rig, a, "acquire")["ok"]
-        time.sleep(0.4)                     # A falls silent beyond the lease timeout, stand IDLE
+        time.sleep(1.1)                     # A falls silent beyond the lease timeout, stand IDLE
         rig.run(5)
         assert c.telemetry.lease_lost and c.telemetry.holder is None
         assert any(e["kind"] == "lease_lost" for e in c.events)
@@ -445,7 +448,7 @@ def test_lease_expired_while_idle_does_not_trip_a_later_arm(tmp_path):
         assert c.supervisor.trip_reason is None, (c.supervisor.trip_reason, c.trip_text)
         assert c.phase is Phase.READY and c.supervisor.state is State.ARMED
         # a lease lost while ARMED still trips
-        time.sleep(0.4)
+        time.sleep(1.1)
         k0 = c.loop.cycles
         rig.run_until(lambda k: k.supervisor.safe, 50)
         assert c.supervisor.trip_reason == "HEARTBEAT_LOST" and c.loop.cycles - k0 <= 2
