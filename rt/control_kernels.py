@@ -41,6 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
+from drivers.motion_platform import PlatformState
 from rt import arraypack as AP
 from rt import coupling as CP
 from rt import safety as SF
@@ -87,7 +88,8 @@ ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample",
               "seq_gaps", "missed")
 (RX_T, RX_CYCLE, RX_STATE, RX_PHASE, RX_TRIP, RX_TIMING, RX_NEW, RX_RAW, RX_WS, RX_WP, RX_X, RX_REL, RX_MPOSE,
  RX_MLEN, RX_PSTATE, RX_PFAULT, RX_PSEQ, RX_CRC, RX_GAPS, RX_MISSED) = range(20)
-PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = 0, 3, 4   # drivers.motion_platform.PlatformState
+PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = (int(PlatformState.IDLE), int(PlatformState.FAULT),
+                                                     int(PlatformState.E_STOPPED))
 
 
 @njit(cache=True)

@@ -217,6 +217,8 @@ class Controller:
         # rel_pose, rel_twist, rel_acc are contiguous in the row and in rt.coupling's out record
         a, b = self._ix["rel_pose"], self._ix["rel_acc"] + 6
         assert b - a == CP.O_ACC + 6 - CP.O_REL
+        # meas_pose and meas_lengths are contiguous, as rt.control_kernels.ingest writes them
+        assert self._ix["meas_lengths"] == self._ix["meas_pose"] + 7
         v["rel"] = self.row[a:b]
         self.prev_pose = np.zeros(7)
         self.sent_pose = np.zeros(7)      # the last set-point sent (a stop continues from it)

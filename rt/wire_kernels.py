@@ -25,13 +25,14 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from drivers.framing import HEADER_SIZE, MIN_BODY, SYNC0, SYNC1, VERSION, FrameType
+from drivers.motion_platform import Mode, PlatformState, encode_status
 
 SENSOR_SAMPLE = int(FrameType.SENSOR_SAMPLE)
 STATUS = int(FrameType.STATUS)
 POSE, LENGTHS, HEARTBEAT = int(FrameType.POSE), int(FrameType.LENGTHS), int(FrameType.HEARTBEAT)
-STATUS_FRAME_LEN = HEADER_SIZE + 112 + 4     # "<BBHI7d6d" payload
-N_STATES = 5                                # drivers.motion_platform.PlatformState
-N_MODES = 3                                 # drivers.motion_platform.Mode
+STATUS_FRAME_LEN = len(encode_status(0, 0, 0, 0, 0, [0.0] * 7, [0.0] * 6))
+N_STATES, N_MODES = len(PlatformState), len(Mode)     # each numbered 0 .. n-1 (a code < n is known)
+assert [int(s) for s in PlatformState] == list(range(N_STATES)) and [int(m) for m in Mode] == list(range(N_MODES))
 # decoded STATUS (scan_status): state, mode, fault, last_cmd_seq, seq, device time (s), pose (7), lengths (6)
 ST_STATE, ST_MODE, ST_FAULT, ST_LAST_SEQ, ST_SEQ, ST_TIME, ST_POSE, ST_LENGTHS = 0, 1, 2, 3, 4, 5, 6, 13
 ST_LEN = 19
