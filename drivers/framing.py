@@ -129,6 +129,13 @@ class Counters:
         return "Counters(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items() if v) + ")"
 
 
+# The state of a sequence tracker kept by a consumer that checks frames itself (the
+# controller's compiled scan, rt.wire_kernels; Transport.delegate_checks): float64 slots
+# have_last, last, rej_run, have_rej_last, rej_last -- SeqTracker's fields, None as 0 in the
+# have_ slot. All zero = a reset tracker.
+SEQ_STATE_LEN = 5
+
+
 class SeqTracker:
     """Sequence checking of one sender's u32 counter.
 

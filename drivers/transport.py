@@ -18,6 +18,15 @@ is a dockstand frame (drivers.framing), CRC-checked and sequence-checked before 
 serial, a byte stream, runs a ``StreamDecoder``; zmq and memory carry one frame per
 message. With ``framing="raw"`` (default for udp) messages/datagrams are delivered as they
 are, for protocols with their own format (ATI RDT).
+
+Delegated checks (``delegate_checks``): a consumer that checks every frame itself (the
+controller's compiled scan, rt.wire_kernels) takes the messages unchecked with
+``poll_messages()`` -- one bytes object, each message preceded by its length (u16 LE) --
+and reports back what it accepted and refused (``accepted``, the error counters). The
+transport still does what only it can: cutting a byte stream into CRC-checked frames
+(serial), learning a listening UDP socket's peer from a valid frame only, and resetting
+the consumer's sequence state whenever it would reset its own tracker (open, reconnect,
+a new ROUTER peer).
 """
 from __future__ import annotations
 
@@ -29,8 +38,8 @@ import termios
 import threading
 import time
 
-from drivers.framing import (BAD_CRC, OK, Counters, SeqTracker, StreamDecoder, check_frame,
-                             frame_seq)
+from drivers.framing import (BAD_CRC, MAX_FRAME, OK, SEQ_STATE_LEN, Counters, SeqTracker, StreamDecoder,
+                             check_frame, frame_seq)
 
 __all__ = ["Transport", "SerialTransport", "ZmqTransport", "UdpTransport", "MemoryTransport",
            "TransportError", "TransportConfigError", "open_transport", "make_transport",
@@ -175,7 +184,9 @@ class Transport:
         self.counters = Counters()
         self.framing = o["framing"]
         self.link_timeout_s = float(o["link_timeout_s"])
-        self.tracker = SeqTracker(self.counters) if o["seq_check"] else None
+        self.seq_check = bool(o["seq_check"])
+        self.tracker = SeqTracker(self.counters) if self.seq_check else None
+        self._seq_state = None   # delegate_checks: the consumer's sequence state (SEQ_STATE_LEN)
         self.last_error: str | None = None
         self._open = False
         self._peer_ok = False   # the backend's own view of the peer (port open, connected ...)
@@ -192,6 +203,50 @@ class Transport:
 
     def poll(self) -> list[bytes]:
         raise NotImplementedError
+
+    def delegate_checks(self, seq_state) -> None:
+        """From now on the consumer checks the frames (CRC, version, sequence) and keeps the
+        counters of what it refuses: ``poll`` and ``poll_messages`` deliver every message
+        unchecked, except where the transport must check (a serial stream is cut into
+        CRC-checked frames; a listening UDP socket learns its peer from valid frames only),
+        and never check sequences. ``seq_state`` (float64, SEQ_STATE_LEN) is the consumer's
+        sequence-tracker state: the transport zeroes it whenever it would reset its own
+        tracker. Only for ``framing="frame"``."""
+        if self.framing != "frame":
+            raise TransportConfigError("framing", f"checks can only be delegated with framing 'frame', "
+                                                  f"not {self.framing!r}")
+        if len(seq_state) != SEQ_STATE_LEN:
+            raise ValueError(f"seq_state must have {SEQ_STATE_LEN} slots, not {len(seq_state)}")
+        self._seq_state = seq_state
+        self.tracker = None
+        self._reset_seq()
+
+    @property
+    def checks_delegated(self) -> bool:
+        return self._seq_state is not None
+
+    def accepted(self, n: int, now: float) -> None:
+        """Delegated checks: the consumer accepted ``n`` frames (at time.monotonic ``now``)."""
+        c = self.counters
+        c.frames_rx += n
+        c.last_rx_time = now
+
+    def poll_messages(self) -> bytes:
+        """``poll()``'s messages as one bytes object, each preceded by its length (u16 LE);
+        b"" if none. With delegated checks a message longer than any frame is counted as
+        malformed here (its length would not fit the prefix of a frame)."""
+        out = self.poll()
+        if not out:
+            return b""
+        parts = []
+        for m in out:
+            n = len(m)
+            if n > MAX_FRAME:
+                self.counters.malformed += 1
+                continue
+            parts.append(_PREFIX[n])
+            parts.append(m)
+        return b"".join(parts)
 
     @property
     def is_open(self) -> bool:
@@ -229,19 +284,35 @@ class Transport:
         return f"<{type(self).__name__} {self.describe()} {self.status}>"
 
     # -- helpers for subclasses
+    def _reset_seq(self) -> None:
+        if self.tracker is not None:
+            self.tracker.reset()
+        st = self._seq_state
+        if st is not None:
+            for i in range(SEQ_STATE_LEN):
+                st[i] = 0
+
+    def _delivered(self, n: int, now: float) -> None:
+        """``n`` messages delivered: counted as received frames unless the consumer checks
+        them (it reports what it accepted: :meth:`accepted`)."""
+        if self._seq_state is None:
+            c = self.counters
+            c.frames_rx += n
+            c.last_rx_time = now
+
     def _deliver_checked(self, frames: list, now: float) -> list:
         """Frames already CRC-checked (stream decoder): sequence check, counters."""
         tr = self.tracker
         if tr is not None:
             frames = [f for f in frames if tr.accept(frame_seq(f))]
         if frames:
-            self.counters.frames_rx += len(frames)
-            self.counters.last_rx_time = now
+            self._delivered(len(frames), now)
         return frames
 
     def _check_message(self, msg) -> bool:
-        """One message that should be one whole frame: CRC / sequence check, counters."""
-        if self.framing == "frame":
+        """One message that should be one whole frame: CRC / sequence check, counters
+        (nothing with delegated checks)."""
+        if self.framing == "frame" and self._seq_state is None:
             r = check_frame(msg)
             if r != OK:
                 if r == BAD_CRC:
@@ -295,8 +366,7 @@ class SerialTransport(Transport):
                 self._fd = None           # not a tty we can tune: use pyserial's read
         self._tx.clear()
         self.decoder.reset()
-        if self.tracker is not None:
-            self.tracker.reset()
+        self._reset_seq()
         self._peer_ok = True
         self.last_error = None
 
@@ -491,8 +561,7 @@ class ZmqTransport(Transport):
         self._ident = None
         self._peer_ok = mon is None
         self.last_error = None if mon is None else "no peer connected yet"
-        if self.tracker is not None:
-            self.tracker.reset()
+        self._reset_seq()
         self._open = True
 
     def _close_socks(self, sock, mon) -> None:
@@ -559,8 +628,7 @@ class ZmqTransport(Transport):
                     ident, msg = parts
                     if ident != self._ident:
                         self._ident = ident
-                        if self.tracker is not None:
-                            self.tracker.reset()
+                        self._reset_seq()
                 else:
                     msg = sock.recv(zmq.NOBLOCK)
                 c.bytes_rx += len(msg)
@@ -573,8 +641,7 @@ class ZmqTransport(Transport):
                 self.last_error = f"zmq endpoint {self.endpoint!r}: {e}"
                 c.link_errors += 1
         if out:
-            c.frames_rx += len(out)
-            c.last_rx_time = time.monotonic()
+            self._delivered(len(out), time.monotonic())
             if self._mon is None or self._peers:
                 self._peer_ok = True
         return out
@@ -665,8 +732,7 @@ class UdpTransport(Transport):
         self.peer = addr
         self._peer_ok = True
         self.last_error = None
-        if self.tracker is not None:
-            self.tracker.reset()
+        self._reset_seq()
         self._open = True
 
     def close(self) -> None:
@@ -710,12 +776,11 @@ class UdpTransport(Transport):
             msg = bytes(buf[:n])
             if not self._check_message(msg):
                 continue
-            if not connected:
-                self.peer = addr
+            if not connected and (self._seq_state is None or self.framing != "frame" or check_frame(msg) == OK):
+                self.peer = addr      # (delegated checks: the consumer counts the invalid ones)
             out.append(msg)
         if out:
-            c.frames_rx += len(out)
-            c.last_rx_time = time.monotonic()
+            self._delivered(len(out), time.monotonic())
             self._peer_ok = True
         return out
 
@@ -791,8 +856,7 @@ class MemoryTransport(Transport):
             ch.ends[end] = self
             ch.queues[end].clear()
         self._ch, self._end = ch, end
-        if self.tracker is not None:
-            self.tracker.reset()
+        self._reset_seq()
         self._open = True
 
     def close(self) -> None:
@@ -845,8 +909,7 @@ class MemoryTransport(Transport):
             if self._check_message(msg):
                 out.append(msg)
         if out:
-            c.frames_rx += len(out)
-            c.last_rx_time = time.monotonic()
+            self._delivered(len(out), time.monotonic())
         return out
 
 
@@ -862,6 +925,8 @@ def memory_pair(name: str, **options) -> tuple[MemoryTransport, MemoryTransport]
         raise
     return a, b
 
+
+_PREFIX = tuple(n.to_bytes(2, "little") for n in range(MAX_FRAME + 1))   # poll_messages' length prefixes
 
 _CLASSES = {"serial": SerialTransport, "zmq": ZmqTransport, "udp": UdpTransport,
             "memory": MemoryTransport}

@@ -77,11 +77,15 @@ END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAP
 # IN_CYCLE, IN_TIMING_I (loop timing ring index of the last cycle, -1 = none), IN_MISSED;
 # on change: IN_STATE, IN_PHASE, IN_TRIP; at configuration: IN_NCH (framed sensor channels, 0 = the
 # driver decodes, e.g. RDT, and the shell sets IN_NEW_SAMPLE and the raw counts itself).
-# Written by the kernels: the rest.
+# Written by the kernels: the rest. From IN_LK_S and IN_LK_P: the sensor's and the platform's
+# link slots (rt.wire_kernels LK_*: the transports' checks, delegated to the scan); IN_LK_ERR:
+# the last scan refused a frame of either link (CRC, framing or sequence).
 (IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
  IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
- IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS) = range(24)
-IN_LEN = 24
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR) = range(25)
+IN_LK_S = 25
+IN_LK_P = IN_LK_S + WK.LK_LEN
+IN_LEN = IN_LK_P + WK.LK_LEN
 # run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
 ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample", "raw", "w_S", "w_P", "x", "rel_pose",
               "meas_pose", "meas_lengths", "platform_state", "platform_fault", "platform_last_seq", "crc_errors",
@@ -309,13 +313,25 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
     the newest raw counts (``raw``, framed sensor only: ``ins[IN_NCH] > 0``), the newest
     STATUS (``meas``, rt.wire_kernels ST_*), the link flags and counters in ``ins``, and the
     measured fields of the run-log row. Corrupt sensor frames this cycle (``IN_CRC_NEW``)
-    are the transport's CRC errors and malformed frames plus the frames the scan refused."""
+    are the CRC errors and malformed frames (the link's, counted until the last cycle, plus
+    this scan's) and the frames refused by content; the scan's sequence gaps join the link's.
+    The scans check the links' frames (``IN_LK_S``, ``IN_LK_P``; rt.wire_kernels._walk)."""
+    err = 0.0
     if ins[IN_NCH] > 0.0:
-        good, bad = WK.scan_sensor(sbuf, raw)
+        good, bad = WK.scan_sensor(sbuf, raw, ins, IN_LK_S)
         ins[IN_NEW_SAMPLE] = 1.0 if good else 0.0
         ins[IN_S_BAD] = bad
         ins[IN_SAMPLES] += good
-    good, bad = WK.scan_status(pbuf, meas)
+        crc = ins[IN_LK_S + WK.LK_CRC]
+        ins[IN_BAD_TOTAL] += crc + ins[IN_LK_S + WK.LK_MAL]
+        ins[IN_CRC_ERRORS] += crc
+        ins[IN_GAPS] += ins[IN_LK_S + WK.LK_GAPS]
+        for i in range(WK.LK_CRC, WK.LK_LEN):
+            err += ins[IN_LK_S + i]
+    good, bad = WK.scan_status(pbuf, meas, ins, IN_LK_P)
+    for i in range(WK.LK_CRC, WK.LK_LEN):
+        err += ins[IN_LK_P + i]
+    ins[IN_LK_ERR] = err
     ins[IN_STATUS_NEW] = 1.0 if good else 0.0
     ins[IN_P_BAD] = bad
     bad_total = ins[IN_BAD_TOTAL] + ins[IN_S_BAD]

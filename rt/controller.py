@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from drivers.framing import MAX_FRAME
+from drivers.framing import MAX_FRAME, SEQ_STATE_LEN
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt import arraypack as AP
@@ -183,6 +183,14 @@ class Controller:
         self.meas = np.zeros(WK.ST_LEN)          # the newest valid STATUS (rt.wire_kernels ST_*)
         self._framed_sensor = self.sensor.protocol == "serial"
         self.ins[CK.IN_NCH] = n_raw if self._framed_sensor else 0
+        # the framed links' checks (CRC, framing, sequence) are the compiled scan's
+        # (rt.wire_kernels._walk); their counts go back to the links' Counters (_mirror_links)
+        links = ((self._s_tr, CK.IN_LK_S), (self._p_tr, CK.IN_LK_P))
+        self._checked_links = links if self._framed_sensor else links[1:]
+        for tr, b in self._checked_links:
+            tr.delegate_checks(self.ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
+            self.ins[b + WK.LK_SEQ_ON] = tr.seq_check
+            self.ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
         self._sbuf = b""                         # this cycle's sensor frames, concatenated
         self._pbuf = b""                         # this cycle's platform frames, concatenated
         self.tx = np.zeros(MAX_FRAME, dtype=np.uint8)   # the cycle's platform frame
@@ -653,14 +661,14 @@ class Controller:
         ins = self.ins
         ins[CK.IN_DT] = dt
         if self._framed_sensor:
-            self._sbuf = b"".join(self._s_tr.poll())
+            self._sbuf = self._s_tr.poll_messages()
         else:   # RDT: the driver decodes and sequence-checks the records
             samples = self.sensor.poll()
             ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
             if samples:
                 self.sensing.raw[:] = samples[-1].counts
                 ins[CK.IN_SAMPLES] += len(samples)
-        self._pbuf = b"".join(self._p_tr.poll())
+        self._pbuf = self._p_tr.poll_messages()
         self.supervisor.cycle = cycle
         self.supervisor.t_ns = t_ns
 
@@ -679,6 +687,19 @@ class Controller:
             ins[CK.IN_MISSED] = lp.missed
             n = lp.timing.count
             ins[CK.IN_TIMING_I] = (n - 1) % lp.timing.capacity if n else -1
+
+    def _mirror_links(self) -> None:
+        """What the compiled scan accepted and refused this cycle into the links' Counters
+        (rt.wire_kernels LK_COUNTERS), as the transports' own checks would have counted it."""
+        ins = self.ins
+        now = time.monotonic()
+        for tr, b in self._checked_links:
+            a = ins[b + WK.LK_ACC]
+            if a:
+                tr.accepted(int(a), now)
+        if ins[CK.IN_LK_ERR]:
+            for tr, b in self._checked_links:
+                WK.add_link_errors(tr.counters, ins, b)
 
     def _count_refused(self) -> None:
         """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
@@ -711,6 +732,7 @@ class Controller:
             return
         ins = self.ins
         CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
+        self._mirror_links()
         self._count_refused()
         dt = self.dt
         ph = self.phase
@@ -811,6 +833,7 @@ class Controller:
         self.t_run += self.dt
         self._command = True
         self._tx_ready = True
+        self._mirror_links()
         if self.ins[CK.IN_S_BAD] or self.ins[CK.IN_P_BAD]:
             self._count_refused()
         if not had_contact and st[CK.ST_FIRST_CONTACT] >= 0.0:

@@ -9,11 +9,23 @@ codecs, and ``tests/rt/test_wire_kernels.py`` checks these against them frame by
 * :func:`crc32` — CRC-32/ISO-HDLC (zlib.crc32), table driven.
 * :func:`encode_frame` — one frame whose payload is ``n`` little-endian float64 (POSE: 7,
   LENGTHS: 6, state commands: 0) into a preallocated uint8 buffer; returns its length.
-* :func:`scan_status` / :func:`scan_sensor` — walk the frames of one poll, concatenated
-  (``b"".join(transport.poll())``: whole frames that the transport has CRC- and
-  sequence-checked), validate each as the Python decoders do (type, payload length; STATUS:
-  known state and mode, finite numbers), count the ones refused and decode the newest valid
-  one into a float64 array.
+* :func:`scan_status` / :func:`scan_sensor` — walk the messages of one poll
+  (``transport.poll_messages()``: each preceded by its length, u16 LE; the transport's
+  checks delegated to this scan, ``Transport.delegate_checks``), check each as the transport
+  would (:func:`frame_check`: ``drivers.framing.check_frame``; :func:`seq_accept`:
+  ``drivers.framing.SeqTracker.accept``, its state in the link slots ``LK_*``), validate the
+  accepted ones as the Python decoders do (type, payload length; STATUS: known state and
+  mode, finite numbers), count the ones refused and decode the newest valid one into a
+  float64 array.
+
+Link slots (a float64 array ``lk`` from offset ``b``; the controller keeps both links' in its
+``ins``): ``LK_SEQ_ON`` (the link's ``seq_check``), ``LK_RESTART_AFTER`` (SeqTracker's
+``restart_after``), ``LK_TRACK`` (drivers.framing SEQ_STATE_LEN slots, zeroed by the
+transport whenever it resets) and what the last scan counted, for the shell to add to the
+link's Counters: ``LK_ACC`` (frames accepted: frames_rx), ``LK_CRC`` (crc_errors),
+``LK_MAL`` (malformed: length, sync, header, version), ``LK_GAPS`` / ``LK_LOST`` /
+``LK_DUP`` / ``LK_BACK`` / ``LK_RESTARTS`` (seq_gaps, frames_lost, duplicates,
+seq_backwards, seq_restarts).
 
 All little-endian reads/writes go byte by byte through integer bit casts, so they work on
 read-only ``bytes`` as numba sees them (no ``view``).
@@ -24,7 +36,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from drivers.framing import HEADER_SIZE, MIN_BODY, SYNC0, SYNC1, VERSION, FrameType
+from drivers.framing import (BAD_CRC, BAD_HEADER, BAD_LENGTH, BAD_SYNC, BAD_VERSION, HEADER_SIZE, MAX_FRAME,
+                             MIN_BODY, MIN_FRAME, OK, SEQ_STATE_LEN, SYNC0, SYNC1, VERSION, FrameType, SeqTracker)
 from drivers.motion_platform import Mode, PlatformState, encode_status
 
 SENSOR_SAMPLE = int(FrameType.SENSOR_SAMPLE)
@@ -36,6 +49,26 @@ assert [int(s) for s in PlatformState] == list(range(N_STATES)) and [int(m) for 
 # decoded STATUS (scan_status): state, mode, fault, last_cmd_seq, seq, device time (s), pose (7), lengths (6)
 ST_STATE, ST_MODE, ST_FAULT, ST_LAST_SEQ, ST_SEQ, ST_TIME, ST_POSE, ST_LENGTHS = 0, 1, 2, 3, 4, 5, 6, 13
 ST_LEN = 19
+# a link's check slots (module docstring)
+LK_SEQ_ON, LK_RESTART_AFTER, LK_TRACK = 0, 1, 2
+LK_HAVE_LAST, LK_LAST, LK_REJ_RUN, LK_HAVE_REJ, LK_REJ_LAST = range(LK_TRACK, LK_TRACK + SEQ_STATE_LEN)
+(LK_ACC, LK_CRC, LK_MAL, LK_GAPS, LK_LOST, LK_DUP, LK_BACK, LK_RESTARTS) = range(LK_TRACK + SEQ_STATE_LEN,
+                                                                             LK_TRACK + SEQ_STATE_LEN + 8)
+LK_LEN = LK_RESTARTS + 1
+LK_COUNTERS = (("frames_rx", LK_ACC), ("crc_errors", LK_CRC), ("malformed", LK_MAL), ("seq_gaps", LK_GAPS),
+               ("frames_lost", LK_LOST), ("duplicates", LK_DUP), ("seq_backwards", LK_BACK),
+               ("seq_restarts", LK_RESTARTS))
+RESTART_AFTER = SeqTracker.__init__.__defaults__[0]
+
+
+def add_link_errors(counters, lk, b: int) -> None:
+    """What the last scan refused (lk[b + LK_CRC ...]) added to a link's drivers.framing
+    Counters, as the transport's own checks would have counted it (the accepted frames go
+    through ``Transport.accepted``)."""
+    for name, i in LK_COUNTERS[1:]:
+        v = lk[b + i]
+        if v:
+            setattr(counters, name, getattr(counters, name) + int(v))
 
 
 def _crc_table() -> np.ndarray:
@@ -139,42 +172,112 @@ def _status_ok(buf, off):
     return True
 
 
+@njit(cache=True, inline="always")
+def frame_check(buf, m, n):
+    """drivers.framing.check_frame of the message buf[m:m + n] (the same codes, in the same
+    order of tests)."""
+    if n < MIN_FRAME or n > MAX_FRAME:
+        return BAD_LENGTH
+    if buf[m] != SYNC0 or buf[m + 1] != SYNC1:
+        return BAD_SYNC
+    body = int(buf[m + 2])
+    if int(buf[m + 3]) != body ^ 0xFF or body < MIN_BODY:
+        return BAD_HEADER
+    if n != 4 + body + 4:
+        return BAD_LENGTH
+    end = m + 4 + body
+    if crc32(buf, m + 2, end) != np.uint32(rd_u(buf, end, 4)):
+        return BAD_CRC
+    if buf[m + 5] != VERSION:
+        return BAD_VERSION
+    return OK
+
+
+@njit(cache=True, inline="always")
+def seq_accept(lk, b, seq):
+    """drivers.framing.SeqTracker.accept(seq) on the tracker state lk[b + LK_TRACK ...],
+    counting into lk[b + LK_GAPS ...]: True to deliver the frame."""
+    if lk[b + LK_HAVE_LAST] == 0.0:
+        lk[b + LK_HAVE_LAST] = 1.0
+        lk[b + LK_LAST] = seq
+        return True
+    d = (seq - np.int64(lk[b + LK_LAST])) & 0xFFFFFFFF
+    if 0 < d < 0x80000000:
+        if d != 1:
+            lk[b + LK_GAPS] += 1.0
+            lk[b + LK_LOST] += d - 1
+        lk[b + LK_LAST] = seq
+        lk[b + LK_REJ_RUN] = 0.0
+        return True
+    if d == 0:
+        lk[b + LK_DUP] += 1.0
+    else:
+        lk[b + LK_BACK] += 1.0
+    if lk[b + LK_REJ_RUN] != 0.0 and lk[b + LK_HAVE_REJ] != 0.0 and \
+            ((seq - np.int64(lk[b + LK_REJ_LAST])) & 0xFFFFFFFF) == 1:
+        lk[b + LK_REJ_RUN] += 1.0
+    else:
+        lk[b + LK_REJ_RUN] = 1.0
+    lk[b + LK_HAVE_REJ] = 1.0
+    lk[b + LK_REJ_LAST] = seq
+    if lk[b + LK_REJ_RUN] >= lk[b + LK_RESTART_AFTER]:
+        lk[b + LK_RESTARTS] += 1.0
+        lk[b + LK_LAST] = seq
+        lk[b + LK_REJ_RUN] = 0.0
+        return True
+    return False
+
+
 @njit(cache=True)
-def _walk(buf, ftype, flen_want, status):
-    """Walk the frames of one poll (concatenated, transport-checked) by their length byte ->
-    (frames of type ``ftype`` and length ``flen_want`` that pass (``status``: also
-    :func:`_status_ok`), refused frames, offset of the newest accepted one or -1). A tail
-    too short for a frame, or one that the length byte would overrun, counts as one refused
-    frame."""
+def _walk(buf, ftype, flen_want, status, lk, b):
+    """Walk the messages of one poll (``Transport.poll_messages``) -> (frames of type
+    ``ftype`` and length ``flen_want`` that pass (``status``: also :func:`_status_ok`),
+    frames refused by content, offset of the newest accepted one or -1). Each message is
+    first checked as the transport would (:func:`frame_check`, :func:`seq_accept` if
+    ``lk[b + LK_SEQ_ON]``); what that refuses is counted in the link slots, from zero."""
+    for i in range(LK_ACC, LK_LEN):
+        lk[b + i] = 0.0
     n = len(buf)
     off = 0
     good = 0
     bad = 0
     newest = -1
-    while off < n:
-        if n - off < 4 + MIN_BODY + 4:
-            bad += 1
+    seq_on = lk[b + LK_SEQ_ON] != 0.0
+    while off + 2 <= n:
+        mlen = int(buf[off]) | (int(buf[off + 1]) << 8)
+        m = off + 2
+        off = m + mlen
+        if off > n:                 # a message cut short: not from poll_messages
+            lk[b + LK_MAL] += 1.0
             break
-        flen = 4 + buf[off + 2] + 4
-        if off + flen > n:
-            bad += 1
-            break
-        if flen == flen_want and buf[off + 4] == ftype and (not status or _status_ok(buf, off)):
+        r = frame_check(buf, m, mlen)
+        if r != OK:
+            if r == BAD_CRC:
+                lk[b + LK_CRC] += 1.0
+            else:
+                lk[b + LK_MAL] += 1.0
+            continue
+        if seq_on and not seq_accept(lk, b, np.int64(rd_u(buf, m + 6, 4))):
+            continue
+        lk[b + LK_ACC] += 1.0
+        if mlen == flen_want and buf[m + 4] == ftype and (not status or _status_ok(buf, m)):
             good += 1
-            newest = off
+            newest = m
         else:
             bad += 1
-        off += flen
+    if off < n:
+        lk[b + LK_MAL] += 1.0       # a stray byte after the last message
     return good, bad, newest
 
 
 @njit(cache=True)
-def scan_status(buf, out):
-    """Frames of one poll (concatenated, transport-checked) -> (valid STATUS frames, refused
-    frames); the newest valid one decoded into ``out`` (ST_*). A frame is refused, as
+def scan_status(buf, out, lk, b):
+    """Messages of one poll (``Transport.poll_messages``) -> (valid STATUS frames, frames
+    refused by content); the newest valid one decoded into ``out`` (ST_*); the link's checks
+    counted in lk[b + LK_*] (:func:`_walk`). A frame is refused, as
     ``drivers.motion_platform.decode_status`` refuses it, for another type or length, an
     unknown state or mode, or a non-finite pose or length."""
-    good, bad, newest = _walk(buf, STATUS, STATUS_FRAME_LEN, True)
+    good, bad, newest = _walk(buf, STATUS, STATUS_FRAME_LEN, True, lk, b)
     if newest >= 0:
         p = newest + HEADER_SIZE
         out[ST_STATE] = buf[p]
@@ -189,12 +292,13 @@ def scan_status(buf, out):
 
 
 @njit(cache=True)
-def scan_sensor(buf, raw):
-    """Frames of one poll (concatenated, transport-checked) -> (valid SENSOR_SAMPLE frames
-    of ``raw.shape[0]`` channels, refused frames); the newest valid one's counts into ``raw``
-    (float64). Refused, as ``drivers.ft_sensor.FtSensor.poll`` refuses them: another type, or
-    another channel count."""
-    good, bad, newest = _walk(buf, SENSOR_SAMPLE, HEADER_SIZE + 4 + 4 * raw.shape[0] + 4, False)
+def scan_sensor(buf, raw, lk, b):
+    """Messages of one poll (``Transport.poll_messages``) -> (valid SENSOR_SAMPLE frames of
+    ``raw.shape[0]`` channels, frames refused by content); the newest valid one's counts into
+    ``raw`` (float64); the link's checks counted in lk[b + LK_*]. Refused, as
+    ``drivers.ft_sensor.FtSensor.poll`` refuses them: another type, or another channel
+    count."""
+    good, bad, newest = _walk(buf, SENSOR_SAMPLE, HEADER_SIZE + 4 + 4 * raw.shape[0] + 4, False, lk, b)
     if newest >= 0:
         p = newest + HEADER_SIZE + 4
         for k in range(raw.shape[0]):

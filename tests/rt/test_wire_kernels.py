@@ -1,6 +1,7 @@
-"""Compiled frame codecs (rt.wire_kernels) against the drivers' Python codecs, which are the
-reference: same bytes out, same verdict and values in, frame by frame (hypothesis, plus a
-fixed-seed batch of corrupted frames)."""
+"""Compiled frame codecs and link checks (rt.wire_kernels) against the drivers' Python codecs
+and checks, which are the reference: same bytes out, same verdict and values in, frame by
+frame; the same counters, message by message (hypothesis, plus fixed-seed batches of
+corrupted frames)."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drivers.framing import (BAD_CRC, OK, SEQ_STATE_LEN, Counters, SeqTracker, check_frame)
 from drivers.framing import encode_frame as py_encode_frame
 from drivers.ft_sensor import decode_sensor_frame, encode_sensor_frame
 from drivers.motion_platform import Command, decode_status, encode_command, encode_status
@@ -21,6 +23,18 @@ i63 = st.integers(0, 2**63 - 1)   # time_ns as the controller passes it (int64)
 i32 = st.integers(-2**31, 2**31 - 1)
 f64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
 anyf = st.floats(width=64)
+
+
+def _msgs(*frames) -> bytes:
+    """Messages as Transport.poll_messages delivers them: each preceded by its length."""
+    return b"".join(len(f).to_bytes(2, "little") + bytes(f) for f in frames)
+
+
+def _lk(seq_on=False) -> np.ndarray:
+    lk = np.zeros(WK.LK_LEN)
+    lk[WK.LK_SEQ_ON] = seq_on
+    lk[WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
+    return lk
 
 
 @given(st.binary(max_size=300))
@@ -45,7 +59,7 @@ def test_scan_status_agrees_with_decode_status(seq, t, state, mode, fault, last,
     f = encode_status(seq, t, state, fault, last, vals[:7], vals[7:], mode)
     ref = decode_status(f)
     out = np.full(WK.ST_LEN, -1.0)
-    good, bad = WK.scan_status(f, out)
+    good, bad = WK.scan_status(_msgs(f), out, _lk(), 0)
     if ref is None:
         assert (good, bad) == (0, 1) and np.all(out == -1.0)
         assert not all(math.isfinite(v) for v in vals)
@@ -69,12 +83,19 @@ def test_scan_status_takes_the_newest_valid_frame_and_counts_the_rest():
     frames = [_status(1, 0.1), _status(2, 0.2), bytes(bad_state), py_encode_frame(0x10, 4, 0, b"\0" * 28)]
     assert decode_status(bytes(bad_state)) is None
     out = np.zeros(WK.ST_LEN)
-    assert WK.scan_status(b"".join(frames), out) == (2, 2)
+    lk = _lk()
+    assert WK.scan_status(_msgs(*frames), out, lk, 0) == (2, 2)
     assert out[WK.ST_SEQ] == 2 and out[WK.ST_POSE] == 0.2
-    assert WK.scan_status(b"", out) == (0, 0) and out[WK.ST_SEQ] == 2
-    # a concatenation cut short: the whole frames before the cut still count
-    cut = b"".join(frames[:2]) + _status(5, 0.5)[:40]
-    assert WK.scan_status(cut, out) == (2, 1)
+    assert lk[WK.LK_ACC] == 4 and lk[WK.LK_MAL] == 0 and lk[WK.LK_CRC] == 0
+    assert WK.scan_status(b"", out, lk, 0) == (0, 0) and out[WK.ST_SEQ] == 2 and lk[WK.LK_ACC] == 0
+    # a message cut short (not a frame: malformed for the link), a bad CRC: the whole frames still count
+    bad_crc = bytearray(_status(6, 0.6))
+    bad_crc[-1] ^= 0xFF
+    msgs = _msgs(frames[0], _status(5, 0.5)[:40], bytes(bad_crc), frames[1])
+    assert WK.scan_status(msgs, out, lk, 0) == (2, 0)
+    assert (lk[WK.LK_ACC], lk[WK.LK_MAL], lk[WK.LK_CRC]) == (2, 1, 1)
+    # a buffer whose last message overruns it (not from poll_messages): one malformed, then stop
+    assert WK.scan_status(msgs[:-10], out, lk, 0) == (1, 0) and lk[WK.LK_MAL] == 2
 
 
 @given(u32, i63, u32, st.sampled_from([6, 8]).flatmap(lambda n: st.lists(i32, min_size=n, max_size=n)))
@@ -83,7 +104,7 @@ def test_scan_sensor_agrees_with_decode_sensor_frame(seq, t, status, counts):
     ref = decode_sensor_frame(f)
     for nch in (6, 8):
         raw = np.full(nch, 0.5)
-        good, bad = WK.scan_sensor(f, raw)
+        good, bad = WK.scan_sensor(_msgs(f), raw, _lk(), 0)
         if nch == len(counts):
             assert (good, bad) == (1, 0) and raw.tolist() == ref.counts.tolist()
         else:                                # the driver counts another channel count as malformed
@@ -96,7 +117,7 @@ def test_scan_sensor_newest_of_several_and_wrong_types():
     frames = [encode_sensor_frame(k, k, c) for k, c in enumerate(counts)]
     frames.insert(2, encode_status(0, 0, 1, 0, 0, [0.0] * 7, [0.0] * 6))
     raw = np.zeros(6)
-    assert WK.scan_sensor(b"".join(frames), raw) == (5, 1)
+    assert WK.scan_sensor(_msgs(*frames), raw, _lk(), 0) == (5, 1)
     assert raw.tolist() == counts[-1]
 
 
@@ -126,7 +147,7 @@ def test_corrupted_frames_get_the_drivers_verdict():
         if n % 2:
             ref = decode_status(f)
             out = np.zeros(WK.ST_LEN)
-            got = WK.scan_status(f, out)
+            got = WK.scan_status(_msgs(f), out, _lk(), 0)
             if ref is None:
                 assert got == (0, 1), (n, f.hex())
                 seen["status_refused"] += 1
@@ -139,7 +160,7 @@ def test_corrupted_frames_get_the_drivers_verdict():
         else:
             ref = decode_sensor_frame(f)
             raw = np.zeros(6)
-            got = WK.scan_sensor(f, raw)
+            got = WK.scan_sensor(_msgs(f), raw, _lk(), 0)
             if ref is None or len(ref.counts) != 6:
                 assert got == (0, 1), (n, f.hex())
                 seen["sensor_refused"] += 1
@@ -147,3 +168,77 @@ def test_corrupted_frames_get_the_drivers_verdict():
                 assert got == (1, 0) and raw.tolist() == ref.counts.tolist(), (n, f.hex())
                 seen["sensor_ok"] += 1
     assert min(seen.values()) > 50, seen       # both verdicts exercised for both kinds
+
+
+def _mutated(rng, n):
+    """n messages: valid STATUS frames with consecutive seq, some with bytes changed (bad CRC,
+    sync, header, version, length), cut short, grown, empty."""
+    out = []
+    for k in range(n):
+        f = bytearray(_status(k, 0.1 * k))
+        r = rng.random()
+        if r < 0.15:
+            f[int(rng.integers(0, len(f)))] ^= int(rng.integers(1, 256))
+        elif r < 0.2:
+            f = f[:int(rng.integers(0, len(f)))]
+        elif r < 0.23:
+            f += bytes(int(rng.integers(1, 5)))
+        elif r < 0.26:
+            f[5] = 2                                  # another version, CRC made valid
+            f[-4:] = struct.pack("<I", zlib.crc32(bytes(f[2:-4])))
+        out.append(bytes(f))
+    return out
+
+
+@given(st.lists(st.binary(max_size=70), max_size=8))
+def test_frame_check_is_check_frame_on_any_bytes(msgs):
+    lk = _lk()
+    WK.scan_status(_msgs(*msgs), np.zeros(WK.ST_LEN), lk, 0)
+    crc = sum(check_frame(m) == BAD_CRC for m in msgs)
+    mal = sum(check_frame(m) not in (OK, BAD_CRC) for m in msgs)
+    assert (lk[WK.LK_CRC], lk[WK.LK_MAL], lk[WK.LK_ACC]) == (crc, mal, len(msgs) - crc - mal)
+
+
+def test_frame_check_is_check_frame_on_mutated_frames():
+    """Fixed seed: 4000 frames, a quarter of them damaged; each message alone through the scan
+    gets check_frame's verdict (OK / CRC / the other reasons)."""
+    rng = np.random.default_rng(11)
+    verdicts = set()
+    for m in _mutated(rng, 4000):
+        lk = _lk()
+        WK.scan_status(_msgs(m), np.zeros(WK.ST_LEN), lk, 0)
+        r = check_frame(m)
+        verdicts.add(r)
+        assert (lk[WK.LK_ACC], lk[WK.LK_CRC], lk[WK.LK_MAL]) == (r == OK, r == BAD_CRC, r not in (OK, BAD_CRC)), m.hex()
+    assert len(verdicts) >= 5, verdicts     # OK, CRC, sync, header, length, version all seen
+
+
+seq_steps = st.lists(st.one_of(st.integers(1, 3), st.just(0), st.integers(-5, -1), st.integers(2**31 - 2, 2**31 + 2),
+                               st.integers(0, 2**32 - 1)), max_size=60)
+
+
+@given(u32, seq_steps, st.integers(1, 5))
+@settings(max_examples=300)
+def test_seq_accept_is_seq_tracker(start, steps, cut):
+    """The compiled tracker against drivers.framing.SeqTracker over sequences with gaps,
+    duplicates, steps back, restarts and wrap-around: the same verdict for every frame and the
+    same counters; a reset (zeroed state, as the transport does) in the middle."""
+    seqs = [start]
+    for d in steps:
+        seqs.append((seqs[-1] + d) & 0xFFFFFFFF)
+    c = Counters()
+    tr = SeqTracker(c)
+    lk = _lk(True)
+    totals = dict.fromkeys(("seq_gaps", "frames_lost", "duplicates", "seq_backwards", "seq_restarts"), 0)
+    names = dict(WK.LK_COUNTERS)
+    out = np.zeros(WK.ST_LEN)
+    for i, s_ in enumerate(seqs):
+        if i == len(seqs) // cut:
+            tr.reset()
+            lk[WK.LK_TRACK:WK.LK_TRACK + SEQ_STATE_LEN] = 0.0
+        ok = tr.accept(s_)
+        good, _ = WK.scan_status(_msgs(_status(s_, 0.0)), out, lk, 0)
+        assert bool(good) == ok, (i, seqs[:i + 1])
+        for k in totals:
+            totals[k] += int(lk[names[k]])
+        assert totals == {k: getattr(c, k) for k in totals}, (i, seqs[:i + 1])
