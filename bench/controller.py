@@ -8,17 +8,30 @@ here (the figures are what an unprivileged process gets on this machine).
 
 ``controller_cycle_us_p50/p99``: read -> update -> write of the assembled controller in the
 DYNAMICS phase with memory transports over 1e5 cycles (quick: 1e4); target p99 <= 50 us. The
-rig holds the units at rest relative to each other (:func:`_hold_case`) so the whole window is
-DYNAMICS; only cycles that begin and end in DYNAMICS are timed, and
-``controller_cycle_ran_dynamics`` says whether all of them were. ``controller_read_us_p50``,
-``controller_update_us_p50``, ``controller_write_us_p50``: the split of the same cycles.
+kinematic rig brings the stand into DYNAMICS holding the units at rest relative to each other
+(:func:`_hold_case`, so the whole window is DYNAMICS); then the devices are *replayed*: each
+cycle the bench puts one SENSOR_SAMPLE and one STATUS frame into the memory channels (the
+rig's last frames, re-sequenced, the counts dithered by one count as the rig does) and drains
+the platform's commands, outside the timed window. Nothing else runs between the timed cycles,
+as on the stand, where the devices are other machines or another process. Only cycles that
+begin and end in DYNAMICS without a trip are timed; ``controller_cycle_ran_dynamics`` says
+whether all of them were. ``controller_read_us_p50``, ``controller_update_us_p50``,
+``controller_write_us_p50``: the split of the same cycles.
 
-``controller_kernel_call_us_packed`` / ``_unpacked``: median of one call from Python of the
-DYNAMICS kernel on copies of the controller's arrays, through the address table
-(``rt.control_kernels.hil_cycle_packed``, what the controller calls) and with its 55 arrays as
-arguments (``hil_cycle``): the price of numba's per-argument unboxing (rt/arraypack.py).
+``controller_cycle_rig_us_p50/p99``: the same cycle with the kinematic rig answering in the
+same thread between the cycles (2e4 cycles; quick 5e3). The rig's time is not counted, but its
+Python and compiled code evict the controller's from the core's caches, so this is the cycle
+with cold caches.
+
+``controller_cycle_noise_floor_us_p99``: what this machine does to any work of the cycle's
+length: the p99 of a fixed compiled busy loop calibrated to take ``controller_cycle_us_p50``
+(1e5 runs). On a quiet, isolated core it is close to the p50; on a shared VM, host
+interruptions of tens of microseconds land in the slowest percent of anything longer than a
+few microseconds.
 """
 from __future__ import annotations
+
+from numba import njit
 
 from rt.clock import WallClock
 from rt.loop import FixedStepLoop
@@ -68,66 +81,163 @@ def _hold_case(n_cycles: int, period_s: float):
     return replace(case, initial=ini, duration_s=(n_cycles + 1000) * period_s + 10.0)
 
 
-def _controller_cycle(quick: bool) -> dict:
-    """read -> update -> write of the assembled controller in RUNNING/DYNAMICS with memory
-    transports, the kinematic rig answering each cycle (its time is not counted). Only cycles
-    that begin and end in DYNAMICS without a trip are timed; ``controller_cycle_ran_dynamics``
-    is True only if all ``controller_cycle_cycles`` timed cycles were such cycles."""
-    import tempfile
+def _device_frames(rig, n: int) -> tuple[list, list]:
+    """n SENSOR_SAMPLE and n STATUS frames continuing the rig's: its last cycle's frames with
+    the next sequence numbers and device times, the counts dithered by +-1 count on
+    alternate frames (a real sensor's noise; identical samples would trip SENSOR_FROZEN)."""
+    import numpy as np
+
+    from drivers.framing import encode_frame, frame_fields, payload_of
+    from drivers.ft_sensor import decode_sensor_frame, encode_sensor_frame
+
+    rec = {"s": [], "p": []}
+    s_send, p_send = rig.s_dev_tr.send, rig.p_dev_tr.send
+    rig.s_dev_tr.send = lambda f: rec["s"].append(bytes(f)) or s_send(f)
+    rig.p_dev_tr.send = lambda f: rec["p"].append(bytes(f)) or p_send(f)
+    try:
+        rig.run(1)
+    finally:
+        rig.s_dev_tr.send, rig.p_dev_tr.send = s_send, p_send
+    s_last, p_last = rec["s"][-1], rec["p"][-1]
+    smp = decode_sensor_frame(s_last)
+    counts = np.asarray(smp.counts, dtype=np.int64)
+    p_type, _, p_seq, p_time = frame_fields(p_last)
+    p_pay = bytes(payload_of(p_last))
+    S = [encode_sensor_frame(smp.seq + 1 + i, smp.time_ns + (i + 1) * 1_000_000,
+                             (counts + (1 if i % 2 else -1)).tolist(), smp.status) for i in range(n)]
+    P = [encode_frame(p_type, p_seq + 1 + i, p_time + (i + 1) * 1_000_000, p_pay) for i in range(n)]
+    return S, P
+
+
+def _time_cycles(c, n: int, feed) -> tuple:
+    """Time n cycles of the controller ``c`` (perf_counter_ns around read, update, write);
+    ``feed(i)`` runs before cycle i, untimed. -> (durations (3, timed) int64 ns, timed)."""
     import time
 
     import numpy as np
 
     from rt.controller import Phase
+
+    split = np.zeros((3, n), dtype=np.int64)
+    clock = time.perf_counter_ns
+    t_ns = c._prev_tns
+    timed = 0
+    dyn = Phase.DYNAMICS
+    with GcPause(True):
+        for i in range(n):
+            if c.phase is not dyn or c.trip_code:
+                break
+            feed(i)
+            t_ns += 1_000_000
+            t0 = clock()
+            c.read(i, t_ns)
+            ta = clock()
+            c.update(i, t_ns)
+            tb = clock()
+            c.write(i, t_ns)
+            t1 = clock()
+            if c.phase is dyn and not c.trip_code:
+                split[0, timed], split[1, timed], split[2, timed] = ta - t0, tb - ta, t1 - tb
+                timed += 1
+    return split[:, :timed], timed
+
+
+def _pct(a, q) -> float:
+    import numpy as np
+    return round(float(np.percentile(a, q)) / 1e3, 2) if len(a) else float("nan")
+
+
+def _controller_cycle(quick: bool) -> dict:
+    """read -> update -> write of the assembled controller in RUNNING/DYNAMICS with memory
+    transports: replayed devices (the figure), then the rig in the loop (cold caches). Only
+    cycles that begin and end in DYNAMICS without a trip are timed."""
+    import tempfile
+
+    from rt.controller import Phase
     from sim_stand.kinematic_rig import Rig
 
     n = 10_000 if quick else 100_000
+    n_rig = 5_000 if quick else 20_000
+    out = {}
     with tempfile.TemporaryDirectory() as d:
         rig = Rig(d)
         try:
             c = rig.ctl
             c.warm_up()
-            rig.arm_and_start(_hold_case(n, c.period_s))
+            rig.arm_and_start(_hold_case(n + n_rig + 10, c.period_s))
             rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
             c.stop_when = None
-            dur = np.zeros(n, dtype=np.int64)
-            split = np.zeros((3, n), dtype=np.int64)
-            clock = time.perf_counter_ns
-            t_ns = c._prev_tns
-            timed = 0
-            dyn = Phase.DYNAMICS
-            with GcPause(True):
-                for i in range(n):
-                    if c.phase is not dyn or c.trip_code:
-                        break
-                    rig.gate(0)
-                    t_ns += 1_000_000
-                    t0 = clock()
-                    c.read(i, t_ns)
-                    ta = clock()
-                    c.update(i, t_ns)
-                    tb = clock()
-                    c.write(i, t_ns)
-                    t1 = clock()
-                    if c.phase is dyn and not c.trip_code:
-                        dur[timed] = t1 - t0
-                        split[0, timed], split[1, timed], split[2, timed] = ta - t0, tb - ta, t1 - tb
-                        timed += 1
-            ok = timed == n
-            calls = _kernel_calls(c, 2000 if quick else 20000)
-            why = None if ok else f"left DYNAMICS after {timed} cycles: {c.supervisor.state.name}/{c.phase.name} " \
-                                  f"({c.finish_reason or c.trip_text})"
+            S, P = _device_frames(rig, n)
+            s_dev, p_dev = rig.s_dev_tr, rig.p_dev_tr
+
+            def replay(i):
+                p_dev.poll()                  # the platform takes the last command
+                s_dev.send(S[i])
+                p_dev.send(P[i])
+
+            split, timed = _time_cycles(c, n, replay)
+            why = None if timed == n else f"left DYNAMICS after {timed} replayed cycles: " \
+                f"{c.supervisor.state.name}/{c.phase.name} ({c.finish_reason or c.trip_text})"
+            cycle = split.sum(axis=0)
+            out.update({"controller_cycle_us_p50": _pct(cycle, 50), "controller_cycle_us_p99": _pct(cycle, 99),
+                        "controller_cycle_cycles": int(timed), "controller_cycle_ran_dynamics": timed == n,
+                        **{f"controller_{k}_us_p50": _pct(split[j], 50)
+                           for j, k in enumerate(("read", "update", "write"))}})
+            if why is None:
+                # the rig answers again: its device state continues from the replayed frames
+                rig.sdev.seq, rig.pdev.seq = _next_seq(S[-1]), _next_seq(P[-1])
+                split, timed_rig = _time_cycles(c, n_rig, lambda i: rig.gate(0))
+                cycle = split.sum(axis=0)
+                out.update({"controller_cycle_rig_us_p50": _pct(cycle, 50),
+                            "controller_cycle_rig_us_p99": _pct(cycle, 99)})
+                if timed_rig != n_rig:
+                    why = f"left DYNAMICS after {timed_rig} cycles with the rig: {c.supervisor.state.name}/" \
+                          f"{c.phase.name} ({c.finish_reason or c.trip_text})"
+            out.update(_kernel_calls(c, 2000 if quick else 20000))
         finally:
             rig.close()
-    us = dur[:timed] / 1e3 if timed else np.zeros(1)
-    out = {"controller_cycle_us_p50": round(float(np.percentile(us, 50)), 2),
-           "controller_cycle_us_p99": round(float(np.percentile(us, 99)), 2),
-           "controller_cycle_cycles": int(timed), "controller_cycle_ran_dynamics": bool(ok),
-           **{f"controller_{k}_us_p50": round(float(np.median(split[j, :max(timed, 1)])) / 1e3, 2)
-              for j, k in enumerate(("read", "update", "write"))}, **calls}
     if why:
         out["controller_cycle_note"] = why
+    out["controller_cycle_noise_floor_us_p99"] = _noise_floor(out["controller_cycle_us_p50"], n)
     return out
+
+
+def _next_seq(frame: bytes) -> int:
+    from drivers.framing import frame_seq
+    return (frame_seq(frame) + 1) & 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _busy(k):
+    """k dependent floating-point steps (no memory traffic)."""
+    s = 0.0
+    for i in range(k):
+        s = s * 0.999999 + 1.0
+    return s
+
+
+def _noise_floor(target_us: float, n: int) -> float:
+    """p99 (us) of n runs of a fixed compiled busy loop calibrated to take ``target_us``."""
+    import time
+
+    import numpy as np
+
+    clock = time.perf_counter_ns
+    _busy(10)
+    k = 64
+    while True:                 # the smallest count (in 25 % steps) that takes the target time
+        t0 = clock()
+        _busy(k)
+        if clock() - t0 >= target_us * 1e3 or k > 1 << 30:
+            break
+        k = int(k * 1.25) + 1
+    d = np.zeros(n, dtype=np.int64)
+    with GcPause(True):
+        for i in range(n):
+            t0 = clock()
+            _busy(k)
+            d[i] = clock() - t0
+    return _pct(d, 99)
 
 
 def _kernel_calls(c, n: int) -> dict:

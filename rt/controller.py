@@ -64,6 +64,14 @@ from rt.safety import Reason, SafeStop, SafetyMonitor
 from rt.sensing import Sensing
 from rt.supervisor import Event, State, Supervisor
 
+# the cycle's fixed indices into ``ins`` (rt.control_kernels IN_*), as module constants: the
+# shell's per-cycle Python reads them as globals
+_IN_DT, _IN_BAD_TOTAL, _IN_CRC_ERRORS, _IN_GAPS, _IN_HB = CK.IN_DT, CK.IN_BAD_TOTAL, CK.IN_CRC_ERRORS, CK.IN_GAPS, CK.IN_HB
+_IN_CYCLE, _IN_STREAK, _IN_MISSED, _IN_TIMING_I = CK.IN_CYCLE, CK.IN_STREAK, CK.IN_MISSED, CK.IN_TIMING_I
+_IN_S_BAD, _IN_P_BAD, _IN_LK_ERR, _IN_TXLEN = CK.IN_S_BAD, CK.IN_P_BAD, CK.IN_LK_ERR, CK.IN_TXLEN
+_S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
+_ST_FIRST_CONTACT, _ST_END = CK.ST_FIRST_CONTACT, CK.ST_END
+
 log = logging.getLogger("dockstand.controller")
 
 
@@ -191,6 +199,9 @@ class Controller:
             tr.delegate_checks(self.ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
             self.ins[b + WK.LK_SEQ_ON] = tr.seq_check
             self.ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
+        self._s_poll, self._p_poll = self._s_tr.poll_messages, self._p_tr.poll_messages
+        self._s_cnt, self._p_cnt = self._s_tr.counters, self._p_tr.counters
+        self._send = self.platform.send_encoded
         self._sbuf = b""                         # this cycle's sensor frames, concatenated
         self._pbuf = b""                         # this cycle's platform frames, concatenated
         self.tx = np.zeros(MAX_FRAME, dtype=np.uint8)   # the cycle's platform frame
@@ -651,53 +662,61 @@ class Controller:
         (decoded by the compiled kernels in update). Operator requests are taken at the end of
         write, after this cycle's frames are decoded: a guard judges the newest link state,
         and the command acts from the next cycle on."""
-        if self._prev_tns < 0 or t_ns <= self._prev_tns:
-            dt = self.period_s
-        else:
-            dt = (t_ns - self._prev_tns) * 1e-9
+        prev = self._prev_tns
+        dt = self.period_s if prev < 0 or t_ns <= prev else (t_ns - prev) * 1e-9
         self._prev_tns = t_ns
         self.dt = dt
         self.t += dt
-        ins = self.ins
-        ins[CK.IN_DT] = dt
+        self.ins[_IN_DT] = dt
         if self._framed_sensor:
-            self._sbuf = self._s_tr.poll_messages()
+            self._sbuf = self._s_poll()
         else:   # RDT: the driver decodes and sequence-checks the records
             samples = self.sensor.poll()
+            ins = self.ins
             ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
             if samples:
                 self.sensing.raw[:] = samples[-1].counts
                 ins[CK.IN_SAMPLES] += len(samples)
-        self._pbuf = self._p_tr.poll_messages()
-        self.supervisor.cycle = cycle
-        self.supervisor.t_ns = t_ns
+        self._pbuf = self._p_poll()
+        sv = self.supervisor
+        sv.cycle = cycle
+        sv.t_ns = t_ns
 
     def _link_inputs(self, cycle: int) -> None:
         """The shell's part of ``ins`` (rt.control_kernels IN_*), every cycle."""
         ins = self.ins
-        c = self._s_tr.counters
-        ins[CK.IN_BAD_TOTAL] = c.crc_errors + c.malformed      # corrupt frames: bad CRC or not a frame
-        ins[CK.IN_CRC_ERRORS] = c.crc_errors
-        ins[CK.IN_GAPS] = c.seq_gaps
-        ins[CK.IN_HB] = self._heartbeat_lost and self.telemetry is not None
-        ins[CK.IN_CYCLE] = cycle
+        c = self._s_cnt
+        crc = c.crc_errors
+        ins[_IN_BAD_TOTAL] = crc + c.malformed      # corrupt frames: bad CRC or not a frame
+        ins[_IN_CRC_ERRORS] = crc
+        ins[_IN_GAPS] = c.seq_gaps
+        ins[_IN_HB] = self._heartbeat_lost and self.telemetry is not None
+        ins[_IN_CYCLE] = cycle
         lp = self.loop
         if lp is not None:
-            ins[CK.IN_STREAK] = lp.overrun_streak
-            ins[CK.IN_MISSED] = lp.missed
-            n = lp.timing.count
-            ins[CK.IN_TIMING_I] = (n - 1) % lp.timing.capacity if n else -1
+            ins[_IN_STREAK] = lp.overrun_streak
+            ins[_IN_MISSED] = lp.missed
+            tm = lp.timing
+            n = tm.count
+            ins[_IN_TIMING_I] = (n - 1) % tm.capacity if n else -1
 
     def _mirror_links(self) -> None:
         """What the compiled scan accepted and refused this cycle into the links' Counters
         (rt.wire_kernels LK_COUNTERS), as the transports' own checks would have counted it."""
         ins = self.ins
         now = time.monotonic()
-        for tr, b in self._checked_links:
-            a = ins[b + WK.LK_ACC]
+        a = ins[_P_ACC]
+        if a:                       # (Transport.accepted, inlined: every cycle)
+            c = self._p_cnt
+            c.frames_rx += int(a)
+            c.last_rx_time = now
+        if self._framed_sensor:
+            a = ins[_S_ACC]
             if a:
-                tr.accepted(int(a), now)
-        if ins[CK.IN_LK_ERR]:
+                c = self._s_cnt
+                c.frames_rx += int(a)
+                c.last_rx_time = now
+        if ins[_IN_LK_ERR]:
             for tr, b in self._checked_links:
                 WK.add_link_errors(tr.counters, ins, b)
 
@@ -823,25 +842,27 @@ class Controller:
         dynamics, the set-point frame and the log row out), then the outcome: a trip, an end
         criterion, the first contact. A trip or an end replaces the frame (write re-encodes)."""
         st = self.stats
-        had_contact = st[CK.ST_FIRST_CONTACT] >= 0.0
+        had_contact = st[_ST_FIRST_CONTACT] >= 0.0
         pk = self._hil_pack
         if pk is None:
             pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
         code = CK.hil_cycle_packed(self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run,
                                    self._ftype, self.tau, self._mode, pk.table)
-        self.phase_t += self.dt
-        self.t_run += self.dt
+        dt = self.dt
+        self.phase_t += dt
+        self.t_run += dt
         self._command = True
         self._tx_ready = True
         self._mirror_links()
-        if self.ins[CK.IN_S_BAD] or self.ins[CK.IN_P_BAD]:
+        ins = self.ins
+        if ins[_IN_S_BAD] or ins[_IN_P_BAD]:
             self._count_refused()
-        if not had_contact and st[CK.ST_FIRST_CONTACT] >= 0.0:
+        if not had_contact and st[_ST_FIRST_CONTACT] >= 0.0:
             self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
         if code:
             self._tx_ready = False
             self._trip(code)
-        elif st[CK.ST_END]:
+        elif st[_ST_END]:
             self._tx_ready = False
             why = CK.END_REASONS[int(st[CK.ST_END])]
             self.finish_reason = why
@@ -884,43 +905,52 @@ class Controller:
     def write(self, cycle: int, t_ns: int) -> None:
         """Exactly one platform frame (encoded by the compiled kernels with the driver's next
         seq), the run-log record, telemetry."""
-        p = self.platform
-        if not self._tx_ready:
-            pc = self._pending_cmd
-            vals, n = self.cmd_pose, 0
-            if pc is not None:
-                self._pending_cmd = None
-                ftype = int(pc)
-            elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
-                    State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
-                if self.stand.command_mode == "lengths":
-                    ftype, vals, n = WK.LENGTHS, self.cmd_lengths, 6
-                else:
-                    ftype, n = WK.POSE, 7
-                self.sent_pose[:] = self.cmd_pose
-                self.sent_twist[:] = self.cmd_twist
-            else:
-                ftype = WK.HEARTBEAT
-            ph = self.phase
-            t_row = self.t_run if ph is Phase.RUNUP or ph is Phase.DYNAMICS else math.nan
-            CK.emit(ftype, p.seq, time.monotonic_ns(), vals, n, t_row, self.ins, self.tx, self.row, self.rix,
-                    self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
-                    self._timing)
-        p.send_encoded(self._txmv[:int(self.ins[CK.IN_TXLEN])])
+        if self._tx_ready:
+            self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
+        else:
+            self._write_frame()
         self._outstanding = 1
         w = self.writer
         if w is not None:
             w.commit()
             # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
             # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
-            if (self.phase is Phase.FROZEN or self.phase is Phase.IDLE) and \
+            ph = self.phase
+            if (ph is Phase.FROZEN or ph is Phase.IDLE) and \
                     self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
                 self._close_log(block=False)
-        if self.telemetry is not None:
-            self.telemetry.publish(cycle, t_ns, int(self.supervisor.state), self.row)
-            self.telemetry.poll()          # operator requests (read's docstring)
+        tm = self.telemetry
+        if tm is not None:
+            tm.publish(cycle, t_ns, int(self.supervisor.state), self.row)
+            tm.poll()          # operator requests (read's docstring)
         if self.stop_when is not None and self.loop is not None and self.stop_when(self):
             self.loop.stop()
+
+    def _write_frame(self) -> None:
+        """The frame of a cycle whose frame the DYNAMICS kernel did not encode: a pending
+        state command, else the set-point, else a HEARTBEAT; encoded with the run-log row."""
+        p = self.platform
+        pc = self._pending_cmd
+        vals, n = self.cmd_pose, 0
+        if pc is not None:
+            self._pending_cmd = None
+            ftype = int(pc)
+        elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
+                State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
+            if self.stand.command_mode == "lengths":
+                ftype, vals, n = WK.LENGTHS, self.cmd_lengths, 6
+            else:
+                ftype, n = WK.POSE, 7
+            self.sent_pose[:] = self.cmd_pose
+            self.sent_twist[:] = self.cmd_twist
+        else:
+            ftype = WK.HEARTBEAT
+        ph = self.phase
+        t_row = self.t_run if ph is Phase.RUNUP or ph is Phase.DYNAMICS else math.nan
+        CK.emit(ftype, p.seq, time.monotonic_ns(), vals, n, t_row, self.ins, self.tx, self.row, self.rix,
+                self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
+                self._timing)
+        self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
 
     # ------------------------------------------------------------------ lockstep
     def lockstep_gate(self, deadline_ns: int) -> None:
