@@ -48,6 +48,7 @@ from rt import safety as SF
 from rt import spacecraft as S
 from rt import spatial as SP
 from rt import wire_kernels as WK
+from rt.runlog import CUR_CLOSED, CUR_DROPPED, CUR_HEAD, CUR_TAIL
 from rt.sensing import sense
 
 # move parameters: p0 (3), q0 (4), dp (3), rotvec (3), T
@@ -355,12 +356,31 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
 
 
 @njit(cache=True)
-def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out, timing):
+def commit_row(row, ring, cur):
+    """rt.runlog.RunLogWriter.commit in compiled code: the row into the writer's ring
+    (``ring``, ``cur`` = its ``cursor``); dropped and counted if the ring is full; nothing
+    once the writer is closed. The row is written before the head moves."""
+    if cur[CUR_CLOSED] != 0:
+        return
+    h = cur[CUR_HEAD]
+    cap = ring.shape[0]
+    if h - cur[CUR_TAIL] >= cap:
+        cur[CUR_DROPPED] += 1
+        return
+    r = h % cap
+    for i in range(row.shape[0]):
+        ring[r, i] = row[i]
+    cur[CUR_HEAD] = h + 1
+
+
+@njit(cache=True)
+def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cur, commit):
     """The cycle's platform frame (type ``ftype``, payload values[:n]) into ``tx``
     (``ins[IN_TXLEN]`` its length) and the computed fields of the run-log row: ``t_row``
     (the case time, NaN outside the run), cycle, supervisor state, phase, trip, the last
     cycle's timing from the loop's ring (``timing`` rows 2..5, column ``ins[IN_TIMING_I]``),
-    the wrench, both vehicles' states ``x``, the relative state (``out``), the link counters."""
+    the wrench, both vehicles' states ``x``, the relative state (``out``), the link counters.
+    ``commit``: the row, now complete, goes to the run log (:func:`commit_row`)."""
     ins[IN_TXLEN] = WK.encode_frame(tx, ftype, seq, t_ns, values, n)
     row[int(rix[RX_T])] = t_row
     row[int(rix[RX_CYCLE])] = ins[IN_CYCLE]
@@ -390,6 +410,8 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
     row[int(rix[RX_CRC])] = ins[IN_CRC_ERRORS]
     row[int(rix[RX_GAPS])] = ins[IN_GAPS]
     row[int(rix[RX_MISSED])] = ins[IN_MISSED]
+    if commit:
+        commit_row(row, ring, cur)
 
 
 @njit(cache=True)
@@ -398,14 +420,15 @@ def hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, 
               par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
               cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
               lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
-              xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp):
+              xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp, ring, cursor):
     """One DYNAMICS cycle in one compiled call: :func:`ingest` (frames in), :func:`dynamics_cycle`
     at case time ``t`` over ``ins[IN_DT]``, :func:`emit` (the set-point frame of type
     ``ftype``: POSE from ``cmd_pose`` or LENGTHS from ``cmd_lengths``; the run-log row).
     ``seq`` and ``t_ns`` (host time) go into the frame. Returns the safety ``Reason`` code
     (0 = clear); ``stats[ST_END]`` holds an end criterion. Only when neither (the frame will
-    be sent as encoded) does the command become ``sent_pose`` / ``sent_twist``: otherwise the
-    shell starts the safe stop from the last command actually sent."""
+    be sent as encoded) does the command become ``sent_pose`` / ``sent_twist`` and the row
+    go to the run log (``ring``, ``cursor``: :func:`commit_row`): otherwise the shell starts
+    the safe stop from the last command actually sent and writes that cycle's frame and row."""
     ingest(sbuf, pbuf, raw, meas, ins, row, rix)
     seen = ins[IN_STATUS_SEEN] != 0.0
     pstate = meas[WK.ST_STATE]
@@ -422,11 +445,14 @@ def hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, 
                           new_sample, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), fault, estop,
                           int(ins[IN_STREAK]), hb_lost, cmd_lengths, detail, xlim, xctr, trk_ring, raw_prev,
                           status_new, meas_pose, stats, endp)
+    final = code == 0 and stats[ST_END] == 0.0
     if ftype == WK.LENGTHS:
-        emit(ftype, seq, t_ns, cmd_lengths, 6, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing)
+        emit(ftype, seq, t_ns, cmd_lengths, 6, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cursor,
+             final)
     else:
-        emit(ftype, seq, t_ns, cmd_pose, 7, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing)
-    if code == 0 and stats[ST_END] == 0.0:
+        emit(ftype, seq, t_ns, cmd_pose, 7, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cursor,
+             final)
+    if final:
         for i in range(7):
             sent_pose[i] = cmd_pose[i]
         for i in range(6):
@@ -489,6 +515,8 @@ HIL_ARRAYS = (
     ("meas_pose", "f8_1"),
     ("stats", "f8_1"),
     ("endp", "f8_1"),
+    ("ring", "f8_2"),
+    ("cursor", "i8_1"),
 )
 
 
@@ -549,9 +577,11 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl):
     meas_pose = AP.f8_1(tbl, 50)
     stats = AP.f8_1(tbl, 51)
     endp = AP.f8_1(tbl, 52)
+    ring = AP.f8_2(tbl, 53)
+    cursor = AP.i8_1(tbl, 54)
     return hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
                      C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
                      par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
                      cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
                      lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
-                     xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp)
+                     xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp, ring, cursor)

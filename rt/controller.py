@@ -59,7 +59,7 @@ from rt.clock import StepClock, WallClock
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
 from rt.loop import FixedStepLoop
-from rt.runlog import RunLogWriter, git_describe
+from rt.runlog import CUR_CLOSED, RunLogWriter, git_describe
 from rt.safety import Reason, SafeStop, SafetyMonitor
 from rt.sensing import Sensing
 from rt.supervisor import Event, State, Supervisor
@@ -254,6 +254,11 @@ class Controller:
         self.meas_pose[3] = 1.0
         self.rix = np.array([self._ix[name] for name in CK.ROW_FIELDS], dtype=np.int64)
         self._x0 = np.zeros((2, ns))             # the record's vehicle states before a case is loaded
+        # where the kernels commit the row (rt.runlog RunLogWriter.ring / .cursor): the open
+        # writer's, else a closed stand-in
+        self._log_ring = np.zeros((1, self.row.shape[0]))
+        self._log_cursor = np.zeros(4, dtype=np.int64)
+        self._log_cursor[CUR_CLOSED] = 1
         self._hil_pack = None
         self.xlim = np.zeros(CK.XL_LEN)
         lim = self.stand.limits
@@ -324,7 +329,8 @@ class Controller:
                             self._pack(arrays).table)
         CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
         CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
-                rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing)
+                rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing,
+                np.zeros((4, row.shape[0])), np.zeros(4, dtype=np.int64), True)
         CK.supervise(*cp(self._supervise_args(self._home.copy())))
         pose = self._home.copy()
         scr = self.scr.copy()
@@ -627,8 +633,11 @@ class Controller:
                # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
                "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
                                   "damping": self.stand.sensing.filter_damping}}
-        self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
-                                   flush_interval_s=self.stand.runlog_flush_interval_s)
+        w = self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
+                                       flush_interval_s=self.stand.runlog_flush_interval_s)
+        assert w.kernel_commit_ok and w.staging is self.row
+        self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
+        self._hil_pack = None
         self.log_path = path
 
     def _close_log(self, block: bool = True) -> None:
@@ -885,7 +894,7 @@ class Controller:
                 w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
                 self.cmd_lengths, self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring,
                 sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.raw_prev, self.meas_pose,
-                self.stats, self.endp)
+                self.stats, self.endp, self._log_ring, self._log_cursor)
 
     @staticmethod
     def _pack(arrays: tuple) -> AP.Packed:
@@ -910,9 +919,7 @@ class Controller:
         else:
             self._write_frame()
         self._outstanding = 1
-        w = self.writer
-        if w is not None:
-            w.commit()
+        if self.writer is not None:       # (the row went to the log with the frame: emit)
             # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
             # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
             ph = self.phase
@@ -949,7 +956,7 @@ class Controller:
         t_row = self.t_run if ph is Phase.RUNUP or ph is Phase.DYNAMICS else math.nan
         CK.emit(ftype, p.seq, time.monotonic_ns(), vals, n, t_row, self.ins, self.tx, self.row, self.rix,
                 self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
-                self._timing)
+                self._timing, self._log_ring, self._log_cursor, True)
         self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
 
     # ------------------------------------------------------------------ lockstep

@@ -26,7 +26,10 @@ priority and CPU mask. Its reports are in ``thread_reports``; refusals are logge
 The loop thread calls :meth:`RunLogWriter.commit` once per cycle: it copies the bound arrays
 into the staging row and the row into the ring — no allocation, no lock, no I/O; if the ring
 is full (the disk stalled for ``capacity`` cycles) the record is dropped and counted, the
-loop never waits. The writer thread wakes every ``flush_interval_s``, writes the new rows as
+loop never waits. A compiled kernel may commit instead (:func:`rt.control_kernels.commit_row`,
+the controller's cycle): the ring and the counters it needs are arrays, ``cursor`` holds
+``[head, tail, dropped, closed]`` (CUR_*); records are written before ``head`` moves, and the
+writer thread reads ``head`` before the rows, so a row is never read half written. The writer thread wakes every ``flush_interval_s``, writes the new rows as
 one block plus the pending events, and flushes the file to the OS, so a crashed (even
 SIGKILLed) process leaves every record up to its last flush. :func:`read_log` tolerates a
 truncated tail and returns numpy arrays per field.
@@ -55,6 +58,7 @@ import numpy as np
 log = logging.getLogger("dockstand.runlog")
 
 SCHEMA_VERSION = 1
+CUR_HEAD, CUR_TAIL, CUR_DROPPED, CUR_CLOSED = 0, 1, 2, 3   # RunLogWriter.cursor
 _REPO = Path(__file__).resolve().parent.parent
 
 
@@ -143,9 +147,9 @@ class RunLogWriter:
         # then copies it once, with no per-field binding
         self.staging = np.zeros(W) if staging is None else staging
         self._bound: list[tuple[np.ndarray, np.ndarray]] = []
-        self.head = 0          # records committed (loop thread writes)
-        self.tail = 0          # records written to the file (writer thread writes)
-        self.dropped = 0
+        # head: records committed (loop thread writes); tail: records written to the file
+        # (writer thread writes); dropped; closed (no more records are accepted)
+        self.cursor = np.zeros(4, dtype=np.int64)
         self.events_dropped = 0
         self._events: deque = deque()
         self._max_events = int(max_events)
@@ -153,7 +157,6 @@ class RunLogWriter:
         self.flush_interval_s = float(flush_interval_s)
         self.on_flush = on_flush
         self.flushes = 0
-        self.closed = False         # close requested: no more records are accepted
         self.finished = False       # footer written and file closed
         self._fsync = True
         self.thread_reports: list = []
@@ -177,6 +180,16 @@ class RunLogWriter:
             self._thread = threading.Thread(target=self._run, name="runlog-writer", daemon=True)
             self._thread.start()
 
+    head = property(lambda self: int(self.cursor[CUR_HEAD]))
+    tail = property(lambda self: int(self.cursor[CUR_TAIL]))
+    dropped = property(lambda self: int(self.cursor[CUR_DROPPED]))
+    closed = property(lambda self: bool(self.cursor[CUR_CLOSED]), doc="close requested: no more records")
+
+    @property
+    def kernel_commit_ok(self) -> bool:
+        """A kernel may commit the staging row itself (no arrays bound to copy first)."""
+        return not self._bound
+
     # ------------------------------------------------------------------ loop side
     def view(self, name: str) -> np.ndarray:
         """A view of ``name`` in the staging row: kernels may write straight into it."""
@@ -193,16 +206,17 @@ class RunLogWriter:
     def commit(self) -> bool:
         """Append the staging row (after copying bound arrays); False if dropped (ring full)
         or closed."""
-        if self.closed:
+        cur = self.cursor
+        if cur[CUR_CLOSED]:
             return False
         for dst, src in self._bound:
             dst[:] = src
-        h = self.head
-        if h - self.tail >= self.capacity:
-            self.dropped += 1
+        h = int(cur[CUR_HEAD])
+        if h - cur[CUR_TAIL] >= self.capacity:
+            cur[CUR_DROPPED] += 1
             return False
         self.ring[h % self.capacity] = self.staging
-        self.head = h + 1
+        cur[CUR_HEAD] = h + 1
         return True
 
     def event(self, kind: str, **data: Any) -> None:
@@ -257,7 +271,7 @@ class RunLogWriter:
             if parts:
                 self._f.write(b"".join(parts))
                 self._f.flush()
-            self.tail = tail
+            self.cursor[CUR_TAIL] = tail
             self.flushes += 1
         if self.on_flush is not None and parts:
             self.on_flush(tail)
@@ -270,7 +284,7 @@ class RunLogWriter:
         if self.closed:
             return
         self._fsync = fsync
-        self.closed = True
+        self.cursor[CUR_CLOSED] = 1
         if self._thread is not None and self._thread.is_alive():
             self._wake.set()
         else:

@@ -104,7 +104,8 @@ def test_hil_arrays_are_the_controllers_arrays_by_name(tmp_path):
                  "scr": c.scr, "lim": sm.lim, "base": sm.g.base, "top": sm.g.top, "leg_lim": sm.leg_lim,
                  "box": sm.g.box, "ctr": sm.ctr, "crc_ring": sm.crc_ring, "gap_ring": sm.gap_ring,
                  "detail": sm.detail, "xlim": c.xlim, "xctr": c.xctr, "trk_ring": c.trk_ring,
-                 "raw_prev": c.raw_prev, "meas_pose": c.v["meas_pose"], "stats": c.stats, "endp": c.endp}
+                 "raw_prev": c.raw_prev, "meas_pose": c.v["meas_pose"], "stats": c.stats, "endp": c.endp,
+                 "ring": c.writer.ring, "cursor": c.writer.cursor}
         assert [n for n, _ in CK.HIL_ARRAYS] == list(named)
         packed = c._hil_pack.arrays                          # packed when the run started
         for (name, _), a in zip(CK.HIL_ARRAYS, packed):

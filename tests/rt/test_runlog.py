@@ -307,3 +307,34 @@ def test_request_close_does_not_wait(tmp_path, monkeypatch):
     assert w.wait_closed(5.0) and w.finished
     log = read_log(tmp_path / "c.dslog")
     assert log.n_records == 5 and not log.truncated
+
+
+def test_kernel_commit_is_commit(tmp_path):
+    """rt.control_kernels.commit_row (the controller's cycle commits in compiled code) does what
+    RunLogWriter.commit does: the same ring rows and counters, drops when full, nothing once
+    closed; and the file reads back the same."""
+    from rt.control_kernels import commit_row
+    a = RunLogWriter(tmp_path / "a.log", {"x": 1, "y": 2}, capacity=8, threaded=False)
+    b = RunLogWriter(tmp_path / "b.log", {"x": 1, "y": 2}, capacity=8, threaded=False)
+    assert b.kernel_commit_ok
+    for i in range(30):
+        for w in (a, b):
+            w.staging[:] = (i, -i, 0.5 * i)
+        a.commit()
+        commit_row(b.staging, b.ring, b.cursor)
+        if i % 11 == 10:                      # the writer catches up now and then
+            a.flush()
+            b.flush()
+        assert (a.head, a.tail, a.dropped) == (b.head, b.tail, b.dropped)
+        assert np.array_equal(a.ring, b.ring)
+    assert a.dropped > 0
+    for w in (a, b):
+        w.request_close()
+    a.staging[:] = b.staging[:] = 7.0
+    assert not a.commit()
+    commit_row(b.staging, b.ring, b.cursor)
+    assert (a.head, a.dropped) == (b.head, b.dropped)
+    la, lb = read_log(tmp_path / "a.log"), read_log(tmp_path / "b.log")
+    assert la.n_records == lb.n_records > 0
+    for k in ("x", "y"):
+        assert np.array_equal(la.fields[k], lb.fields[k])
