@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 import time
 import tty
-import zlib
 
 import numpy as np
 import pytest
@@ -18,6 +16,8 @@ from drivers.framing import SEQ_STATE_LEN
 from drivers.motion_platform import encode_status
 from drivers.transport import TransportConfigError, make_transport, memory_pair, open_transport
 from rt import wire_kernels as WK
+
+from frame_damage import damage
 
 COUNTERS = ("bytes_rx", "frames_rx", "crc_errors", "malformed", "seq_gaps", "frames_lost", "duplicates",
             "seq_backwards", "seq_restarts", "resyncs", "bytes_discarded", "oversize")
@@ -44,18 +44,7 @@ def damaged_stream(seed: int, n: int) -> list[bytes]:
             seq = 7                                   # the sender restarted
         else:
             seq += 1
-        f = bytearray(_status(seq & 0xFFFFFFFF))
-        r = rng.random()
-        if r < 0.06:
-            f[int(rng.integers(0, len(f)))] ^= int(rng.integers(1, 256))
-        elif r < 0.08:
-            f = f[:int(rng.integers(0, len(f)))]
-        elif r < 0.09:
-            f += bytes(int(rng.integers(1, 4)))
-        elif r < 0.10:
-            f[5] = 3
-            f[-4:] = struct.pack("<I", zlib.crc32(bytes(f[2:-4])))
-        out.append(bytes(f))
+        out.append(damage(_status(seq & 0xFFFFFFFF), rng, 0.10))
     return out
 
 

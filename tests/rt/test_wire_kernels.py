@@ -18,6 +18,8 @@ from drivers.ft_sensor import decode_sensor_frame, encode_sensor_frame
 from drivers.motion_platform import Command, decode_status, encode_command, encode_status
 from rt import wire_kernels as WK
 
+from frame_damage import damage
+
 u32 = st.integers(0, 2**32 - 1)
 i63 = st.integers(0, 2**63 - 1)   # time_ns as the controller passes it (int64)
 i32 = st.integers(-2**31, 2**31 - 1)
@@ -171,23 +173,8 @@ def test_corrupted_frames_get_the_drivers_verdict():
 
 
 def _mutated(rng, n):
-    """n messages: valid STATUS frames with consecutive seq, some with bytes changed (bad CRC,
-    sync, header, version, length), cut short, grown, empty."""
-    out = []
-    for k in range(n):
-        f = bytearray(_status(k, 0.1 * k))
-        r = rng.random()
-        if r < 0.15:
-            f[int(rng.integers(0, len(f)))] ^= int(rng.integers(1, 256))
-        elif r < 0.2:
-            f = f[:int(rng.integers(0, len(f)))]
-        elif r < 0.23:
-            f += bytes(int(rng.integers(1, 5)))
-        elif r < 0.26:
-            f[5] = 2                                  # another version, CRC made valid
-            f[-4:] = struct.pack("<I", zlib.crc32(bytes(f[2:-4])))
-        out.append(bytes(f))
-    return out
+    """n STATUS frames with consecutive seq, about a quarter of them damaged."""
+    return [damage(_status(k, 0.1 * k), rng, 0.26) for k in range(n)]
 
 
 @given(st.lists(st.binary(max_size=70), max_size=8))
