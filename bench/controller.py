@@ -222,6 +222,8 @@ def _noise_floor(target_us: float, n: int) -> float:
 
     import numpy as np
 
+    if not (0.0 < target_us < 1e5):          # nothing was timed (NaN) or absurd: no floor
+        return float("nan")
     clock = time.perf_counter_ns
     _busy(10)
     k = 64

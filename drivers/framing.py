@@ -160,6 +160,18 @@ class SeqTracker:
         self._rej_run = 0
         self._rej_last = None
 
+    @classmethod
+    def from_state(cls, seq_state, restart_after: int = 3) -> "SeqTracker":
+        """A tracker in the state ``seq_state`` (SEQ_STATE_LEN slots) with counters of its own:
+        to foresee a consumer's verdicts (Transport.delegate_checks)."""
+        t = cls(Counters(), restart_after)
+        if seq_state[0]:
+            t.last = int(seq_state[1])
+        t._rej_run = int(seq_state[2])
+        if seq_state[3]:
+            t._rej_last = int(seq_state[4])
+        return t
+
     def accept(self, seq: int) -> bool:
         last = self.last
         if last is None:

@@ -24,9 +24,12 @@ controller's compiled scan, rt.wire_kernels) takes the messages unchecked with
 ``poll_messages()`` -- one bytes object, each message preceded by its length (u16 LE) --
 and reports back what it accepted and refused (``accepted``, the error counters). The
 transport still does what only it can: cutting a byte stream into CRC-checked frames
-(serial), learning a listening UDP socket's peer from a valid frame only, and resetting
-the consumer's sequence state whenever it would reset its own tracker (open, reconnect,
-a new ROUTER peer).
+(serial), learning a listening UDP socket's peer only from a frame the consumer will accept
+(it foresees the verdict: ``SeqTracker.from_state``), and resetting the consumer's sequence
+state whenever it would reset its own tracker: on open or reconnect it zeroes the state; a
+new ROUTER peer in the middle of a poll is marked in the stream at its place (a length of
+``SEQ_RESET_MARK``: the consumer resets there, so the frames before it are judged against
+the old peer's sequence, as the transport would have judged them).
 """
 from __future__ import annotations
 
@@ -40,6 +43,8 @@ import time
 
 from drivers.framing import (BAD_CRC, MAX_FRAME, OK, SEQ_STATE_LEN, Counters, SeqTracker, StreamDecoder,
                              check_frame, frame_seq)
+
+SEQ_RESET_MARK = 0xFFFF   # poll_messages: a "length" that marks a sequence reset at its place
 
 __all__ = ["Transport", "SerialTransport", "ZmqTransport", "UdpTransport", "MemoryTransport",
            "TransportError", "TransportConfigError", "open_transport", "make_transport",
@@ -226,10 +231,16 @@ class Transport:
         return self._seq_state is not None
 
     def accepted(self, n: int, now: float) -> None:
-        """Delegated checks: the consumer accepted ``n`` frames (at time.monotonic ``now``)."""
+        """Delegated checks: the consumer accepted ``n`` > 0 frames (at time.monotonic ``now``):
+        frames received, and the peer is there."""
         c = self.counters
         c.frames_rx += n
         c.last_rx_time = now
+        if not self._peer_ok:
+            self._valid_frames_seen()
+
+    def _valid_frames_seen(self) -> None:
+        """Valid frames arrived (what a backend concludes about its peer from them)."""
 
     def poll_messages(self) -> bytes:
         """``poll()``'s messages as one bytes object, each preceded by its length (u16 LE);
@@ -240,6 +251,9 @@ class Transport:
             return b""
         parts = []
         for m in out:
+            if m is _SEQ_RESET:
+                parts.append(_RESET_PREFIX)
+                continue
             n = len(m)
             if n > MAX_FRAME:
                 self.counters.malformed += 1
@@ -628,7 +642,10 @@ class ZmqTransport(Transport):
                     ident, msg = parts
                     if ident != self._ident:
                         self._ident = ident
-                        self._reset_seq()
+                        if self._seq_state is not None:
+                            out.append(_SEQ_RESET)      # the consumer resets at this place
+                        else:
+                            self._reset_seq()
                 else:
                     msg = sock.recv(zmq.NOBLOCK)
                 c.bytes_rx += len(msg)
@@ -640,11 +657,14 @@ class ZmqTransport(Transport):
             if e.errno != zmq.EAGAIN:
                 self.last_error = f"zmq endpoint {self.endpoint!r}: {e}"
                 c.link_errors += 1
-        if out:
+        if out and self._seq_state is None:
             self._delivered(len(out), time.monotonic())
-            if self._mon is None or self._peers:
-                self._peer_ok = True
+            self._valid_frames_seen()
         return out
+
+    def _valid_frames_seen(self) -> None:
+        if self._mon is None or self._peers:
+            self._peer_ok = True
 
     def send(self, frame: bytes) -> bool:
         sock = self._sock
@@ -757,6 +777,7 @@ class UdpTransport(Transport):
         buf = self._buf
         cap = self.max_datagram
         connected = self.host is not None
+        shadow = None
         for _ in range(100000):
             try:
                 n, addr = sock.recvfrom_into(buf, cap, socket.MSG_TRUNC)
@@ -776,13 +797,22 @@ class UdpTransport(Transport):
             msg = bytes(buf[:n])
             if not self._check_message(msg):
                 continue
-            if not connected and (self._seq_state is None or self.framing != "frame" or check_frame(msg) == OK):
-                self.peer = addr      # (delegated checks: the consumer counts the invalid ones)
+            if not connected:
+                if self._seq_state is None:
+                    self.peer = addr
+                else:             # only a frame the consumer will accept names the peer
+                    if shadow is None:
+                        shadow = SeqTracker.from_state(self._seq_state) if self.seq_check else False
+                    if check_frame(msg) == OK and (shadow is False or shadow.accept(frame_seq(msg))):
+                        self.peer = addr
             out.append(msg)
-        if out:
+        if out and self._seq_state is None:
             self._delivered(len(out), time.monotonic())
-            self._peer_ok = True
+            self._valid_frames_seen()
         return out
+
+    def _valid_frames_seen(self) -> None:
+        self._peer_ok = True
 
     def send(self, frame: bytes) -> bool:
         sock = self._sock
@@ -947,6 +977,8 @@ def memory_pair(name: str, **options) -> tuple[MemoryTransport, MemoryTransport]
 
 
 _PREFIX = tuple(n.to_bytes(2, "little") for n in range(MAX_FRAME + 1))   # poll_messages' length prefixes
+_RESET_PREFIX = SEQ_RESET_MARK.to_bytes(2, "little")
+_SEQ_RESET = type("_SeqReset", (bytes,), {})()   # poll()'s place holder for it (an empty message)
 
 _CLASSES = {"serial": SerialTransport, "zmq": ZmqTransport, "udp": UdpTransport,
             "memory": MemoryTransport}

@@ -200,7 +200,7 @@ class Controller:
             self.ins[b + WK.LK_SEQ_ON] = tr.seq_check
             self.ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
         self._s_poll, self._p_poll = self._s_tr.poll_messages, self._p_tr.poll_messages
-        self._s_cnt, self._p_cnt = self._s_tr.counters, self._p_tr.counters
+        self._s_cnt = self._s_tr.counters
         self._send = self.platform.send_encoded
         self._sbuf = b""                         # this cycle's sensor frames, concatenated
         self._pbuf = b""                         # this cycle's platform frames, concatenated
@@ -218,6 +218,8 @@ class Controller:
 
     # ------------------------------------------------------------------ allocation
     def _alloc(self, n_raw: int, ns: int) -> None:
+        if getattr(self, "writer", None) is not None:
+            self._close_log(block=False)    # its records are rows of the old layout
         self.ns = ns
         self.fields = record_fields(n_raw, ns)
         self.row = np.zeros(sum(self.fields.values()))
@@ -403,6 +405,8 @@ class Controller:
     def _guard_load(self, case=None, path=None, **_):
         if not isinstance(case, Case):
             return "load_case needs a case: a path to config/cases/*.toml"
+        if self.phase is Phase.STOP:
+            return "the platform is still stopping (its run log is still being written): load once it is frozen"
         return None
 
     def _guard_arm(self, **_):
@@ -715,16 +719,12 @@ class Controller:
         ins = self.ins
         now = time.monotonic()
         a = ins[_P_ACC]
-        if a:                       # (Transport.accepted, inlined: every cycle)
-            c = self._p_cnt
-            c.frames_rx += int(a)
-            c.last_rx_time = now
+        if a:
+            self._p_tr.accepted(int(a), now)
         if self._framed_sensor:
             a = ins[_S_ACC]
             if a:
-                c = self._s_cnt
-                c.frames_rx += int(a)
-                c.last_rx_time = now
+                self._s_tr.accepted(int(a), now)
         if ins[_IN_LK_ERR]:
             for tr, b in self._checked_links:
                 WK.add_link_errors(tr.counters, ins, b)

@@ -39,6 +39,7 @@ from numba.extending import intrinsic
 from drivers.framing import (BAD_CRC, BAD_HEADER, BAD_LENGTH, BAD_SYNC, BAD_VERSION, HEADER_SIZE, MAX_FRAME,
                              MIN_BODY, MIN_FRAME, OK, SEQ_STATE_LEN, SYNC0, SYNC1, VERSION, FrameType, SeqTracker)
 from drivers.motion_platform import Mode, PlatformState, encode_status
+from drivers.transport import SEQ_RESET_MARK
 
 SENSOR_SAMPLE = int(FrameType.SENSOR_SAMPLE)
 STATUS = int(FrameType.STATUS)
@@ -234,7 +235,8 @@ def _walk(buf, ftype, flen_want, status, lk, b):
     ``ftype`` and length ``flen_want`` that pass (``status``: also :func:`_status_ok`),
     frames refused by content, offset of the newest accepted one or -1). Each message is
     first checked as the transport would (:func:`frame_check`, :func:`seq_accept` if
-    ``lk[b + LK_SEQ_ON]``); what that refuses is counted in the link slots, from zero."""
+    ``lk[b + LK_SEQ_ON]``); what that refuses is counted in the link slots, from zero. A
+    length of ``SEQ_RESET_MARK`` resets the sequence state at that place (a new ROUTER peer)."""
     for i in range(LK_ACC, LK_LEN):
         lk[b + i] = 0.0
     n = len(buf)
@@ -246,6 +248,11 @@ def _walk(buf, ftype, flen_want, status, lk, b):
     while off + 2 <= n:
         mlen = int(buf[off]) | (int(buf[off + 1]) << 8)
         m = off + 2
+        if mlen == SEQ_RESET_MARK:  # the transport's tracker would have been reset here
+            for i in range(SEQ_STATE_LEN):
+                lk[b + LK_TRACK + i] = 0.0
+            off = m
+            continue
         off = m + mlen
         if off > n:                 # a message cut short: not from poll_messages
             lk[b + LK_MAL] += 1.0

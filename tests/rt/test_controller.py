@@ -691,3 +691,25 @@ def test_arm_runs_no_git_subprocess(rig, monkeypatch):
     rig.run(5)
     c.close()
     assert read_log(c.log_path).header["git"] == c.git == RL.git_describe()
+
+
+def test_load_case_refused_while_the_platform_stops_then_the_run_log_is_whole(rig, tmp_path):
+    """After a finished run (DONE) the platform still stops, logged: a case loaded then would
+    re-lay the record under the open run log, so it is refused with the reason until the
+    platform is frozen; the log has one row per cycle."""
+    text = NOMINAL.read_text().replace("duration_s = 10.0", "duration_s = 0.3")
+    text = text.replace('"../vehicles/', f'"{NOMINAL.parent.parent}/vehicles/')
+    case = tmp_path / "short.toml"
+    case.write_text(text)
+    c = rig.ctl
+    rig.arm_and_start(case)
+    rig.run_until(lambda k: k.supervisor.state is State.DONE, 2000)
+    assert c.phase is Phase.STOP and c.writer is not None
+    r = c.command("load_case", case=str(NOMINAL))
+    assert not r.ok and "still stopping" in r.reason
+    rig.run_until(lambda k: k.phase is Phase.FROZEN, 2000)
+    rig.run(3)
+    assert c.command("load_case", case=str(NOMINAL)).ok
+    c.close()
+    log = read_log(c.log_path)
+    assert np.all(np.diff(log.fields["cycle"]) == 1) and log.footer is not None and log.footer["dropped"] == 0

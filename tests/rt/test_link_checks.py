@@ -199,3 +199,109 @@ def test_listening_udp_learns_its_peer_from_valid_frames_only():
         dev.close()
         good.close()
         bad.close()
+
+
+def test_router_new_peer_in_the_middle_of_a_poll(tmp_path):
+    """Real ZMQ over ipc://: a ROUTER hears peer A, then a restarted device B (new identity,
+    seq from 0) before the next poll; the delegated scan resets its sequence state where the
+    transport would have (at B's first frame), so both see the same frames and counters."""
+    def pair(name):
+        host = open_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="bind", pattern="router")
+        a = open_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="connect", pattern="dealer")
+        b = make_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="connect", pattern="dealer")
+        return host, a, b
+
+    rh, ra, rb = pair("ref")
+    dh, da, db = pair("del")
+    d = Delegated(dh)
+    ref_seqs = []
+    try:
+        def exchange(sends):
+            n0 = rh.counters.bytes_rx // len(_status(0))
+            for peer, seq in sends:
+                (ra if peer == "a" else rb).send(_status(seq))
+                (da if peer == "a" else db).send(_status(seq))
+            time.sleep(0.3)                           # all of them there before the first poll
+            t_end = time.monotonic() + 5.0
+            want = n0 + len(sends)
+            got_r = got_d = 0
+            while (got_r < want or got_d < want) and time.monotonic() < t_end:
+                fr = rh.poll()
+                ref_seqs.extend(int.from_bytes(f[6:10], "little") for f in fr)
+                got_r = rh.counters.bytes_rx // len(_status(0))
+                d.poll()
+                got_d = dh.counters.bytes_rx // len(_status(0))
+                time.sleep(0.01)
+
+        time.sleep(0.2)
+        exchange([("a", 500), ("a", 501)])
+        ra.send(_status(502))
+        da.send(_status(502))
+        rb.open()
+        db.open()
+        time.sleep(0.3)
+        exchange([("b", s) for s in range(4)])
+        assert _counts(dh) == _counts(rh)
+        assert rh.counters.frames_rx == 7 and rh.counters.seq_backwards == 0
+        assert d.seqs[-1] == 3
+    finally:
+        for t in (rh, ra, rb, dh, da, db):
+            t.close()
+
+
+def test_listening_udp_keeps_its_peer_against_a_stale_frame_and_its_status():
+    """A listening UDP socket: a valid frame from the past (another address) does not move the
+    peer, as without delegation; a connected socket refused by ICMP stays 'down' while only
+    damaged frames arrive, and comes up with the first frame the scan accepts."""
+    dev = open_transport("udp", local_host="127.0.0.1", local_port=0, framing="frame")
+    x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    y = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        x.bind(("127.0.0.1", 0))
+        y.bind(("127.0.0.1", 0))
+        d = Delegated(dev)
+        for s_ in (10, 11):
+            x.sendto(_status(s_), dev.local_address)
+        t_end = time.monotonic() + 5.0
+        while dev.counters.frames_rx < 2 and time.monotonic() < t_end:
+            d.poll()
+        y.sendto(_status(5), dev.local_address)
+        t_end = time.monotonic() + 5.0
+        while dev.counters.seq_backwards == 0 and time.monotonic() < t_end:
+            d.poll()
+        assert dev.counters.seq_backwards == 1 and dev.peer == x.getsockname()
+    finally:
+        dev.close()
+        x.close()
+        y.close()
+    # connected: refused, then damaged frames, then a valid one
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()                                     # nobody listens there now
+    tr = open_transport("udp", host="127.0.0.1", port=port, framing="frame")
+    peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        d = Delegated(tr)
+        t_end = time.monotonic() + 5.0
+        while "refused" not in tr.status and time.monotonic() < t_end:
+            tr.send(_status(0))
+            time.sleep(0.01)
+            d.poll()
+        assert "refused" in tr.status, tr.status
+        peer.bind(("127.0.0.1", port))
+        bad = bytearray(_status(1))
+        bad[-1] ^= 0xFF
+        peer.sendto(bytes(bad), tr.local_address)
+        t_end = time.monotonic() + 5.0
+        while tr.counters.crc_errors == 0 and time.monotonic() < t_end:
+            d.poll()
+        assert tr.counters.crc_errors == 1 and "refused" in tr.status, tr.status
+        peer.sendto(_status(2), tr.local_address)
+        t_end = time.monotonic() + 5.0
+        while tr.counters.frames_rx == 0 and time.monotonic() < t_end:
+            d.poll()
+        assert tr.link_up and tr.status == "up"
+    finally:
+        tr.close()
+        peer.close()
