@@ -260,7 +260,8 @@ def _kernel_calls(c, n: int) -> dict:
         for i in range(n):
             if name == "packed":
                 t0 = time.perf_counter_ns()
-                CK.hil_cycle_packed(b"", b"", i, i, 1e-3 * i, c._ftype, c.tau, c._mode, pk.table)
+                CK.hil_cycle_packed(b"", b"", i, i, 1e-3 * i, c._ftype, c.tau, c._mode, pk.table, 1e-3, i, 0, 0, -1,
+                                    0, 0, 0, False)
             else:
                 t0 = time.perf_counter_ns()
                 CK.hil_cycle(b"", b"", i, i, 1e-3 * i, *unpacked)

@@ -520,11 +520,30 @@ HIL_ARRAYS = (
 )
 
 
+# hil_cycle_packed's outcome flags (the shell's rare paths)
+F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
+
+
 @njit(cache=True)
-def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl):
-    """:func:`hil_cycle` with its arrays packed into one table (rt.arraypack; rows in
-    :data:`HIL_ARRAYS` order): the same computation, one argument instead of 55."""
+def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
+                     bad_total, crc_total, gaps_total, hb_lost):
+    """The controller's DYNAMICS cycle: :func:`hil_cycle` with its arrays packed into one table
+    (rt.arraypack; rows in :data:`HIL_ARRAYS` order; one argument instead of 55) and the
+    shell's link inputs as arguments (``ins`` IN_DT, IN_CYCLE, IN_STREAK, IN_MISSED,
+    IN_TIMING_I, IN_BAD_TOTAL, IN_CRC_ERRORS, IN_GAPS, IN_HB, set here). Returns (safety
+    code, sensor frames accepted (0 unless the scan reads the sensor), platform frames
+    accepted, flags F_*: the scan refused frames (F_LK_ERR: CRC, framing, sequence;
+    F_REFUSED: by content), the first contact happened, an end criterion holds, a trip)."""
     ins = AP.f8_1(tbl, 0)
+    ins[IN_DT] = dt
+    ins[IN_CYCLE] = cycle
+    ins[IN_STREAK] = streak
+    ins[IN_MISSED] = missed
+    ins[IN_TIMING_I] = timing_i
+    ins[IN_BAD_TOTAL] = bad_total
+    ins[IN_CRC_ERRORS] = crc_total
+    ins[IN_GAPS] = gaps_total
+    ins[IN_HB] = 1.0 if hb_lost else 0.0
     meas = AP.f8_1(tbl, 1)
     tx = AP.u1_1(tbl, 2)
     row = AP.f8_1(tbl, 3)
@@ -579,9 +598,23 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl):
     endp = AP.f8_1(tbl, 52)
     ring = AP.f8_2(tbl, 53)
     cursor = AP.i8_1(tbl, 54)
-    return hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
+    had_contact = stats[ST_FIRST_CONTACT] >= 0.0
+    code = hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
                      C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
                      par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
                      cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
                      lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
                      xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp, ring, cursor)
+    flags = 0
+    if ins[IN_LK_ERR] != 0.0:
+        flags |= F_LK_ERR
+    if ins[IN_S_BAD] != 0.0 or ins[IN_P_BAD] != 0.0:
+        flags |= F_REFUSED
+    if not had_contact and stats[ST_FIRST_CONTACT] >= 0.0:
+        flags |= F_FIRST_CONTACT
+    if stats[ST_END] != 0.0:
+        flags |= F_END
+    if code != 0:
+        flags |= F_TRIP
+    s_acc = int(ins[IN_LK_S + WK.LK_ACC]) if ins[IN_NCH] > 0.0 else 0
+    return code, s_acc, int(ins[IN_LK_P + WK.LK_ACC]), flags

@@ -66,11 +66,10 @@ from rt.supervisor import Event, State, Supervisor
 
 # the cycle's fixed indices into ``ins`` (rt.control_kernels IN_*), as module constants: the
 # shell's per-cycle Python reads them as globals
-_IN_DT, _IN_BAD_TOTAL, _IN_CRC_ERRORS, _IN_GAPS, _IN_HB = CK.IN_DT, CK.IN_BAD_TOTAL, CK.IN_CRC_ERRORS, CK.IN_GAPS, CK.IN_HB
+_IN_BAD_TOTAL, _IN_CRC_ERRORS, _IN_GAPS, _IN_HB = CK.IN_BAD_TOTAL, CK.IN_CRC_ERRORS, CK.IN_GAPS, CK.IN_HB
 _IN_CYCLE, _IN_STREAK, _IN_MISSED, _IN_TIMING_I = CK.IN_CYCLE, CK.IN_STREAK, CK.IN_MISSED, CK.IN_TIMING_I
-_IN_S_BAD, _IN_P_BAD, _IN_LK_ERR, _IN_TXLEN = CK.IN_S_BAD, CK.IN_P_BAD, CK.IN_LK_ERR, CK.IN_TXLEN
+_IN_LK_ERR, _IN_TXLEN = CK.IN_LK_ERR, CK.IN_TXLEN
 _S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
-_ST_FIRST_CONTACT, _ST_END = CK.ST_FIRST_CONTACT, CK.ST_END
 
 log = logging.getLogger("dockstand.controller")
 
@@ -328,7 +327,7 @@ class Controller:
         arrays = cp(self._hil_arrays(sc))
         arrays[0][CK.IN_DT] = self.period_s          # its ins
         CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, self._ftype, self.tau, self._mode,
-                            self._pack(arrays).table)
+                            self._pack(arrays).table, self.period_s, 0, 0, 0, -1, 0, 0, 0, False)
         CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
         CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
                 rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing,
@@ -680,7 +679,6 @@ class Controller:
         self._prev_tns = t_ns
         self.dt = dt
         self.t += dt
-        self.ins[_IN_DT] = dt
         if self._framed_sensor:
             self._sbuf = self._s_poll()
         else:   # RDT: the driver decodes and sequence-checks the records
@@ -753,11 +751,11 @@ class Controller:
         return int(self.ins[CK.IN_SAMPLES])
 
     def update(self, cycle: int, t_ns: int) -> None:
-        self._link_inputs(cycle)
         self._tx_ready = False
         if self.phase is Phase.DYNAMICS and self.trip_code == 0:
-            self._dynamics()
+            self._dynamics(cycle)
             return
+        self._link_inputs(cycle)
         ins = self.ins
         CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
         self._mirror_links()
@@ -846,32 +844,56 @@ class Controller:
                 ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
                 self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose)
 
-    def _dynamics(self) -> None:
-        """RUNNING/DYNAMICS: one compiled call (rt.control_kernels.hil_cycle: frames in, the
-        dynamics, the set-point frame and the log row out), then the outcome: a trip, an end
-        criterion, the first contact. A trip or an end replaces the frame (write re-encodes)."""
-        st = self.stats
-        had_contact = st[_ST_FIRST_CONTACT] >= 0.0
+    def _dynamics(self, cycle: int) -> None:
+        """RUNNING/DYNAMICS: one compiled call (rt.control_kernels.hil_cycle_packed: the link
+        inputs and frames in, the dynamics, the set-point frame and the log row out), the
+        frames it accepted into the links' counters, then, if it flags one, the outcome: frames
+        refused, the first contact, a trip, an end criterion. A trip or an end replaces the
+        frame (write encodes the stop's)."""
         pk = self._hil_pack
         if pk is None:
             pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
-        code = CK.hil_cycle_packed(self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run,
-                                   self._ftype, self.tau, self._mode, pk.table)
+        c = self._s_cnt
+        crc = c.crc_errors
+        lp = self.loop
+        if lp is not None:
+            tm = lp.timing
+            n = tm.count
+            streak, missed, ti = lp.overrun_streak, lp.missed, (n - 1) % tm.capacity if n else -1
+        else:
+            streak, missed, ti = 0, 0, -1
         dt = self.dt
+        code, s_acc, p_acc, flags = CK.hil_cycle_packed(
+            self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run, self._ftype, self.tau,
+            self._mode, pk.table, dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
+            self._heartbeat_lost and self.telemetry is not None)
         self.phase_t += dt
         self.t_run += dt
         self._command = True
         self._tx_ready = True
-        self._mirror_links()
+        if p_acc or s_acc:
+            now = time.monotonic()
+            if p_acc:
+                self._p_tr.accepted(p_acc, now)
+            if s_acc:
+                self._s_tr.accepted(s_acc, now)
+        if flags:
+            self._dynamics_outcome(code, flags)
+
+    def _dynamics_outcome(self, code: int, flags: int) -> None:
         ins = self.ins
-        if ins[_IN_S_BAD] or ins[_IN_P_BAD]:
+        if flags & CK.F_LK_ERR:
+            for tr, b in self._checked_links:
+                WK.add_link_errors(tr.counters, ins, b)
+        if flags & CK.F_REFUSED:
             self._count_refused()
-        if not had_contact and st[_ST_FIRST_CONTACT] >= 0.0:
+        st = self.stats
+        if flags & CK.F_FIRST_CONTACT:
             self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
         if code:
             self._tx_ready = False
             self._trip(code)
-        elif st[_ST_END]:
+        elif flags & CK.F_END:
             self._tx_ready = False
             why = CK.END_REASONS[int(st[CK.ST_END])]
             self.finish_reason = why

@@ -9,6 +9,7 @@ from numba import njit
 
 from rt import arraypack as AP
 from rt import control_kernels as CK
+from rt import wire_kernels as WK
 from rt.controller import Phase
 from sim_stand.kinematic_rig import Rig
 
@@ -73,11 +74,24 @@ def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
         for n in range(50):
             w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts
             A[11][2] = B[11][2] = A[11][2] + w          # raw (HIL_ARRAYS[11])
+            # the link inputs hil_cycle_packed takes as arguments, set by hand for hil_cycle
+            dt, streak, missed, ti, bad, crc, gaps, hb = 1e-3 + 1e-6 * n, n % 3, n // 7, n, n // 5, n // 9, n // 4, n == 30
+            for k, v in ((CK.IN_DT, dt), (CK.IN_CYCLE, n), (CK.IN_STREAK, streak), (CK.IN_MISSED, missed),
+                         (CK.IN_TIMING_I, ti), (CK.IN_BAD_TOTAL, bad), (CK.IN_CRC_ERRORS, crc), (CK.IN_GAPS, gaps),
+                         (CK.IN_HB, hb)):
+                A[0][k] = v
+            had = A[-4][CK.ST_FIRST_CONTACT] >= 0.0          # stats (HIL_ARRAYS[-4])
             ca = CK.hil_cycle(sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n, 0.5 + 1e-3 * n,
                               c._ftype, *A[:24], c.tau, c._mode, *A[24:])
-            cb = CK.hil_cycle_packed(sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n,
-                                     0.5 + 1e-3 * n, c._ftype, c.tau, c._mode, pk.table)
-            assert ca == cb
+            cb, s_acc, p_acc, flags = CK.hil_cycle_packed(
+                sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype, c.tau,
+                c._mode, pk.table, dt, n, streak, missed, ti, bad, crc, gaps, hb)
+            assert ca == cb and bool(flags & CK.F_TRIP) == (ca != 0)
+            ins = A[0]
+            assert (s_acc, p_acc) == (int(ins[CK.IN_LK_S + WK.LK_ACC]), int(ins[CK.IN_LK_P + WK.LK_ACC]))
+            assert n == 0 or (s_acc, p_acc) == (0, 0)
+            assert bool(flags & CK.F_FIRST_CONTACT) == (not had and A[-4][CK.ST_FIRST_CONTACT] >= 0.0)
+            assert bool(flags & CK.F_END) == (A[-4][CK.ST_END] != 0.0)
             for (name, _), a, b in zip(CK.HIL_ARRAYS, A, B):
                 assert np.array_equal(a, b, equal_nan=True), (n, name)
         assert A[3][c.rix[CK.RX_WP] + 2] != base[3][c.rix[CK.RX_WP] + 2]   # the cycles did work
