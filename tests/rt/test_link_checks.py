@@ -72,6 +72,20 @@ class Delegated:
         return good
 
 
+def _bad_crc(frame: bytes) -> bytes:
+    f = bytearray(frame)
+    f[-1] ^= 0xFF
+    return bytes(f)
+
+
+def poll_until(d: "Delegated", cond, timeout: float = 5.0) -> None:
+    """Poll the delegated link until ``cond()`` holds (real sockets: frames take a moment)."""
+    t_end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < t_end:
+        d.poll()
+        time.sleep(1e-3)
+
+
 def _counts(tr) -> dict:
     return {k: getattr(tr.counters, k) for k in COUNTERS}
 
@@ -183,18 +197,14 @@ def test_listening_udp_learns_its_peer_from_valid_frames_only():
         bad.bind(("127.0.0.1", 0))
         d = Delegated(dev)
         good.sendto(_status(1), dev.local_address)
-        t_end = time.monotonic() + 5.0
-        while d.poll() == 0 and time.monotonic() < t_end:
-            time.sleep(1e-3)
+        poll_until(d, lambda: dev.counters.frames_rx == 1)
         assert dev.peer == good.getsockname()
-        junk = bytearray(_status(2))
-        junk[-1] ^= 0xFF
-        bad.sendto(bytes(junk), dev.local_address)
-        t_end = time.monotonic() + 5.0
-        while dev.counters.crc_errors == 0 and time.monotonic() < t_end:
-            d.poll()
-            time.sleep(1e-3)
+        bad.sendto(_bad_crc(_status(2)), dev.local_address)
+        poll_until(d, lambda: dev.counters.crc_errors == 1)
         assert dev.counters.crc_errors == 1 and dev.peer == good.getsockname()
+        bad.sendto(_status(0), dev.local_address)   # valid, but from the past: refused, as without delegation
+        poll_until(d, lambda: dev.counters.seq_backwards == 1)
+        assert dev.counters.seq_backwards == 1 and dev.peer == good.getsockname()
     finally:
         dev.close()
         good.close()
@@ -249,32 +259,10 @@ def test_router_new_peer_in_the_middle_of_a_poll(tmp_path):
             t.close()
 
 
-def test_listening_udp_keeps_its_peer_against_a_stale_frame_and_its_status():
-    """A listening UDP socket: a valid frame from the past (another address) does not move the
-    peer, as without delegation; a connected socket refused by ICMP stays 'down' while only
-    damaged frames arrive, and comes up with the first frame the scan accepts."""
-    dev = open_transport("udp", local_host="127.0.0.1", local_port=0, framing="frame")
-    x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    y = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        x.bind(("127.0.0.1", 0))
-        y.bind(("127.0.0.1", 0))
-        d = Delegated(dev)
-        for s_ in (10, 11):
-            x.sendto(_status(s_), dev.local_address)
-        t_end = time.monotonic() + 5.0
-        while dev.counters.frames_rx < 2 and time.monotonic() < t_end:
-            d.poll()
-        y.sendto(_status(5), dev.local_address)
-        t_end = time.monotonic() + 5.0
-        while dev.counters.seq_backwards == 0 and time.monotonic() < t_end:
-            d.poll()
-        assert dev.counters.seq_backwards == 1 and dev.peer == x.getsockname()
-    finally:
-        dev.close()
-        x.close()
-        y.close()
-    # connected: refused, then damaged frames, then a valid one
+def test_connected_udp_refused_stays_down_until_a_frame_is_accepted():
+    """A connected UDP socket refused by ICMP stays 'down' while only damaged frames arrive
+    (delegated checks: the transport no longer judges them), and comes up with the first frame
+    the scan accepts."""
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
@@ -283,24 +271,14 @@ def test_listening_udp_keeps_its_peer_against_a_stale_frame_and_its_status():
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         d = Delegated(tr)
-        t_end = time.monotonic() + 5.0
-        while "refused" not in tr.status and time.monotonic() < t_end:
-            tr.send(_status(0))
-            time.sleep(0.01)
-            d.poll()
+        poll_until(d, lambda: "refused" in tr.status or (tr.send(_status(0)) and False))
         assert "refused" in tr.status, tr.status
         peer.bind(("127.0.0.1", port))
-        bad = bytearray(_status(1))
-        bad[-1] ^= 0xFF
-        peer.sendto(bytes(bad), tr.local_address)
-        t_end = time.monotonic() + 5.0
-        while tr.counters.crc_errors == 0 and time.monotonic() < t_end:
-            d.poll()
+        peer.sendto(_bad_crc(_status(1)), tr.local_address)
+        poll_until(d, lambda: tr.counters.crc_errors == 1)
         assert tr.counters.crc_errors == 1 and "refused" in tr.status, tr.status
         peer.sendto(_status(2), tr.local_address)
-        t_end = time.monotonic() + 5.0
-        while tr.counters.frames_rx == 0 and time.monotonic() < t_end:
-            d.poll()
+        poll_until(d, lambda: tr.counters.frames_rx == 1)
         assert tr.link_up and tr.status == "up"
     finally:
         tr.close()
