@@ -226,10 +226,6 @@ class Transport:
         self.tracker = None
         self._reset_seq()
 
-    @property
-    def checks_delegated(self) -> bool:
-        return self._seq_state is not None
-
     def accepted(self, n: int, now: float) -> None:
         """Delegated checks: the consumer accepted ``n`` > 0 frames (at time.monotonic ``now``):
         frames received, and the peer is there."""
@@ -247,10 +243,11 @@ class Transport:
         b"" if none. With delegated checks a message longer than any frame is counted as
         malformed here (its length would not fit the prefix of a frame)."""
         out = self.poll()
-        if not out:
-            return b""
+        return self._join_messages(out) if out else b""
+
+    def _join_messages(self, msgs) -> bytes:
         parts = []
-        for m in out:
+        for m in msgs:
             if m is _SEQ_RESET:
                 parts.append(_RESET_PREFIX)
                 continue
@@ -948,19 +945,10 @@ class MemoryTransport(Transport):
         q = self._ch.queues[self._end]      # delegated checks: straight from the queue
         if not q:
             return b""
-        parts = []
-        nb = 0
-        while q:
-            msg = q.popleft()
-            n = len(msg)
-            nb += n
-            if n > MAX_FRAME:
-                self.counters.malformed += 1
-                continue
-            parts.append(_PREFIX[n])
-            parts.append(msg)
-        self.counters.bytes_rx += nb
-        return b"".join(parts)
+        msgs = list(q)
+        q.clear()
+        self.counters.bytes_rx += sum(map(len, msgs))
+        return self._join_messages(msgs)
 
 
 def memory_pair(name: str, **options) -> tuple[MemoryTransport, MemoryTransport]:

@@ -72,7 +72,7 @@ EP_LEN = 9
 END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
 END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
 # the cycle's link state (ingest / emit / hil_cycle), one float64 array the shell and the kernels share.
-# Set by the shell every cycle: IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
+# Set every cycle from the shell's arguments (set_link_inputs): IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
 # IN_GAPS (its sequence gaps so far), IN_CRC_ERRORS (its CRC errors alone, for the log), IN_STREAK
 # (overrun streak), IN_HB (console heartbeat lost),
 # IN_CYCLE, IN_TIMING_I (loop timing ring index of the last cycle, -1 = none), IN_MISSED;
@@ -520,21 +520,11 @@ HIL_ARRAYS = (
 )
 
 
-# hil_cycle_packed's outcome flags (the shell's rare paths)
-F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
-
-
-@njit(cache=True)
-def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
-                     bad_total, crc_total, gaps_total, hb_lost):
-    """The controller's DYNAMICS cycle: :func:`hil_cycle` with its arrays packed into one table
-    (rt.arraypack; rows in :data:`HIL_ARRAYS` order; one argument instead of 55) and the
-    shell's link inputs as arguments (``ins`` IN_DT, IN_CYCLE, IN_STREAK, IN_MISSED,
-    IN_TIMING_I, IN_BAD_TOTAL, IN_CRC_ERRORS, IN_GAPS, IN_HB, set here). Returns (safety
-    code, sensor frames accepted (0 unless the scan reads the sensor), platform frames
-    accepted, flags F_*: the scan refused frames (F_LK_ERR: CRC, framing, sequence;
-    F_REFUSED: by content), the first contact happened, an end criterion holds, a trip)."""
-    ins = AP.f8_1(tbl, 0)
+@njit(cache=True, inline="always")
+def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost):
+    """The shell's per-cycle inputs into ``ins``: cycle period, cycle number, overrun streak,
+    missed slots, timing-ring index of the last cycle (-1: none), the sensor link's corrupt
+    frames (CRC + malformed), CRC errors and sequence gaps so far, console heartbeat lost."""
     ins[IN_DT] = dt
     ins[IN_CYCLE] = cycle
     ins[IN_STREAK] = streak
@@ -544,6 +534,23 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     ins[IN_CRC_ERRORS] = crc_total
     ins[IN_GAPS] = gaps_total
     ins[IN_HB] = 1.0 if hb_lost else 0.0
+
+
+# hil_cycle_packed's outcome flags (the shell's rare paths)
+F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
+
+
+@njit(cache=True)
+def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
+                     bad_total, crc_total, gaps_total, hb_lost):
+    """The controller's DYNAMICS cycle: :func:`hil_cycle` with its arrays packed into one table
+    (rt.arraypack; rows in :data:`HIL_ARRAYS` order; one argument instead of 55) and the
+    shell's link inputs as arguments (:func:`set_link_inputs`). Returns (safety
+    code, sensor frames accepted (0 unless the scan reads the sensor), platform frames
+    accepted, flags F_*: the scan refused frames (F_LK_ERR: CRC, framing, sequence;
+    F_REFUSED: by content), the first contact happened, an end criterion holds, a trip)."""
+    ins = AP.f8_1(tbl, 0)
+    set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
     meas = AP.f8_1(tbl, 1)
     tx = AP.u1_1(tbl, 2)
     row = AP.f8_1(tbl, 3)

@@ -66,8 +66,6 @@ from rt.supervisor import Event, State, Supervisor
 
 # the cycle's fixed indices into ``ins`` (rt.control_kernels IN_*), as module constants: the
 # shell's per-cycle Python reads them as globals
-_IN_BAD_TOTAL, _IN_CRC_ERRORS, _IN_GAPS, _IN_HB = CK.IN_BAD_TOTAL, CK.IN_CRC_ERRORS, CK.IN_GAPS, CK.IN_HB
-_IN_CYCLE, _IN_STREAK, _IN_MISSED, _IN_TIMING_I = CK.IN_CYCLE, CK.IN_STREAK, CK.IN_MISSED, CK.IN_TIMING_I
 _IN_LK_ERR, _IN_TXLEN = CK.IN_LK_ERR, CK.IN_TXLEN
 _S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
 
@@ -178,6 +176,7 @@ class Controller:
         self.t_run = 0.0           # dynamics time (s) since the start of the case
         self.t = 0.0               # controller time (s) since the loop started
         self._prev_tns = -1
+        self.dt = self.period_s    # the last cycle's length (read)
         self.trip_code = 0
         self.trip_text: str | None = None
         self.finish_reason: str | None = None
@@ -191,7 +190,7 @@ class Controller:
         self._framed_sensor = self.sensor.protocol == "serial"
         self.ins[CK.IN_NCH] = n_raw if self._framed_sensor else 0
         # the framed links' checks (CRC, framing, sequence) are the compiled scan's
-        # (rt.wire_kernels._walk); their counts go back to the links' Counters (_mirror_links)
+        # (rt.wire_kernels._walk); their counts go back to the links' Counters (_add_link_counts)
         links = ((self._s_tr, CK.IN_LK_S), (self._p_tr, CK.IN_LK_P))
         self._checked_links = links if self._framed_sensor else links[1:]
         for tr, b in self._checked_links:
@@ -326,8 +325,10 @@ class Controller:
         ins, meas, row, rix, timing = cp((self.ins, self.meas, self.row, self.rix, self._timing))
         arrays = cp(self._hil_arrays(sc))
         arrays[0][CK.IN_DT] = self.period_s          # its ins
+        link = self._link_inputs(0)
         CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, self._ftype, self.tau, self._mode,
-                            self._pack(arrays).table, self.period_s, 0, 0, 0, -1, 0, 0, 0, False)
+                            self._pack(arrays).table, *link)
+        CK.set_link_inputs(ins, *link)
         CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
         CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
                 rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing,
@@ -693,39 +694,34 @@ class Controller:
         sv.cycle = cycle
         sv.t_ns = t_ns
 
-    def _link_inputs(self, cycle: int) -> None:
-        """The shell's part of ``ins`` (rt.control_kernels IN_*), every cycle."""
-        ins = self.ins
+    def _link_inputs(self, cycle: int) -> tuple:
+        """The shell's per-cycle inputs of the kernels (rt.control_kernels.set_link_inputs'
+        arguments after ``ins``)."""
         c = self._s_cnt
         crc = c.crc_errors
-        ins[_IN_BAD_TOTAL] = crc + c.malformed      # corrupt frames: bad CRC or not a frame
-        ins[_IN_CRC_ERRORS] = crc
-        ins[_IN_GAPS] = c.seq_gaps
-        ins[_IN_HB] = self._heartbeat_lost and self.telemetry is not None
-        ins[_IN_CYCLE] = cycle
         lp = self.loop
         if lp is not None:
-            ins[_IN_STREAK] = lp.overrun_streak
-            ins[_IN_MISSED] = lp.missed
             tm = lp.timing
             n = tm.count
-            ins[_IN_TIMING_I] = (n - 1) % tm.capacity if n else -1
+            streak, missed, ti = lp.overrun_streak, lp.missed, (n - 1) % tm.capacity if n else -1
+        else:
+            streak, missed, ti = 0, 0, -1
+        return (self.dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
+                self._heartbeat_lost and self.telemetry is not None)
 
-    def _mirror_links(self) -> None:
-        """What the compiled scan accepted and refused this cycle into the links' Counters
-        (rt.wire_kernels LK_COUNTERS), as the transports' own checks would have counted it."""
-        ins = self.ins
-        now = time.monotonic()
-        a = ins[_P_ACC]
-        if a:
-            self._p_tr.accepted(int(a), now)
-        if self._framed_sensor:
-            a = ins[_S_ACC]
-            if a:
-                self._s_tr.accepted(int(a), now)
-        if ins[_IN_LK_ERR]:
+    def _add_link_counts(self, s_acc: int, p_acc: int, refused) -> None:
+        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames) and, if ``refused``,
+        refused this cycle into the links' Counters, as the transports' own checks would have
+        counted it."""
+        if p_acc or s_acc:
+            now = time.monotonic()
+            if p_acc:
+                self._p_tr.accepted(p_acc, now)
+            if s_acc:
+                self._s_tr.accepted(s_acc, now)
+        if refused:
             for tr, b in self._checked_links:
-                WK.add_link_errors(tr.counters, ins, b)
+                WK.add_link_errors(tr.counters, self.ins, b)
 
     def _count_refused(self) -> None:
         """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
@@ -755,10 +751,10 @@ class Controller:
         if self.phase is Phase.DYNAMICS and self.trip_code == 0:
             self._dynamics(cycle)
             return
-        self._link_inputs(cycle)
         ins = self.ins
+        CK.set_link_inputs(ins, *self._link_inputs(cycle))
         CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
-        self._mirror_links()
+        self._add_link_counts(int(ins[_S_ACC]) if self._framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR])
         self._count_refused()
         dt = self.dt
         ph = self.phase
@@ -853,38 +849,19 @@ class Controller:
         pk = self._hil_pack
         if pk is None:
             pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
-        c = self._s_cnt
-        crc = c.crc_errors
-        lp = self.loop
-        if lp is not None:
-            tm = lp.timing
-            n = tm.count
-            streak, missed, ti = lp.overrun_streak, lp.missed, (n - 1) % tm.capacity if n else -1
-        else:
-            streak, missed, ti = 0, 0, -1
-        dt = self.dt
         code, s_acc, p_acc, flags = CK.hil_cycle_packed(
             self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run, self._ftype, self.tau,
-            self._mode, pk.table, dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
-            self._heartbeat_lost and self.telemetry is not None)
+            self._mode, pk.table, *self._link_inputs(cycle))
+        dt = self.dt
         self.phase_t += dt
         self.t_run += dt
         self._command = True
         self._tx_ready = True
-        if p_acc or s_acc:
-            now = time.monotonic()
-            if p_acc:
-                self._p_tr.accepted(p_acc, now)
-            if s_acc:
-                self._s_tr.accepted(s_acc, now)
+        self._add_link_counts(s_acc, p_acc, flags & CK.F_LK_ERR)
         if flags:
             self._dynamics_outcome(code, flags)
 
     def _dynamics_outcome(self, code: int, flags: int) -> None:
-        ins = self.ins
-        if flags & CK.F_LK_ERR:
-            for tr, b in self._checked_links:
-                WK.add_link_errors(tr.counters, ins, b)
         if flags & CK.F_REFUSED:
             self._count_refused()
         st = self.stats

@@ -29,8 +29,9 @@ is full (the disk stalled for ``capacity`` cycles) the record is dropped and cou
 loop never waits. A compiled kernel may commit instead (:func:`rt.control_kernels.commit_row`,
 the controller's cycle): the ring and the counters it needs are arrays, ``cursor`` holds
 ``[head, tail, dropped, closed]`` (CUR_*); records are written before ``head`` moves, and the
-writer thread reads ``head`` before the rows, so a row is never read half written. The writer thread wakes every ``flush_interval_s``, writes the new rows as
-one block plus the pending events, and flushes the file to the OS, so a crashed (even
+writer thread reads ``head`` before the rows, so a row is never read half written. The
+writer thread wakes every ``flush_interval_s``, writes the new rows as one block plus the
+pending events, and flushes the file to the OS, so a crashed (even
 SIGKILLed) process leaves every record up to its last flush. :func:`read_log` tolerates a
 truncated tail and returns numpy arrays per field.
 

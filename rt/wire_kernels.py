@@ -56,9 +56,8 @@ LK_HAVE_LAST, LK_LAST, LK_REJ_RUN, LK_HAVE_REJ, LK_REJ_LAST = range(LK_TRACK, LK
 (LK_ACC, LK_CRC, LK_MAL, LK_GAPS, LK_LOST, LK_DUP, LK_BACK, LK_RESTARTS) = range(LK_TRACK + SEQ_STATE_LEN,
                                                                              LK_TRACK + SEQ_STATE_LEN + 8)
 LK_LEN = LK_RESTARTS + 1
-LK_COUNTERS = (("frames_rx", LK_ACC), ("crc_errors", LK_CRC), ("malformed", LK_MAL), ("seq_gaps", LK_GAPS),
-               ("frames_lost", LK_LOST), ("duplicates", LK_DUP), ("seq_backwards", LK_BACK),
-               ("seq_restarts", LK_RESTARTS))
+LK_ERRORS = (("crc_errors", LK_CRC), ("malformed", LK_MAL), ("seq_gaps", LK_GAPS), ("frames_lost", LK_LOST),
+             ("duplicates", LK_DUP), ("seq_backwards", LK_BACK), ("seq_restarts", LK_RESTARTS))
 RESTART_AFTER = SeqTracker.__init__.__defaults__[0]
 
 
@@ -66,7 +65,7 @@ def add_link_errors(counters, lk, b: int) -> None:
     """What the last scan refused (lk[b + LK_CRC ...]) added to a link's drivers.framing
     Counters, as the transport's own checks would have counted it (the accepted frames go
     through ``Transport.accepted``)."""
-    for name, i in LK_COUNTERS[1:]:
+    for name, i in LK_ERRORS:
         v = lk[b + i]
         if v:
             setattr(counters, name, getattr(counters, name) + int(v))

@@ -635,7 +635,7 @@ def dispatchers():
 rig = Rig(sys.argv[1], contact=(-0.52, 20000.0))
 c = rig.ctl
 c.warm_up()
-used = [CK.hil_cycle_packed, CK.ingest, CK.emit, CK.supervise, CK.move_setup, CK.move_eval, CK.runup_eval, CK.command_rates, CK.quintic,
+used = [CK.hil_cycle_packed, CK.set_link_inputs, CK.ingest, CK.emit, CK.supervise, CK.move_setup, CK.move_eval, CK.runup_eval, CK.command_rates, CK.quintic,
         CP.relative_rates, CP.predict_pose, CP.platform_pose, CP.coupling_update, SF.safe_stop_init,
         SF.safe_stop_advance, SN.sense, SN.filter_settle, HX.inverse, HX.forward, HX.check_pose]
 missing = [d.py_func.__qualname__ for d in used if not d.signatures]

@@ -49,7 +49,7 @@ def damaged_stream(seed: int, n: int) -> list[bytes]:
 
 
 class Delegated:
-    """The controller's way of reading one link (rt.controller: read, ingest, _mirror_links)."""
+    """The controller's way of reading one link (rt.controller: read, ingest, _add_link_counts)."""
 
     def __init__(self, tr):
         self.tr = tr

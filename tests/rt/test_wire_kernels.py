@@ -217,7 +217,7 @@ def test_seq_accept_is_seq_tracker(start, steps, cut):
     tr = SeqTracker(c)
     lk = _lk(True)
     totals = dict.fromkeys(("seq_gaps", "frames_lost", "duplicates", "seq_backwards", "seq_restarts"), 0)
-    names = dict(WK.LK_COUNTERS)
+    names = dict(WK.LK_ERRORS)
     out = np.zeros(WK.ST_LEN)
     for i, s_ in enumerate(seqs):
         if i == len(seqs) // cut:
