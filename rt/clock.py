@@ -1,8 +1,9 @@
 """Clocks for the fixed-step loop: one interface, two implementations.
 
 * :class:`WallClock` — the stand: ``time.monotonic_ns``; :meth:`wait_until` blocks until an
-  absolute deadline with the ``hybrid`` policy (``time.sleep`` until ``margin_ns`` before the
-  deadline, then spin) or ``spin`` (busy-wait all the way).
+  absolute deadline with the ``hybrid`` policy (``time.sleep`` until a margin before the
+  deadline, then spin; the margin optionally adapts to how late the OS wakes a sleeper) or
+  ``spin`` (busy-wait all the way).
 * :class:`StepClock` — lockstep with the emulator and unit tests: virtual time that only
   moves when told. :meth:`wait_until` jumps straight to the deadline (after an optional
   ``gate`` callback, e.g. "wait until the emulator has stepped"), so a run is deterministic,
@@ -13,6 +14,7 @@ Both return integer nanoseconds; the loop never converts to float in its hot pat
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable, Protocol
 
@@ -30,28 +32,85 @@ class Clock(Protocol):
 class WallClock:
     """Monotonic wall clock with absolute deadlines.
 
-    ``policy="hybrid"``: sleep until ``margin_ns`` before the deadline (the OS may wake us late
+    ``policy="hybrid"``: sleep until a margin before the deadline (the OS wakes a sleeper late
     by its timer slack and scheduling latency, which the margin absorbs), then spin on
     ``monotonic_ns``. ``policy="spin"``: spin all the way (one core at 100 %).
+
+    The margin is ``margin_ns`` or, with ``adaptive=True``, the larger of ``margin_ns`` and the
+    *oversleep peak*: the largest recent oversleep (wake time minus the wake time asked for),
+    decaying with ``half_life_ns`` of wall time. A machine whose sleeps come back late (a
+    shared VM wakes an idle vCPU in up to milliseconds) thus widens the margin, up to spinning
+    the whole period, until it has shown for a few half-lives that it wakes in time; a quiet
+    machine keeps ``margin_ns`` and sleeps. The peak follows a high quantile of the oversleep
+    (how high depends on the half-life: with one sleep per 1 ms period and a 1 s half-life, a
+    sleep outlasts the margin about once in a thousand), so the deadline, not the CPU time, is
+    what the policy protects. Counters: ``sleeps``, ``slept_ns``, ``late_sleeps`` (sleeps that
+    overran their margin), ``max_oversleep_ns``; :meth:`margin_now_ns` is the current margin.
+    ``sleep``/``now_ns`` may be replaced (tests script the oversleep).
     """
 
-    def __init__(self, policy: str = "hybrid", margin_ns: int = 200_000):
+    def __init__(self, policy: str = "hybrid", margin_ns: int = 200_000, *, adaptive: bool = False,
+                 half_life_ns: int = 1_000_000_000, sleep: Callable[[float], None] = time.sleep,
+                 now_ns: Callable[[], int] = time.monotonic_ns):
         if policy not in WAIT_POLICIES:
             raise ValueError(f"wait policy must be one of {WAIT_POLICIES}, got {policy!r}")
         if margin_ns < 0:
             raise ValueError("margin_ns must be >= 0")
+        if half_life_ns <= 0:
+            raise ValueError("half_life_ns must be > 0")
         self.policy = policy
         self.margin_ns = int(margin_ns)
-        self.now_ns = time.monotonic_ns
+        self.adaptive = bool(adaptive)
+        self.half_life_ns = int(half_life_ns)
+        self._decay_per_ns = math.log(2.0) / self.half_life_ns
+        self._sleep = sleep
+        self.now_ns = now_ns
+        self._peak = 0.0         # oversleep peak [ns] at time self._peak_t
+        self._peak_t = 0
+        self.sleeps = 0
+        self.slept_ns = 0
+        self.late_sleeps = 0
+        self.max_oversleep_ns = 0
+
+    def margin_now_ns(self) -> int:
+        """The margin the next wait would use (``margin_ns`` unless adaptive)."""
+        if not self.adaptive:
+            return self.margin_ns
+        return max(self.margin_ns, int(self._decayed(self.now_ns())))
+
+    def report(self) -> dict:
+        """The wait's state for status and summaries (not for the hot path)."""
+        return {"policy": self.policy, "adaptive": self.adaptive, "margin_us": self.margin_now_ns() / 1e3,
+                "sleeps": self.sleeps, "late_sleeps": self.late_sleeps,
+                "max_oversleep_us": self.max_oversleep_ns / 1e3}
+
+    def _decayed(self, t: int) -> float:
+        return self._peak * math.exp((self._peak_t - t) * self._decay_per_ns) if self._peak else 0.0
 
     def wait_until(self, deadline_ns: int) -> int:
-        now = time.monotonic_ns
+        now = self.now_ns
         t = now()
         if self.policy == "hybrid":
-            rest = deadline_ns - self.margin_ns - t
-            if rest > 0:
-                time.sleep(rest * 1e-9)
-                t = now()
+            margin = self.margin_ns
+            if self.adaptive and self._peak:
+                peak = self._decayed(t)
+                if peak > margin:
+                    margin = int(peak)
+            wake = deadline_ns - margin
+            if wake > t:
+                self._sleep((wake - t) * 1e-9)
+                t1 = now()
+                over = t1 - wake
+                self.sleeps += 1
+                self.slept_ns += t1 - t
+                if over > margin:
+                    self.late_sleeps += 1
+                if over > self.max_oversleep_ns:
+                    self.max_oversleep_ns = over
+                if self.adaptive and over > self._decayed(t1):
+                    self._peak = float(over)
+                    self._peak_t = t1
+                t = t1
         while t < deadline_ns:
             t = now()
         return t

@@ -400,7 +400,12 @@ class Controller:
                 "missed": self.loop.missed if self.loop else 0, "log": str(self.log_path) if self.log_path else None,
                 "sensor_link": self.sensor.transport.status, "platform_link": self.platform.transport.status,
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
-                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason}
+                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report()}
+
+    def _wait_report(self) -> dict | None:
+        """The wall clock's wait (margin now, late sleeps); None in lockstep or before the loop."""
+        report = getattr(self.loop.clock, "report", None) if self.loop else None
+        return report() if report else None
 
     def _guard_load(self, case=None, path=None, **_):
         if not isinstance(case, Case):
@@ -980,7 +985,8 @@ class Controller:
         if clock is None and self.lockstep:
             clock = StepClock(gate=self.lockstep_gate)
         elif clock is None:
-            clock = WallClock(st.wait_policy, st.spin_margin_ns)
+            clock = WallClock(st.wait_policy, st.spin_margin_ns, adaptive=st.adaptive_margin,
+                              half_life_ns=st.margin_half_life_ns)
         self.loop = FixedStepLoop(clock, st.period_ns, self, warn_interval_s=st.overrun_warn_interval_s)
         self._timing = self.loop.timing.data
         self._hil_pack = None
@@ -1005,8 +1011,8 @@ class Controller:
                 "peak_force_n": float(self.stats[CK.ST_PEAK_F]), "peak_moment_nm": float(self.stats[CK.ST_PEAK_M]),
                 "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
-                "missed_deadlines": lp.missed if lp else 0, "log": str(self.log_path) if self.log_path else None,
-                "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
+                "missed_deadlines": lp.missed if lp else 0, "wait": self._wait_report(),
+                "log": str(self.log_path) if self.log_path else None, "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
 
 
 def wait_readable(transport, t_end: float) -> bool:

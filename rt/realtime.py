@@ -2,7 +2,7 @@
 ``[realtime]`` of the stand config) and each reported plainly when the OS refuses.
 
     reports = apply_process(opts)            # once, in the main thread: mlockall
-    reports += apply_thread(opts)            # in the loop thread: SCHED_FIFO, CPU affinity
+    reports += apply_thread(opts)            # in the loop thread: SCHED_FIFO, CPU affinity, timer slack
     run_warm_up(hooks)                       # compile every kernel before the first cycle
     gc_pause = GcPause(opts.gc_freeze)       # the controller enters it on RUNNING, leaves it after
     reports = demote_helper_thread()         # first thing in a helper thread the loop starts
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 MCL_CURRENT, MCL_FUTURE = 1, 2
+PR_SET_TIMERSLACK, PR_GET_TIMERSLACK = 29, 30
 
 
 def _startup_cpus() -> frozenset[int]:
@@ -102,13 +103,44 @@ def set_affinity(cpus: Iterable[int]) -> Report:
     return Report("cpu_affinity", True, f"loop thread on CPUs {cpus}")
 
 
+def _libc():
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def timer_slack_ns() -> int | None:
+    """The calling thread's timer slack (None where prctl is unavailable)."""
+    try:
+        v = _libc().prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        return None
+    return None if v < 0 else int(v)
+
+
+def set_timer_slack(ns: int) -> Report:
+    """``prctl(PR_SET_TIMERSLACK, ns)`` for the calling thread (0 = leave it). Linux lets a
+    sleeper's wake-up be deferred by up to the slack (50 us by default) to batch timer
+    interrupts; the loop thread's sleeps want it as small as the OS allows (the systemd unit's
+    ``TimerSlackNSec=1`` does the same for the whole service)."""
+    if ns <= 0:
+        return Report("timer_slack", True, "off (left as is)")
+    if not sys.platform.startswith("linux"):
+        return Report("timer_slack", False, "not supported on this OS")
+    try:
+        libc = _libc()
+        if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(int(ns)), 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            return Report("timer_slack", False, f"{ns} ns refused: {os.strerror(err)} (errno {err})")
+    except (OSError, AttributeError) as e:
+        return Report("timer_slack", False, f"prctl unavailable: {e}")
+    return Report("timer_slack", True, f"loop thread's timer slack {timer_slack_ns()} ns")
+
+
 def lock_memory(enable: bool) -> Report:
     """mlockall(MCL_CURRENT | MCL_FUTURE) through ctypes."""
     if not enable:
         return Report("mlockall", True, "off")
-    name = ctypes.util.find_library("c") or "libc.so.6"
     try:
-        libc = ctypes.CDLL(name, use_errno=True)
+        libc = _libc()
     except OSError as e:
         return Report("mlockall", False, f"cannot load libc: {e}")
     if libc.mlockall(MCL_CURRENT | MCL_FUTURE) != 0:
@@ -120,8 +152,7 @@ def lock_memory(enable: bool) -> Report:
 
 def unlock_memory() -> Report:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        ok = libc.munlockall() == 0
+        ok = _libc().munlockall() == 0
     except OSError as e:
         return Report("munlockall", False, str(e))
     return Report("munlockall", ok, "pages unlocked" if ok else os.strerror(ctypes.get_errno()))
@@ -148,7 +179,8 @@ def apply_thread(opts) -> list[Report]:
     aff = set_affinity(cpus)
     if aff.ok and cpus:
         set_loop_cpus(cpus)
-    return [aff, set_fifo(getattr(opts, "sched_fifo_priority", 0))]
+    return [aff, set_fifo(getattr(opts, "sched_fifo_priority", 0)),
+            set_timer_slack(getattr(opts, "timer_slack_ns", 0))]
 
 
 def demote_helper_thread() -> list[Report]:

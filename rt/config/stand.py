@@ -39,6 +39,7 @@ class RealtimeOptions:
     cpu_affinity: tuple[int, ...] = ()
     mlockall: bool = False
     switch_interval_us: float = 500.0
+    timer_slack_ns: int = 0            # PR_SET_TIMERSLACK for the loop thread (0 = leave as is)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class Stand:
     rate_hz: float
     wait_policy: str
     spin_margin_ns: int
+    adaptive_margin: bool             # widen the margin to the OS's recent oversleep (rt.clock.WallClock)
+    margin_half_life_ns: int
     overrun_warn_interval_s: float
     realtime: RealtimeOptions
     sensing: SensingParams
@@ -128,6 +131,8 @@ def load_stand(path: str | Path) -> Stand:
     margin_us = lp.float("spin_margin_us", 200.0, ge=0.0)
     if margin_us * 1e-6 >= 1.0 / rate:
         raise lp.error("spin_margin_us", f"must be shorter than the period ({1e6 / rate:g} us)")
+    adaptive = lp.bool("adaptive_margin", True)
+    half_life_s = lp.float("adaptive_margin_half_life_s", 1.0, gt=0.0, le=3600.0)
     warn_s = lp.float("overrun_warn_interval_s", 1.0, gt=0.0)
     lp.done()
 
@@ -139,7 +144,8 @@ def load_stand(path: str | Path) -> Stand:
                           sched_fifo_priority=rt_t.int("sched_fifo_priority", 0, ge=0, le=99),
                           cpu_affinity=tuple(int(c) for c in aff.ravel()),
                           mlockall=rt_t.bool("mlockall", False),
-                          switch_interval_us=rt_t.float("switch_interval_us", 500.0, gt=0.0))
+                          switch_interval_us=rt_t.float("switch_interval_us", 500.0, gt=0.0),
+                          timer_slack_ns=rt_t.int("timer_slack_ns", 1, ge=0))
     rt_t.done()
 
     # ---- sensor
@@ -259,6 +265,7 @@ def load_stand(path: str | Path) -> Stand:
     t.done()
 
     return Stand(file=Path(path), name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
+                 adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],

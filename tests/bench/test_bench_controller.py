@@ -47,3 +47,20 @@ def test_replayed_device_frames_continue_the_rigs():
     counts = [decode_sensor_frame(f).counts.tolist() for f in S]
     assert all(a != b for a, b in zip(counts, counts[1:]))
     assert all(decode_status(f) is not None for f in P)
+
+
+def test_lateness_figures_use_the_default_stands_wait():
+    """``loop_lateness_*`` is measured with config/stand.toml's wait (hybrid, adaptive margin,
+    the loop thread's timer slack); the fixed-margin and spin variants differ only in that."""
+    from rt.config.stand import load_stand
+
+    st = load_stand(BC.DEFAULT_STAND)
+    c, slack = BC._default_clock()
+    assert (c.policy, c.margin_ns, c.adaptive, c.half_life_ns) == (
+        st.wait_policy, st.spin_margin_ns, st.adaptive_margin, st.margin_half_life_ns)
+    assert slack == st.realtime.timer_slack_ns
+    f, _ = BC._default_clock(adaptive=False)
+    assert not f.adaptive and f.margin_ns == st.spin_margin_ns
+    s = BC._lateness(c, slack, 0.2)
+    assert s["missed"] >= 0 and 0.0 <= s["sleep_share"] <= 1.0 and s["late_sleeps"] <= c.sleeps
+    assert c.sleeps > 0 or c.margin_now_ns() >= BC.PERIOD_NS // 2   # it slept, or the OS made it spin

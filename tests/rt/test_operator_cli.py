@@ -40,6 +40,8 @@ def test_run_ctl_and_sigterm(tmp_path):
         assert "dockstand run" in first, proc.stderr.read() if proc.poll() is not None else first
         rc, r = _ctl(tmp_path, "status")
         assert rc == 0 and r["state"] == "IDLE" and r["ok"], r
+        w = r["wait"]   # the stand's wall-clock wait: hybrid, adaptive, never narrower than its minimum
+        assert w["policy"] == "hybrid" and w["adaptive"] and w["margin_us"] >= 200.0 and w["late_sleeps"] <= w["sleeps"]
         rc, r = _ctl(tmp_path, "load", str(REPO / "config" / "cases" / "nominal.toml"))
         assert rc == 0 and r["state"] == "CONFIGURED", r
         rc, r = _ctl(tmp_path, "arm")   # nothing streams on the sensor link: refused, with the reason
@@ -51,6 +53,7 @@ def test_run_ctl_and_sigterm(tmp_path):
         assert proc.returncode == 0, err
         summary = json.loads(out.strip().splitlines()[-1])
         assert summary["state"] in ("ABORTED", "CONFIGURED")
+        assert summary["cycles"] > 0 and summary["wait"]["policy"] == "hybrid"
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)

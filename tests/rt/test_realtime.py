@@ -40,11 +40,14 @@ def test_gc_pause_enter_leave_idempotent():
 
 
 def test_steps_report_instead_of_raising():
-    opts = RealtimeOptions(gc_freeze=True, sched_fifo_priority=10, cpu_affinity=(0,), mlockall=True)
+    opts = RealtimeOptions(gc_freeze=True, sched_fifo_priority=10, cpu_affinity=(0,), mlockall=True,
+                           timer_slack_ns=1)
     out = {}
+    main_slack = RT.timer_slack_ns()
 
     def thread():  # per-thread steps in their own thread, like the loop thread
         out["r"] = RT.apply_thread(opts)
+        out["slack"] = RT.timer_slack_ns()
         RT.set_other()
 
     before = os.sched_getaffinity(0)
@@ -59,7 +62,10 @@ def test_steps_report_instead_of_raising():
         RT.unlock_memory()
         sys.setswitchinterval(switch)
     names = [r.name for r in reports]
-    assert names == ["mlockall", "switch_interval", "cpu_affinity", "sched_fifo"]
+    assert names == ["mlockall", "switch_interval", "cpu_affinity", "sched_fifo", "timer_slack"]
+    if reports[4].ok:   # prctl is Linux's: the loop thread's slack is 1 ns (0 while SCHED_FIFO: Linux
+        # gives real-time threads none), the main thread's is untouched
+        assert out["slack"] == (0 if reports[3].ok else 1) and RT.timer_slack_ns() == main_slack > 1
     for r in reports:
         assert r.message and str(r).startswith(r.name)
         if not r.ok:

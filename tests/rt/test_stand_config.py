@@ -18,6 +18,7 @@ def test_default_stand_loads():
     s = load_any(DEFAULT)
     assert s.name == "default" and s.rate_hz == 1000 and s.period_ns == 1_000_000
     assert s.wait_policy == "hybrid" and s.spin_margin_ns == 200_000
+    assert s.adaptive_margin and s.margin_half_life_ns == 1_000_000_000 and s.realtime.timer_slack_ns == 1
     assert s.sensor_link["transport"] == "zmq" and s.sensor_link["endpoint"].startswith("tcp://127.0.0.1:")
     assert s.platform_link["endpoint"].startswith("tcp://127.0.0.1:")
     assert s.telemetry["pub_endpoint"].startswith("tcp://127.0.0.1:") and s.telemetry["decimation"] == 20
@@ -50,6 +51,9 @@ def bad(tmp_path, old, new):
     ('wait_policy = "hybrid"', 'wait_policy = "sleep"', "loop.wait_policy", "must be one of"),
     ('spin_margin_us = 200', 'spin_margin_us = 2000', "loop.spin_margin_us", "shorter than the period"),
     ('sched_fifo_priority = 0', 'sched_fifo_priority = 120', "realtime.sched_fifo_priority", "<= 99"),
+    ('adaptive_margin = true', 'adaptive_margin = "yes"', "loop.adaptive_margin", "true or false"),
+    ('adaptive_margin_half_life_s = 1.0', 'adaptive_margin_half_life_s = 0.0', "loop.adaptive_margin_half_life_s", "> 0"),
+    ('timer_slack_ns = 1 ', 'timer_slack_ns = -1 ', "realtime.timer_slack_ns", ">= 0"),
     ('    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0],\n]', '    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],\n]', "sensor.calibration", "ragged"),
     ('cutoff_hz = 100.0', 'cutoff_hz = 700.0', "sensor.filter.cutoff_hz", "half the loop rate"),
     ('transport = "zmq"\nendpoint = "tcp://127.0.0.1:5570"', 'transport = "can"\nendpoint = "tcp://127.0.0.1:5570"',

@@ -1,0 +1,114 @@
+"""WallClock's hybrid wait with a scripted OS: the sleeps it asks for, the adaptive margin's
+peak and decay (exact, from the decay law), its counters, and that no wait ever returns before
+its deadline. The OS is a fake clock whose sleeps come back late by a scripted oversleep and
+whose spin reads advance it by 1 us, so every number here is deterministic."""
+import math
+
+import pytest
+
+from rt.clock import WallClock
+
+P = 1_000_000         # 1 ms period
+HL = 1_000_000_000    # 1 s half-life
+
+
+class ScriptedOS:
+    """``now()`` advances 1 us per read (a spin costs time); ``sleep(s)`` advances by the
+    asked duration plus the next scripted oversleep and records what was asked."""
+
+    def __init__(self, oversleeps=()):
+        self.t = 10 * P
+        self.over = list(oversleeps)
+        self.asked = []
+
+    def now(self) -> int:
+        self.t += 1_000
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        ns = round(s * 1e9)
+        self.asked.append(ns)
+        self.t += ns + (self.over.pop(0) if self.over else 0)
+
+
+def clock(os_, adaptive=True, margin=200_000, policy="hybrid"):
+    return WallClock(policy, margin, adaptive=adaptive, half_life_ns=HL, sleep=os_.sleep, now_ns=os_.now)
+
+
+def test_fixed_margin_sleeps_to_the_margin_and_counts_late_sleeps():
+    os_ = ScriptedOS([50_000, 500_000, 0])
+    c = clock(os_, adaptive=False)
+    for k in range(3):
+        d = os_.t + P
+        t_call = os_.t + 1_000                  # what the wait's first now() reads
+        woke = c.wait_until(d)
+        assert woke >= d
+        assert os_.asked[k] == d - 200_000 - t_call  # sleeps to 200 us before the deadline
+    assert c.sleeps == 3 and c.late_sleeps == 1 and c.max_oversleep_ns == 501_000  # + the 1 us read
+    assert c.margin_now_ns() == 200_000       # a fixed margin never moves
+    r = c.report()
+    assert r["late_sleeps"] == 1 and r["margin_us"] == 200.0 and not r["adaptive"]
+
+
+def test_adaptive_margin_takes_the_oversleep_peak_and_halves_per_half_life():
+    os_ = ScriptedOS([600_000])
+    c = clock(os_)
+    d = os_.t + P
+    c.wait_until(d)                            # this sleep comes back 600 us late
+    assert c.late_sleeps == 1
+    t_peak = d - 200_000 + 601_000             # the wake time that set the peak (+ the 1 us read)
+    assert c._peak == 601_000.0 and c._peak_t == t_peak
+    for elapsed in (0.25 * HL, HL, 1.5 * HL):
+        os_.t = t_peak + int(elapsed) - 1_000   # margin_now_ns reads now() once (+1 us)
+        want = 601_000 * math.exp(-math.log(2.0) * (elapsed / HL))
+        assert c.margin_now_ns() == max(200_000, int(want)), elapsed
+    os_.t = t_peak + int(2 * HL)
+    assert c.margin_now_ns() == 200_000        # decayed below the minimum: the minimum
+
+
+def test_adaptive_wait_sleeps_to_the_widened_margin_and_spins_when_it_exceeds_the_period():
+    os_ = ScriptedOS([1_500_000])              # one 1.5 ms oversleep: longer than the period
+    c = clock(os_)
+    c.wait_until(os_.t + P)
+    n_sleeps = c.sleeps
+    for _ in range(50):                        # the next 50 ms: the margin is above the period
+        d = os_.t + P
+        assert c.wait_until(d) >= d
+    assert c.sleeps == n_sleeps                # no sleep at all: spun every period
+    # once the peak has decayed to 0.6 ms, the wait sleeps again, to that margin
+    os_.t += int(HL * math.log2(1_500_000 / 600_000))
+    d = os_.t + P
+    t_call = os_.t + 1_000
+    margin = c._peak * 0.5 ** ((t_call - c._peak_t) / HL)   # the decay law, written out
+    assert 550_000 < margin < 650_000
+    c.wait_until(d)
+    assert c.sleeps == n_sleeps + 1
+    assert abs(os_.asked[-1] - (d - margin - t_call)) <= 1.0
+
+
+def test_small_oversleeps_do_not_raise_the_peak_above_what_they_were():
+    os_ = ScriptedOS([300_000] + [10_000] * 20)
+    c = clock(os_)
+    for _ in range(21):
+        c.wait_until(os_.t + P)
+    assert c._peak == 301_000.0                # later, smaller oversleeps leave the peak alone
+    assert c.late_sleeps == 1 and c.sleeps == 21
+
+
+def test_no_wait_returns_before_its_deadline_and_spin_never_sleeps():
+    for policy in ("hybrid", "spin"):
+        os_ = ScriptedOS([0, 900_000, 3_000_000, 0, 0])
+        c = clock(os_, policy=policy)
+        for _ in range(5):
+            d = os_.t + P
+            assert c.wait_until(d) >= d
+        assert (c.sleeps == 0) == (policy == "spin")
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="half_life_ns"):
+        WallClock("hybrid", 100_000, adaptive=True, half_life_ns=0)
+    c = WallClock("hybrid", 100_000, adaptive=True)
+    t = c.now_ns() + 2_000_000
+    assert c.wait_until(t) >= t
+    assert c.report()["sleeps"] == 1
