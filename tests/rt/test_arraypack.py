@@ -69,7 +69,7 @@ def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
         base = c._hil_arrays(c.sc)
         assert len(base) == len(CK.HIL_ARRAYS)
         A = tuple(a.copy() for a in base)
-        B = tuple(a.copy() for a in base)
+        B = tuple(a.copy() for a in A)   # from A, not base: the run-log writer thread moves the live cursor
         pk = c._pack(B)
         for n in range(50):
             w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts
