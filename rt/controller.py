@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from drivers.framing import MAX_FRAME, SEQ_STATE_LEN
+from drivers.framing import MAX_FRAME, OVERHEAD, SEQ_STATE_LEN
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt import arraypack as AP
@@ -208,6 +208,8 @@ class Controller:
         self._timing = np.zeros((8, 1), dtype=np.int64)   # the loop's timing ring (make_loop)
         self._hil_pack: AP.Packed | None = None   # hil_cycle_packed's table (rt.arraypack)
         self._ftype = WK.LENGTHS if stand.command_mode == "lengths" else WK.POSE   # the set-point frame
+        # the DYNAMICS kernel's frame in tx: its length is fixed by the type (6 lengths or 7 pose values)
+        self._set_point_frame = self._txmv[:OVERHEAD + 8 * (6 if self._ftype == WK.LENGTHS else 7)]
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
         self._gate_misses = 0
@@ -714,12 +716,13 @@ class Controller:
         return (self.dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
                 self._heartbeat_lost and self.telemetry is not None)
 
-    def _add_link_counts(self, s_acc: int, p_acc: int, refused) -> None:
-        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames) and, if ``refused``,
-        refused this cycle into the links' Counters, as the transports' own checks would have
-        counted it."""
+    def _add_link_counts(self, s_acc: int, p_acc: int, refused, now: float | None = None) -> None:
+        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
+        ``time.monotonic()`` = ``now`` when given) and, if ``refused``, refused this cycle into
+        the links' Counters, as the transports' own checks would have counted it."""
         if p_acc or s_acc:
-            now = time.monotonic()
+            if now is None:
+                now = time.monotonic()
             if p_acc:
                 self._p_tr.accepted(p_acc, now)
             if s_acc:
@@ -854,15 +857,16 @@ class Controller:
         pk = self._hil_pack
         if pk is None:
             pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
+        now_ns = time.monotonic_ns()
         code, s_acc, p_acc, flags = CK.hil_cycle_packed(
-            self._sbuf, self._pbuf, self.platform.seq, time.monotonic_ns(), self.t_run, self._ftype, self.tau,
+            self._sbuf, self._pbuf, self.platform.seq, now_ns, self.t_run, self._ftype, self.tau,
             self._mode, pk.table, *self._link_inputs(cycle))
         dt = self.dt
         self.phase_t += dt
         self.t_run += dt
         self._command = True
         self._tx_ready = True
-        self._add_link_counts(s_acc, p_acc, flags & CK.F_LK_ERR)
+        self._add_link_counts(s_acc, p_acc, flags & CK.F_LK_ERR, now_ns * 1e-9)
         if flags:
             self._dynamics_outcome(code, flags)
 
@@ -919,7 +923,7 @@ class Controller:
         """Exactly one platform frame (encoded by the compiled kernels with the driver's next
         seq), the run-log record, telemetry."""
         if self._tx_ready:
-            self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
+            self._send(self._set_point_frame)
         else:
             self._write_frame()
         self._outstanding = 1

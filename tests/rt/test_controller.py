@@ -10,6 +10,7 @@ import pytest
 
 from sim_stand.kinematic_rig import NOMINAL, Rig  # noqa: F401
 from drivers.motion_platform import Command, PlatformState
+from rt import control_kernels as CK
 from rt import coupling as CP
 from rt import spacecraft as SCM
 from rt.config.case import load_case
@@ -594,6 +595,8 @@ def test_lengths_mode_sends_the_inverse_kinematics_of_the_command(tmp_path):
         rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 2000)
         rig.run(300)
         assert c.supervisor.state is State.RUNNING and c.supervisor.trip_reason is None
+        # write sends the DYNAMICS kernel's frame through a view of its length fixed by the type
+        assert len(c._set_point_frame) == int(c.ins[CK.IN_TXLEN]) == 22 + 8 * 6
         c.close()
         log = read_log(c.log_path)
         row = {int(k): i for i, k in enumerate(log.fields["cycle"])}
