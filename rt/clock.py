@@ -19,6 +19,7 @@ import time
 from typing import Callable, Protocol
 
 WAIT_POLICIES = ("hybrid", "spin")
+_exp = math.exp
 
 
 class Clock(Protocol):
@@ -37,8 +38,8 @@ class WallClock:
     ``monotonic_ns``. ``policy="spin"``: spin all the way (one core at 100 %).
 
     The margin is ``margin_ns`` or, with ``adaptive=True``, the larger of ``margin_ns`` and the
-    *oversleep peak*: the largest recent oversleep (wake time minus the wake time asked for),
-    decaying with ``half_life_ns`` of wall time. A machine whose sleeps come back late (a
+    *oversleep peak*: the oversleep (wake time minus the wake time asked for) of the last sleep
+    that outlasted the margin it used, decaying by half every ``half_life_ns`` of wall time. A machine whose sleeps come back late (a
     shared VM wakes an idle vCPU in up to milliseconds) thus widens the margin, up to spinning
     the whole period, until it has shown for a few half-lives that it wakes in time; a quiet
     machine keeps ``margin_ns`` and sleeps. The peak follows a high quantile of the oversleep
@@ -74,9 +75,10 @@ class WallClock:
 
     def margin_now_ns(self) -> int:
         """The margin the next wait would use (``margin_ns`` unless adaptive)."""
-        if not self.adaptive:
-            return self.margin_ns
-        return max(self.margin_ns, int(self._decayed(self.now_ns())))
+        peak = self._peak
+        if peak:
+            peak *= math.exp((self._peak_t - self.now_ns()) * self._decay_per_ns)
+        return max(self.margin_ns, int(peak))
 
     def report(self) -> dict:
         """The wait's state for status and summaries (not for the hot path)."""
@@ -84,18 +86,18 @@ class WallClock:
                 "sleeps": self.sleeps, "late_sleeps": self.late_sleeps,
                 "max_oversleep_us": self.max_oversleep_ns / 1e3}
 
-    def _decayed(self, t: int) -> float:
-        return self._peak * math.exp((self._peak_t - t) * self._decay_per_ns) if self._peak else 0.0
-
     def wait_until(self, deadline_ns: int) -> int:
         now = self.now_ns
         t = now()
         if self.policy == "hybrid":
             margin = self.margin_ns
-            if self.adaptive and self._peak:
-                peak = self._decayed(t)
+            peak = self._peak
+            if peak:
+                peak *= _exp((self._peak_t - t) * self._decay_per_ns)
                 if peak > margin:
                     margin = int(peak)
+                else:
+                    self._peak = 0.0     # decayed below the minimum: it cannot set the margin again
             wake = deadline_ns - margin
             if wake > t:
                 self._sleep((wake - t) * 1e-9)
@@ -103,13 +105,13 @@ class WallClock:
                 over = t1 - wake
                 self.sleeps += 1
                 self.slept_ns += t1 - t
-                if over > margin:
+                if over > margin:        # the sleep outlasted its margin: a late wake, a new peak
                     self.late_sleeps += 1
+                    if self.adaptive:
+                        self._peak = float(over)
+                        self._peak_t = t1
                 if over > self.max_oversleep_ns:
                     self.max_oversleep_ns = over
-                if self.adaptive and over > self._decayed(t1):
-                    self._peak = float(over)
-                    self._peak_t = t1
                 t = t1
         while t < deadline_ns:
             t = now()

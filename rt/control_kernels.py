@@ -20,7 +20,7 @@ judge and what the platform is asked to do.
 PLATFORM_STALE (no STATUS for N cycles), SENSOR_FROZEN (N identical raw samples in a row) and
 TRACKING_ERROR (measured top position against the command sent ``delay`` cycles earlier).
 
-:func:`dynamics_cycle` also judges the end criteria (``stats[ST_END]``), in this order:
+:func:`run_statistics` also judges the end criteria (``stats[ST_END]``), in this order:
 END_TIME_LIMIT (``t >= duration``), END_SEPARATED (``|r_DPA| > endp[EP_SEPARATION]``) and
 END_CAPTURE_SETTLED: after the first contact (``|f_P| > endp[EP_CONTACT_N]``), the relative
 speed of A in P stays below ``endp[EP_SETTLE_V]`` and its relative angular rate below
@@ -62,7 +62,7 @@ XL_TRACK, XL_PSTALE, XL_FROZEN, XL_DELAY, XL_TRACK_ON = 0, 1, 2, 3, 4
 XL_LEN = 5
 XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED = 0, 1, 2, 3
 XC_LEN = 4
-# run statistics / end criteria of dynamics_cycle()
+# run statistics / end criteria (run_statistics)
 ST_PEAK_F, ST_PEAK_M, ST_FIRST_CONTACT, ST_MAX_EXC, ST_END = 0, 1, 2, 3, 4
 ST_SETTLE, ST_CONTACT_D = 5, 6   # time the capture-settled conditions have held (s); |r| at first contact
 ST_LEN = 7
@@ -71,7 +71,7 @@ EP_SETTLE_S, EP_SETTLE_V, EP_SETTLE_W = 6, 7, 8   # capture_settle_s, speed (m/s
 EP_LEN = 9
 END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
 END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
-# the cycle's link state (ingest / emit / hil_cycle), one float64 array the shell and the kernels share.
+# the cycle's link state (ingest / emit / hil_cycle_packed), one float64 array the shell and the kernels share.
 # Set every cycle from the shell's arguments (set_link_inputs): IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
 # IN_GAPS (its sequence gaps so far), IN_CRC_ERRORS (its CRC errors alone, for the log), IN_STREAK
 # (overrun streak), IN_HB (console heartbeat lost),
@@ -252,27 +252,11 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
 
 
 @njit(cache=True)
-def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
-                   par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel,
-                   cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, scr,
-                   lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, new_sample, crc_new, gap_new,
-                   platform_fault, platform_estop, overrun_streak, heartbeat_lost, lengths, detail,
-                   xlim, xctr, trk_ring, raw_prev, status_new, status_pos, stats, endp):
-    """RUNNING, DYNAMICS phase, in one compiled call: sensing, the coupling step with the wrench
-    (state at t + dt, prediction at t + dt + tau, platform pose), the command's rates, the
-    safety checks, the run statistics and the end criteria (``stats[ST_END]``). Returns the
-    safety ``Reason`` code (0 = clear)."""
-    sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
-    for i in range(6):
-        w_in[0, i] = w_P[i]
-    CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
-    for i in range(7):
-        cmd_pose[i] = out[CP.O_PCMD + i]
-    command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
-    code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
-                     w_P, out, new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak,
-                     heartbeat_lost, lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos)
-    # statistics
+def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
+    """The run statistics (peak force and moment on the passive unit, first contact, platform
+    excursion) and the end criteria (``stats[ST_END]``; module docstring) after a DYNAMICS
+    step to ``t + dt``: ``w_P`` the measured wrench, ``out`` the coupling's output (relative
+    state), ``cmd_pose`` the platform command."""
     f = math.sqrt(w_P[0] ** 2 + w_P[1] ** 2 + w_P[2] ** 2)
     m = math.sqrt(w_P[3] ** 2 + w_P[4] ** 2 + w_P[5] ** 2)
     if f > stats[ST_PEAK_F]:
@@ -288,7 +272,6 @@ def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_
                   + (cmd_pose[2] - endp[EP_START + 2]) ** 2)
     if e > stats[ST_MAX_EXC]:
         stats[ST_MAX_EXC] = e
-    # end criteria
     if stats[ST_FIRST_CONTACT] >= 0.0:
         v = CP.O_REL + S.REL_V
         w = CP.O_REL + S.REL_W
@@ -305,7 +288,6 @@ def dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_
         stats[ST_END] = END_SEPARATED
     elif stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9:
         stats[ST_END] = END_CAPTURE_SETTLED
-    return code
 
 
 @njit(cache=True)
@@ -414,53 +396,7 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
         commit_row(row, ring, cur)
 
 
-@njit(cache=True)
-def hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
-              C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
-              par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
-              cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
-              lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
-              xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp, ring, cursor):
-    """One DYNAMICS cycle in one compiled call: :func:`ingest` (frames in), :func:`dynamics_cycle`
-    at case time ``t`` over ``ins[IN_DT]``, :func:`emit` (the set-point frame of type
-    ``ftype``: POSE from ``cmd_pose`` or LENGTHS from ``cmd_lengths``; the run-log row).
-    ``seq`` and ``t_ns`` (host time) go into the frame. Returns the safety ``Reason`` code
-    (0 = clear); ``stats[ST_END]`` holds an end criterion. Only when neither (the frame will
-    be sent as encoded) does the command become ``sent_pose`` / ``sent_twist`` and the row
-    go to the run log (``ring``, ``cursor``: :func:`commit_row`): otherwise the shell starts
-    the safe stop from the last command actually sent and writes that cycle's frame and row."""
-    ingest(sbuf, pbuf, raw, meas, ins, row, rix)
-    seen = ins[IN_STATUS_SEEN] != 0.0
-    pstate = meas[WK.ST_STATE]
-    dt = ins[IN_DT]
-    fault = seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE)
-    estop = seen and pstate == PLATFORM_E_STOPPED
-    new_sample = ins[IN_NEW_SAMPLE] != 0.0
-    status_new = ins[IN_STATUS_NEW] != 0.0
-    hb_lost = ins[IN_HB] != 0.0
-    code = dynamics_cycle(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
-                          par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel,
-                          cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, scr,
-                          lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring,
-                          new_sample, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), fault, estop,
-                          int(ins[IN_STREAK]), hb_lost, cmd_lengths, detail, xlim, xctr, trk_ring, raw_prev,
-                          status_new, meas_pose, stats, endp)
-    final = code == 0 and stats[ST_END] == 0.0
-    if ftype == WK.LENGTHS:
-        emit(ftype, seq, t_ns, cmd_lengths, 6, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cursor,
-             final)
-    else:
-        emit(ftype, seq, t_ns, cmd_pose, 7, t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cursor,
-             final)
-    if final:
-        for i in range(7):
-            sent_pose[i] = cmd_pose[i]
-        for i in range(6):
-            sent_twist[i] = cmd_twist[i]
-    return code
-
-
-# hil_cycle's arrays, in its argument order, as rt.arraypack kinds (hil_cycle_packed's table)
+# hil_cycle_packed's arrays: the rows of its table (rt.arraypack kinds), in this order
 HIL_ARRAYS = (
     ("ins", "f8_1"),
     ("meas", "f8_1"),
@@ -543,12 +479,26 @@ F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
 @njit(cache=True)
 def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
                      bad_total, crc_total, gaps_total, hb_lost):
-    """The controller's DYNAMICS cycle: :func:`hil_cycle` with its arrays packed into one table
-    (rt.arraypack; rows in :data:`HIL_ARRAYS` order; one argument instead of 55) and the
-    shell's link inputs as arguments (:func:`set_link_inputs`). Returns (safety
-    code, sensor frames accepted (0 unless the scan reads the sensor), platform frames
-    accepted, flags F_*: the scan refused frames (F_LK_ERR: CRC, framing, sequence;
-    F_REFUSED: by content), the first contact happened, an end criterion holds, a trip)."""
+    """The controller's RUNNING/DYNAMICS cycle in one compiled call, at case time ``t`` over
+    ``dt``: :func:`ingest` (this cycle's frames in), ``rt.sensing.sense``, the coupling step
+    with the measured wrench (``rt.coupling.coupling_update``: state at t + dt, prediction at
+    t + dt + tau, platform pose), :func:`command_rates`, :func:`supervise`,
+    :func:`run_statistics` (statistics, end criteria) and :func:`emit` (the set-point frame of
+    type ``ftype`` carrying ``seq`` and the host time ``t_ns``: POSE from ``cmd_pose`` or
+    LENGTHS from ``cmd_lengths``; the run-log row).
+
+    The arrays come packed in one table (rt.arraypack; rows in :data:`HIL_ARRAYS` order: one
+    argument instead of 55, and no array crosses a call into the steps above in a bundle of
+    55 or 45 exploded structs), the shell's link inputs as arguments
+    (:func:`set_link_inputs`). Only when neither a trip nor an end criterion holds (the frame
+    will be sent as encoded) does the command become ``sent_pose`` / ``sent_twist`` and the
+    row go to the run log (:func:`commit_row`); otherwise the shell starts the safe stop from
+    the last command actually sent and writes that cycle's frame and row.
+
+    Returns (safety ``Reason`` code (0 = clear), sensor frames accepted (0 unless the scan
+    reads the sensor), platform frames accepted, flags F_*: the scan refused frames
+    (F_LK_ERR: CRC, framing, sequence; F_REFUSED: by content), the first contact happened,
+    an end criterion holds (``stats[ST_END]``), a trip)."""
     ins = AP.f8_1(tbl, 0)
     set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
     meas = AP.f8_1(tbl, 1)
@@ -606,12 +556,31 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     ring = AP.f8_2(tbl, 53)
     cursor = AP.i8_1(tbl, 54)
     had_contact = stats[ST_FIRST_CONTACT] >= 0.0
-    code = hil_cycle(sbuf, pbuf, seq, t_ns, t, ftype, ins, meas, tx, row, rix, timing, sent_pose, sent_twist,
-                     C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P,
-                     par, env, x, w_in, tau, mode, geo, out, k, xt, ws, rel,
-                     cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, cmd_lengths, scr,
-                     lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, detail,
-                     xlim, xctr, trk_ring, raw_prev, meas_pose, stats, endp, ring, cursor)
+    ingest(sbuf, pbuf, raw, meas, ins, row, rix)
+    seen = ins[IN_STATUS_SEEN] != 0.0
+    pstate = meas[WK.ST_STATE]
+    sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
+    for i in range(6):
+        w_in[0, i] = w_P[i]
+    CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+    for i in range(7):
+        cmd_pose[i] = out[CP.O_PCMD + i]
+    command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
+    code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
+                     w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]),
+                     seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE),
+                     seen and pstate == PLATFORM_E_STOPPED, int(ins[IN_STREAK]), ins[IN_HB] != 0.0,
+                     cmd_lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose)
+    run_statistics(w_P, out, cmd_pose, t, dt, stats, endp)
+    final = code == 0 and stats[ST_END] == 0.0
+    values = cmd_lengths if ftype == WK.LENGTHS else cmd_pose
+    emit(ftype, seq, t_ns, values, values.shape[0], t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring,
+         cursor, final)
+    if final:
+        for i in range(7):
+            sent_pose[i] = cmd_pose[i]
+        for i in range(6):
+            sent_twist[i] = cmd_twist[i]
     flags = 0
     if ins[IN_LK_ERR] != 0.0:
         flags |= F_LK_ERR

@@ -348,7 +348,7 @@ class Controller:
         CK.runup_eval(ru, self.geo, -0.1, out, scr)
         for first in (True, False):
             CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, first, scr)
-        # the coupling's pieces as the controller calls them outside dynamics_cycle (run-up
+        # the coupling's pieces as the controller calls them outside hil_cycle_packed (run-up
         # target: relative_rates) and as rt.coupling.Coupling does (initial command, update)
         w = sc.ws
         CP.relative_rates(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0], w.xt, w.ws,
@@ -889,7 +889,7 @@ class Controller:
             self._stop_step()
 
     def _hil_arrays(self, sc) -> tuple:
-        """rt.control_kernels.hil_cycle's arrays (CK.HIL_ARRAYS order) for the vehicles ``sc``:
+        """rt.control_kernels.hil_cycle_packed's arrays (CK.HIL_ARRAYS order) for the vehicles ``sc``:
         fixed while a run lasts; packed again whenever one of them is rebound (load, arm,
         start, a new loop)."""
         s = self.sensing

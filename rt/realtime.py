@@ -103,17 +103,33 @@ def set_affinity(cpus: Iterable[int]) -> Report:
     return Report("cpu_affinity", True, f"loop thread on CPUs {cpus}")
 
 
+_LIBC = None
+
+
 def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    """libc, loaded once (``find_library`` runs ``ldconfig``: milliseconds, not for the loop
+    thread's first cycle)."""
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _LIBC
+
+
+_UL0 = ctypes.c_ulong(0)
 
 
 def timer_slack_ns() -> int | None:
     """The calling thread's timer slack (None where prctl is unavailable)."""
     try:
-        v = _libc().prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
+        v = _libc().prctl(PR_GET_TIMERSLACK, _UL0, _UL0, _UL0, _UL0)
     except (OSError, AttributeError):
         return None
     return None if v < 0 else int(v)
+
+
+# the timer slack of the thread that imported this module (the main thread, before any loop
+# thread set its own): what helper threads go back to
+STARTUP_SLACK: int | None = timer_slack_ns() if sys.platform.startswith("linux") else None
 
 
 def set_timer_slack(ns: int) -> Report:
@@ -127,7 +143,7 @@ def set_timer_slack(ns: int) -> Report:
         return Report("timer_slack", False, "not supported on this OS")
     try:
         libc = _libc()
-        if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(int(ns)), 0, 0, 0) != 0:
+        if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(int(ns)), _UL0, _UL0, _UL0) != 0:
             err = ctypes.get_errno()
             return Report("timer_slack", False, f"{ns} ns refused: {os.strerror(err)} (errno {err})")
     except (OSError, AttributeError) as e:
@@ -185,8 +201,9 @@ def apply_thread(opts) -> list[Report]:
 
 def demote_helper_thread() -> list[Report]:
     """First call of a helper thread (run-log writer) that may have been started by the loop
-    thread and inherited its SCHED_FIFO priority and CPU mask: back to SCHED_OTHER, and onto
-    the start-up CPUs minus the loop's (all start-up CPUs if that leaves none). Never raises."""
+    thread and inherited its SCHED_FIFO priority, CPU mask and timer slack: back to
+    SCHED_OTHER, onto the start-up CPUs minus the loop's (all start-up CPUs if that leaves
+    none), and the process's start-up timer slack. Never raises."""
     out = []
     if hasattr(os, "sched_setscheduler"):
         try:
@@ -206,6 +223,9 @@ def demote_helper_thread() -> list[Report]:
             out.append(Report("helper_cpu_affinity", False, f"CPUs {sorted(cpus)} refused: {msg}"))
     else:
         out.append(Report("helper_cpu_affinity", False, "CPU affinity not supported on this OS"))
+    if STARTUP_SLACK and timer_slack_ns() != STARTUP_SLACK:
+        r = set_timer_slack(STARTUP_SLACK)
+        out.append(Report("helper_timer_slack", r.ok, r.message.replace("loop thread's", "helper thread's")))
     return out
 
 

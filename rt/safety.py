@@ -107,7 +107,7 @@ class SafetyLimits:
     platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
     sensor_frozen_samples: int = 50      # this many identical raw samples in a row = a frozen sensor
     arm_timeout_s: float = 30.0          # ENGAGE + tare + move to the initial pose must finish within this
-    # end criterion "capture settled" (not trips; rt.control_kernels.dynamics_cycle)
+    # end criterion "capture settled" (not trips; rt.control_kernels.run_statistics)
     contact_force_n: float = 50.0        # |f_P| above this counts as contact (first contact, contact held)
     capture_speed_max_m_s: float = 0.005     # relative speed of A in P below this ...
     capture_rate_max_rad_s: float = math.radians(0.2)   # ... and relative angular rate below this

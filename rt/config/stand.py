@@ -39,7 +39,7 @@ class RealtimeOptions:
     cpu_affinity: tuple[int, ...] = ()
     mlockall: bool = False
     switch_interval_us: float = 500.0
-    timer_slack_ns: int = 0            # PR_SET_TIMERSLACK for the loop thread (0 = leave as is)
+    timer_slack_ns: int = 1            # PR_SET_TIMERSLACK for the loop thread (0 = leave as is)
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def load_stand(path: str | Path) -> Stand:
     if margin_us * 1e-6 >= 1.0 / rate:
         raise lp.error("spin_margin_us", f"must be shorter than the period ({1e6 / rate:g} us)")
     adaptive = lp.bool("adaptive_margin", True)
-    half_life_s = lp.float("adaptive_margin_half_life_s", 1.0, gt=0.0, le=3600.0)
+    half_life_s = lp.float("adaptive_margin_half_life_s", 1.0, ge=1e-3, le=3600.0)
     warn_s = lp.float("overrun_warn_interval_s", 1.0, gt=0.0)
     lp.done()
 
@@ -145,7 +145,7 @@ def load_stand(path: str | Path) -> Stand:
                           cpu_affinity=tuple(int(c) for c in aff.ravel()),
                           mlockall=rt_t.bool("mlockall", False),
                           switch_interval_us=rt_t.float("switch_interval_us", 500.0, gt=0.0),
-                          timer_slack_ns=rt_t.int("timer_slack_ns", 1, ge=0))
+                          timer_slack_ns=rt_t.int("timer_slack_ns", 1, ge=0, le=1_000_000))
     rt_t.done()
 
     # ---- sensor

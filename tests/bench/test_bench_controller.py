@@ -15,7 +15,8 @@ def test_controller_cycle_figures_come_from_dynamics_cycles(monkeypatch):
     assert "controller_cycle_note" not in out
     for k in ("controller_cycle_us_p50", "controller_cycle_us_p99", "controller_cycle_rig_us_p50",
               "controller_cycle_rig_us_p99", "controller_cycle_noise_floor_us_p99", "controller_read_us_p50",
-              "controller_update_us_p50", "controller_write_us_p50", "controller_kernel_call_us_packed"):
+              "controller_update_us_p50", "controller_write_us_p50", "controller_kernel_call_us_packed",
+              "controller_kernel_compiled_us"):
         assert math.isfinite(out[k]) and out[k] > 0.0, k
     assert out["controller_cycle_us_p99"] >= out["controller_cycle_us_p50"]
 

@@ -1,6 +1,7 @@
 """rt.arraypack and the packed cycle kernel: the table refuses what the kernel could not read
-safely, and rt.control_kernels.hil_cycle_packed computes bit for bit what hil_cycle computes
-with its 55 array arguments, cycle after cycle, on a controller's real arrays."""
+safely, and rt.control_kernels.hil_cycle_packed computes bit for bit what its steps compute
+when called one by one from Python with the 55 arrays as arguments, cycle after cycle, on a
+controller's real arrays."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,9 @@ from numba import njit
 
 from rt import arraypack as AP
 from rt import control_kernels as CK
+from rt import coupling as CP
 from rt import wire_kernels as WK
+from rt.sensing import sense
 from rt.controller import Phase
 from sim_stand.kinematic_rig import Rig
 
@@ -56,7 +59,42 @@ def test_pack_refuses_what_the_kernel_cannot_read(arr, kind, why):
         AP.pack((np.zeros(1), np.zeros(1)), ("f8_1",))
 
 
-def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
+def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
+    """hil_cycle_packed's steps, in its docstring's order, called one by one from Python on the
+    unpacked arrays ``A`` (CK.HIL_ARRAYS order). Returns the safety code."""
+    a = dict(zip((name for name, _ in CK.HIL_ARRAYS), A))
+    ins, meas, out, stats = a["ins"], a["meas"], a["out"], a["stats"]
+    CK.set_link_inputs(ins, *link)
+    dt = link[0]
+    CK.ingest(sbuf, pbuf, a["raw"], meas, ins, a["row"], a["rix"])
+    seen = ins[CK.IN_STATUS_SEEN] != 0.0
+    pstate = meas[WK.ST_STATE]
+    sense(*(a[k] for k in ("C_eff", "R_PS", "p_PS_P", "raw", "bias", "acc_t", "sctr", "coef", "fstate", "w_S",
+                           "w_P_raw", "w_P")))
+    a["w_in"][0, :] = a["w_P"]
+    CP.coupling_update(a["par"], a["env"], a["x"], t, dt, a["w_in"], tau, mode, a["geo"], out, a["k"], a["xt"],
+                       a["ws"], a["rel"])
+    a["cmd_pose"][:] = out[CP.O_PCMD:CP.O_PCMD + 7]
+    CK.command_rates(a["cmd_pose"], a["prev_pose"], a["prev_vel"], a["cmd_twist"], a["cmd_acc"], dt, False, a["scr"])
+    code = CK.supervise(
+        a["lim"], a["base"], a["top"], a["leg_lim"], a["box"], a["ctr"], a["crc_ring"], a["gap_ring"], a["cmd_pose"],
+        a["cmd_twist"], a["cmd_acc"], a["w_S"], a["w_P"], out, ins[CK.IN_NEW_SAMPLE] != 0.0,
+        int(ins[CK.IN_CRC_NEW]), int(ins[CK.IN_GAP_NEW]),
+        bool(seen and pstate in (CK.PLATFORM_FAULT, CK.PLATFORM_IDLE)), bool(seen and pstate == CK.PLATFORM_E_STOPPED),
+        int(ins[CK.IN_STREAK]), ins[CK.IN_HB] != 0.0, a["cmd_lengths"], a["detail"], a["xlim"], a["xctr"],
+        a["trk_ring"], a["raw"], a["raw_prev"], ins[CK.IN_STATUS_NEW] != 0.0, a["meas_pose"])
+    CK.run_statistics(a["w_P"], out, a["cmd_pose"], t, dt, stats, a["endp"])
+    final = code == 0 and stats[CK.ST_END] == 0.0
+    values = a["cmd_lengths"] if ftype == WK.LENGTHS else a["cmd_pose"]
+    CK.emit(ftype, seq, t_ns, values, values.shape[0], t + dt, ins, a["tx"], a["row"], a["rix"], a["w_S"], a["w_P"],
+            a["x"], out, a["timing"], a["ring"], a["cursor"], final)
+    if final:
+        a["sent_pose"][:] = a["cmd_pose"]
+        a["sent_twist"][:] = a["cmd_twist"]
+    return code
+
+
+def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path):
     rig = Rig(tmp_path, contact=(-0.52, 20000.0))
     try:
         c = rig.ctl
@@ -71,21 +109,18 @@ def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
         A = tuple(a.copy() for a in base)
         B = tuple(a.copy() for a in A)   # from A, not base: the run-log writer thread moves the live cursor
         pk = c._pack(B)
-        for n in range(50):
-            w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts
+        ends = codes = 0
+        for n in range(60):
+            w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts: contact, then a trip
             A[11][2] = B[11][2] = A[11][2] + w          # raw (HIL_ARRAYS[11])
-            # the link inputs hil_cycle_packed takes as arguments, set by hand for hil_cycle
-            dt, streak, missed, ti, bad, crc, gaps, hb = 1e-3 + 1e-6 * n, n % 3, n // 7, n, n // 5, n // 9, n // 4, n == 30
-            for k, v in ((CK.IN_DT, dt), (CK.IN_CYCLE, n), (CK.IN_STREAK, streak), (CK.IN_MISSED, missed),
-                         (CK.IN_TIMING_I, ti), (CK.IN_BAD_TOTAL, bad), (CK.IN_CRC_ERRORS, crc), (CK.IN_GAPS, gaps),
-                         (CK.IN_HB, hb)):
-                A[0][k] = v
+            if n == 45:                                  # an end criterion: the case's time is up
+                A[-3][CK.EP_DURATION] = B[-3][CK.EP_DURATION] = 0.0   # endp (HIL_ARRAYS[-3])
+            link = (1e-3 + 1e-6 * n, n, n % 3, n // 7, n, n // 5, n // 9, n // 4, n == 30)
+            frames = (sbuf, pbuf) if n == 0 else (b"", b"")
             had = A[-4][CK.ST_FIRST_CONTACT] >= 0.0          # stats (HIL_ARRAYS[-4])
-            ca = CK.hil_cycle(sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n, 0.5 + 1e-3 * n,
-                              c._ftype, *A[:24], c.tau, c._mode, *A[24:])
-            cb, s_acc, p_acc, flags = CK.hil_cycle_packed(
-                sbuf if n == 0 else b"", pbuf if n == 0 else b"", 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype, c.tau,
-                c._mode, pk.table, dt, n, streak, missed, ti, bad, crc, gaps, hb)
+            ca = reference_cycle(A, *frames, 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype, c.tau, c._mode, link)
+            cb, s_acc, p_acc, flags = CK.hil_cycle_packed(*frames, 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype,
+                                                          c.tau, c._mode, pk.table, *link)
             assert ca == cb and bool(flags & CK.F_TRIP) == (ca != 0)
             ins = A[0]
             assert (s_acc, p_acc) == (int(ins[CK.IN_LK_S + WK.LK_ACC]), int(ins[CK.IN_LK_P + WK.LK_ACC]))
@@ -94,38 +129,9 @@ def test_packed_cycle_is_the_unpacked_cycle_bit_for_bit(tmp_path):
             assert bool(flags & CK.F_END) == (A[-4][CK.ST_END] != 0.0)
             for (name, _), a, b in zip(CK.HIL_ARRAYS, A, B):
                 assert np.array_equal(a, b, equal_nan=True), (n, name)
+            codes += ca != 0
+            ends += A[-4][CK.ST_END] != 0.0
         assert A[3][c.rix[CK.RX_WP] + 2] != base[3][c.rix[CK.RX_WP] + 2]   # the cycles did work
-    finally:
-        rig.close()
-
-
-def test_hil_arrays_are_the_controllers_arrays_by_name(tmp_path):
-    """The table's order pairs every HIL_ARRAYS name with the controller's array of that name
-    (a swap of two same-shaped arrays would pass the bit-for-bit test above)."""
-    rig = Rig(tmp_path)
-    try:
-        c = rig.ctl
-        rig.arm_and_start()
-        s, sm, sc = c.sensing, c.safety, c.sc
-        w = sc.ws
-        named = {"ins": c.ins, "meas": c.meas, "tx": c.tx, "row": c.row, "rix": c.rix, "timing": c.loop.timing.data,
-                 "sent_pose": c.sent_pose, "sent_twist": c.sent_twist, "C_eff": s.C_eff, "R_PS": s.R_PS,
-                 "p_PS_P": s.p_PS_P, "raw": s.raw, "bias": s.bias, "acc_t": s.acc, "sctr": s.ctr, "coef": s.coef,
-                 "fstate": s.fstate, "w_S": s.w_S, "w_P_raw": s.w_P_raw, "w_P": s.w_P, "par": sc.par, "env": sc.env,
-                 "x": sc.x, "w_in": c.w_in, "geo": c.geo, "out": c.out, "k": w.k, "xt": w.xt, "ws": w.ws,
-                 "rel": w.rel, "cmd_pose": c.v["cmd_pose"], "prev_pose": c.prev_pose, "prev_vel": c.prev_vel,
-                 "cmd_twist": c.v["cmd_twist"], "cmd_acc": c.v["cmd_acc"], "cmd_lengths": c.v["cmd_lengths"],
-                 "scr": c.scr, "lim": sm.lim, "base": sm.g.base, "top": sm.g.top, "leg_lim": sm.leg_lim,
-                 "box": sm.g.box, "ctr": sm.ctr, "crc_ring": sm.crc_ring, "gap_ring": sm.gap_ring,
-                 "detail": sm.detail, "xlim": c.xlim, "xctr": c.xctr, "trk_ring": c.trk_ring,
-                 "raw_prev": c.raw_prev, "meas_pose": c.v["meas_pose"], "stats": c.stats, "endp": c.endp,
-                 "ring": c.writer.ring, "cursor": c.writer.cursor}
-        assert [n for n, _ in CK.HIL_ARRAYS] == list(named)
-        packed = c._hil_pack.arrays                          # packed when the run started
-        for (name, _), a in zip(CK.HIL_ARRAYS, packed):
-            assert a is named[name], name
-        # the row's command and measurement fields are views of the row (one record, no copies)
-        for name in ("cmd_pose", "cmd_twist", "cmd_acc", "cmd_lengths", "meas_pose"):
-            assert np.shares_memory(named[name], c.row), name
+        assert codes and ends                                               # both rare outcomes were met
     finally:
         rig.close()

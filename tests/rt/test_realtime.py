@@ -63,9 +63,9 @@ def test_steps_report_instead_of_raising():
         sys.setswitchinterval(switch)
     names = [r.name for r in reports]
     assert names == ["mlockall", "switch_interval", "cpu_affinity", "sched_fifo", "timer_slack"]
-    if reports[4].ok:   # prctl is Linux's: the loop thread's slack is 1 ns (0 while SCHED_FIFO: Linux
-        # gives real-time threads none), the main thread's is untouched
-        assert out["slack"] == (0 if reports[3].ok else 1) and RT.timer_slack_ns() == main_slack > 1
+    if reports[4].ok:   # prctl is Linux's: the loop thread's slack is 1 ns (recent kernels read 0 for a
+        # SCHED_FIFO thread: they give real-time threads none), the main thread's is untouched
+        assert out["slack"] in ((0, 1) if reports[3].ok else (1,)) and RT.timer_slack_ns() == main_slack
     for r in reports:
         assert r.message and str(r).startswith(r.name)
         if not r.ok:
