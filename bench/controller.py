@@ -4,8 +4,8 @@
 loop at 1 kHz with the default stand's wait (``config/stand.toml`` ``[loop]``: ``hybrid``,
 a 200 us margin widened to the OS's recent oversleep, and its ``[realtime]`` timer slack) and
 an empty cycle; ``loop_hybrid_sleep_share`` is the share of that run's wall time spent asleep
-(what the hybrid wait saved against spinning), ``loop_hybrid_late_sleeps`` how many sleeps
-overran their margin. ``loop_lateness_fixed_margin_us_p99`` and
+(what the hybrid wait saved against spinning), ``loop_hybrid_late_sleeps`` how many waits
+slept and still returned late (rt.clock.WallClock). ``loop_lateness_fixed_margin_us_p99`` and
 ``missed_deadlines_fixed_margin``: the same hybrid wait with the margin held at 200 us (10 s;
 quick 2 s): how late this machine's OS wakes a sleeper. ``loop_lateness_spin_us_p99`` and
 ``missed_deadlines_spin``: the same with ``spin`` (10 s; quick 2 s): a loop that never

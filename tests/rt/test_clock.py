@@ -16,20 +16,26 @@ class ScriptedOS:
     """``now()`` advances ``read_ns`` (1 us) per read (a spin costs time); ``sleep(s)`` advances
     by the asked duration plus the next scripted oversleep and records what was asked."""
 
-    def __init__(self, oversleeps=(), read_ns=1_000):
+    def __init__(self, oversleeps=(), read_ns=1_000, held=()):
         self.t = 10 * P
         self.over = list(oversleeps)
+        self.held = list(held)       # how long the thread is held up right after each wake
         self.asked = []
         self.read_ns = read_ns
+        self._woke = False
 
     def now(self) -> int:
         self.t += self.read_ns
+        if self._woke:
+            self._woke = False
+            self.t += self.held.pop(0) if self.held else 0
         return self.t
 
     def sleep(self, s: float) -> None:
         ns = round(s * 1e9)
         self.asked.append(ns)
         self.t += ns + (self.over.pop(0) if self.over else 0)
+        self._woke = True
 
 
 def clock(os_, adaptive=True, margin=200_000, policy="hybrid"):
@@ -115,6 +121,23 @@ def test_the_peak_decays_while_the_loop_keeps_sleeping_and_only_late_wakes_resta
     assert c.late_sleeps == 2 and c._peak == 400_000.0
 
 
+def test_a_wake_in_time_then_held_up_past_the_deadline_is_late_too():
+    """On a VM the vCPU can be held up just after the sleep came back in time: the wait's cost
+    runs to its first read at or past the deadline, so that wait is late and sets the peak;
+    one held up less than the margin is not."""
+    os_ = ScriptedOS([0, 0], held=[100_000, 450_000])
+    c = clock(os_)
+    d = os_.t + P
+    c.wait_until(d)                            # held 100 us of a 200 us margin: in time
+    assert c.sleeps == 1 and c.late_sleeps == 0 and c._peak == 0.0
+    d = os_.t + P
+    wake = d - 200_000
+    woke = c.wait_until(d)
+    assert woke == wake + 1_000 + 450_000      # the first read after the sleep, held 450 us
+    assert c.late_sleeps == 1 and c._peak == woke - wake and c.max_oversleep_ns == woke - wake
+    assert c.margin_now_ns() > 450_000
+
+
 def test_small_oversleeps_do_not_raise_the_peak_above_what_they_were():
     os_ = ScriptedOS([300_000] + [10_000] * 20)
     c = clock(os_)
@@ -137,6 +160,8 @@ def test_no_wait_returns_before_its_deadline_and_spin_never_sleeps():
 def test_validation():
     with pytest.raises(ValueError, match="half_life_ns"):
         WallClock("hybrid", 100_000, adaptive=True, half_life_ns=0)
+    with pytest.raises(ValueError, match="late_ns"):
+        WallClock("hybrid", 100_000, late_ns=-1)
     c = WallClock("hybrid", 100_000, adaptive=True)
     t = c.now_ns() + 2_000_000
     assert c.wait_until(t) >= t
