@@ -38,20 +38,24 @@ class WallClock:
     ``monotonic_ns``. ``policy="spin"``: spin all the way (one core at 100 %).
 
     The margin is ``margin_ns`` or, with ``adaptive=True``, the larger of ``margin_ns`` and the
-    *oversleep peak*. The oversleep of a wait that slept is the time from the wake it asked
-    for to its first clock read at or past the deadline: the OS's late wake, and on a VM also
-    the vCPU held up just after waking (measured here: waits that slept were late at p99 by
-    85 us although their sleeps came back in time; waits that spun, by 8 us). A wait whose
-    oversleep exceeds its margin by more than ``late_ns`` returned late: its oversleep becomes
-    the peak, which then decays by half every ``half_life_ns`` of wall time. A machine whose sleeps come back late (a
-    shared VM wakes an idle vCPU in up to milliseconds) thus widens the margin, up to spinning
-    the whole period, until it has shown for a few half-lives that it wakes in time; a quiet
-    machine keeps ``margin_ns`` and sleeps. The peak follows a high quantile of the oversleep
-    (how high depends on the half-life: with one sleep per 1 ms period and a 1 s half-life, a
-    sleep outlasts the margin about once in a thousand), so the deadline, not the CPU time, is
-    what the policy protects. Counters: ``sleeps``, ``slept_ns`` (asleep), ``late_sleeps``
-    (waits that slept and returned more than ``late_ns`` after their deadline),
-    ``max_oversleep_ns``; :meth:`margin_now_ns` is the current margin.
+    *peak*. A wait that slept and still returned more than ``late_ns`` after its deadline
+    sets the peak to the larger of its oversleep (the first clock read after the sleep minus
+    the wake it asked for) and ``margin_ns`` plus its lateness. The second term covers a VM
+    whose vCPU is held up just after waking in time (measured here: waits that slept were
+    late at p99 by 85 us with their sleeps in time; waits that spun, by 8 us); it is taken
+    over the minimum margin, not the widened one, so hold-ups that no margin avoids do not
+    ratchet the margin up. The peak decays by half every ``half_life_ns`` of wall time.
+
+    A machine whose sleeps come back late (a shared VM wakes an idle vCPU in up to
+    milliseconds) thus widens the margin, up to spinning the whole period, until it has shown
+    for a few half-lives that it wakes in time; a quiet machine keeps ``margin_ns`` and
+    sleeps. The peak follows a high quantile of what a sleep costs (with one sleep per 1 ms
+    period and a 1 s half-life, about one wait in a thousand that slept returns late): the
+    deadline, not the CPU time, is what the policy protects.
+
+    Counters: ``sleeps``, ``slept_ns`` (asleep), ``late_sleeps`` (waits that slept and
+    returned more than ``late_ns`` after their deadline), ``max_oversleep_ns`` (the OS's
+    largest oversleep); :meth:`margin_now_ns` is the current margin.
     ``sleep``/``now_ns`` may be replaced (tests script the oversleep).
     """
 
@@ -109,20 +113,23 @@ class WallClock:
             wake = deadline_ns - margin
             if wake > t:
                 self._sleep((wake - t) * 1e-9)
-                t1 = now()
+                woke = now()
                 self.sleeps += 1
-                self.slept_ns += t1 - t
-                while t1 < deadline_ns:
-                    t1 = now()
-                # the sleep's cost: from the wake asked for to the first read at or past the
-                # deadline (the OS's late wake, or the vCPU held up just after it)
-                over = t1 - wake
+                self.slept_ns += woke - t
+                over = woke - wake              # the OS's oversleep
                 if over > self.max_oversleep_ns:
                     self.max_oversleep_ns = over
-                if over > margin + self.late_ns:    # a late wake: a new peak
+                t1 = woke
+                while t1 < deadline_ns:
+                    t1 = now()
+                late = t1 - deadline_ns
+                if late > self.late_ns:         # slept and still late: a new peak
                     self.late_sleeps += 1
                     if self.adaptive:
-                        self._peak = float(over)
+                        # the oversleep, or the minimum margin plus the lateness when the
+                        # thread was held up after waking in time (not the widened margin
+                        # plus it: hold-ups a wider margin cannot avoid must not ratchet it)
+                        self._peak = float(max(over, self.margin_ns + late))
                         self._peak_t = t1
                 return t1
         while t < deadline_ns:

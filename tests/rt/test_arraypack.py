@@ -94,8 +94,35 @@ def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
     return code
 
 
-def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path):
-    rig = Rig(tmp_path, contact=(-0.52, 20000.0))
+def clone(arrays):
+    """Copies of ``arrays`` that keep their aliasing: an array that is a view into another one
+    of them (the command arrays are views of the run-log row) becomes a view into that one's
+    copy."""
+    inside = {}
+    for i, a in enumerate(arrays):
+        hosts = [j for j, b in enumerate(arrays) if j != i and b.size > a.size and np.shares_memory(a, b)]
+        if hosts:
+            assert len(hosts) == 1 and a.ndim == arrays[hosts[0]].ndim == 1 and a.dtype == arrays[hosts[0]].dtype
+            inside[i] = hosts[0]
+    out = [a.copy() if i not in inside else None for i, a in enumerate(arrays)]
+    for i, j in inside.items():
+        first = (arrays[i].ctypes.data - arrays[j].ctypes.data) // arrays[i].itemsize
+        out[i] = out[j][first:first + arrays[i].size]
+    return tuple(out)
+
+
+@pytest.mark.parametrize("mode", ["pose", "lengths"])
+def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path, mode):
+    """60 cycles on copies of a running controller's arrays, the packed kernel on one set and
+    its steps one by one on the other: identical outcomes and arrays after every cycle,
+    through an end criterion with no trip, a first contact and a force-limit trip."""
+    from dataclasses import replace
+
+    from rt import safety as SF
+    from rt.config.stand import load_stand
+    from sim_stand.kinematic_rig import STAND
+
+    rig = Rig(tmp_path, stand=replace(load_stand(STAND), command_mode=mode), contact=(-0.52, 20000.0))
     try:
         c = rig.ctl
         c.warm_up()
@@ -106,32 +133,46 @@ def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path):
         assert sbuf and pbuf
         base = c._hil_arrays(c.sc)
         assert len(base) == len(CK.HIL_ARRAYS)
-        A = tuple(a.copy() for a in base)
-        B = tuple(a.copy() for a in A)   # from A, not base: the run-log writer thread moves the live cursor
+        A = clone(base)
+        B = clone(A)                 # from A, not base: the run-log writer thread moves the live cursor
+        a, b = (dict(zip((name for name, _ in CK.HIL_ARRAYS), X)) for X in (A, B))
+        assert np.shares_memory(a["cmd_pose"], a["row"]) and not np.shares_memory(a["row"], b["row"])
+        for d in (a, b):             # no new frames after the first cycle: keep the staleness checks quiet
+            d["lim"][SF.L_STALE] = 1e9
+            d["xlim"][CK.XL_PSTALE] = 1e9
         pk = c._pack(B)
-        ends = codes = 0
+        duration = a["endp"][CK.EP_DURATION]
+        outcomes = []
         for n in range(60):
-            w = 0.0 if n < 20 else 800.0 * (n - 19)     # a force ramp on the raw counts: contact, then a trip
-            A[11][2] = B[11][2] = A[11][2] + w          # raw (HIL_ARRAYS[11])
-            if n == 45:                                  # an end criterion: the case's time is up
-                A[-3][CK.EP_DURATION] = B[-3][CK.EP_DURATION] = 0.0   # endp (HIL_ARRAYS[-3])
-            link = (1e-3 + 1e-6 * n, n, n % 3, n // 7, n, n // 5, n // 9, n // 4, n == 30)
+            if n == 10:              # an end criterion: the case's time is up
+                a["endp"][CK.EP_DURATION] = b["endp"][CK.EP_DURATION] = 0.0
+            if n == 11:              # and again not (the kernel judges, the shell acts)
+                a["endp"][CK.EP_DURATION] = b["endp"][CK.EP_DURATION] = duration
+                a["stats"][CK.ST_END] = b["stats"][CK.ST_END] = 0.0
+            if n >= 20:              # a force ramp on the raw counts (Fz, 1 kN per cycle): contact, then a trip
+                a["raw"][2] += 1e6
+                b["raw"][2] = a["raw"][2]
+            link = (1e-3 + 1e-7 * n, n, 0, 0, n, 0, 0, 0, False)
             frames = (sbuf, pbuf) if n == 0 else (b"", b"")
-            had = A[-4][CK.ST_FIRST_CONTACT] >= 0.0          # stats (HIL_ARRAYS[-4])
+            had = a["stats"][CK.ST_FIRST_CONTACT] >= 0.0
             ca = reference_cycle(A, *frames, 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype, c.tau, c._mode, link)
             cb, s_acc, p_acc, flags = CK.hil_cycle_packed(*frames, 40 + n, 10**12 + n, 0.5 + 1e-3 * n, c._ftype,
                                                           c.tau, c._mode, pk.table, *link)
             assert ca == cb and bool(flags & CK.F_TRIP) == (ca != 0)
-            ins = A[0]
+            ins = a["ins"]
             assert (s_acc, p_acc) == (int(ins[CK.IN_LK_S + WK.LK_ACC]), int(ins[CK.IN_LK_P + WK.LK_ACC]))
             assert n == 0 or (s_acc, p_acc) == (0, 0)
-            assert bool(flags & CK.F_FIRST_CONTACT) == (not had and A[-4][CK.ST_FIRST_CONTACT] >= 0.0)
-            assert bool(flags & CK.F_END) == (A[-4][CK.ST_END] != 0.0)
-            for (name, _), a, b in zip(CK.HIL_ARRAYS, A, B):
-                assert np.array_equal(a, b, equal_nan=True), (n, name)
-            codes += ca != 0
-            ends += A[-4][CK.ST_END] != 0.0
-        assert A[3][c.rix[CK.RX_WP] + 2] != base[3][c.rix[CK.RX_WP] + 2]   # the cycles did work
-        assert codes and ends                                               # both rare outcomes were met
+            assert bool(flags & CK.F_FIRST_CONTACT) == (not had and a["stats"][CK.ST_FIRST_CONTACT] >= 0.0)
+            assert bool(flags & CK.F_END) == (a["stats"][CK.ST_END] != 0.0)
+            for (name, _), x, y in zip(CK.HIL_ARRAYS, A, B):
+                assert np.array_equal(x, y, equal_nan=True), (n, name)
+            outcomes.append((ca, flags))
+        assert all(code == 0 for code, _ in outcomes[:20])
+        assert outcomes[10][1] & CK.F_END and not any(f & CK.F_END for _, f in outcomes[:10] + outcomes[11:20])
+        first_contact = [n for n, (_, f) in enumerate(outcomes) if f & CK.F_FIRST_CONTACT]
+        first_trip = next(n for n, (code, _) in enumerate(outcomes) if code)
+        assert len(first_contact) == 1 and 20 <= first_contact[0] < first_trip
+        assert outcomes[first_trip][0] == SF.Reason.FORCE_LIMIT, outcomes[first_trip]
+        assert int(ins[CK.IN_TXLEN]) == 22 + 8 * (6 if mode == "lengths" else 7)
     finally:
         rig.close()

@@ -16,26 +16,31 @@ class ScriptedOS:
     """``now()`` advances ``read_ns`` (1 us) per read (a spin costs time); ``sleep(s)`` advances
     by the asked duration plus the next scripted oversleep and records what was asked."""
 
-    def __init__(self, oversleeps=(), read_ns=1_000, held=()):
+    def __init__(self, oversleeps=(), read_ns=1_000, held=(), held_every=None):
         self.t = 10 * P
         self.over = list(oversleeps)
-        self.held = list(held)       # how long the thread is held up right after each wake
+        # (k, H): after the next wake, the k-th clock read finds the thread held up H ns
+        self.held = list(held)
+        self.held_every = held_every     # the same (k, H) after every wake once ``held`` is used up
         self.asked = []
         self.read_ns = read_ns
-        self._woke = False
+        self._hold = None
+        self._reads = 0
 
     def now(self) -> int:
         self.t += self.read_ns
-        if self._woke:
-            self._woke = False
-            self.t += self.held.pop(0) if self.held else 0
+        self._reads += 1
+        if self._hold is not None and self._reads == self._hold[0]:
+            self.t += self._hold[1]
+            self._hold = None
         return self.t
 
     def sleep(self, s: float) -> None:
         ns = round(s * 1e9)
         self.asked.append(ns)
         self.t += ns + (self.over.pop(0) if self.over else 0)
-        self._woke = True
+        self._reads = 0
+        self._hold = self.held.pop(0) if self.held else self.held_every
 
 
 def clock(os_, adaptive=True, margin=200_000, policy="hybrid"):
@@ -125,7 +130,7 @@ def test_a_wake_in_time_then_held_up_past_the_deadline_is_late_too():
     """On a VM the vCPU can be held up just after the sleep came back in time: the wait's cost
     runs to its first read at or past the deadline, so that wait is late and sets the peak;
     one held up less than the margin is not."""
-    os_ = ScriptedOS([0, 0], held=[100_000, 450_000])
+    os_ = ScriptedOS([0, 0], held=[(1, 100_000), (1, 450_000)])
     c = clock(os_)
     d = os_.t + P
     c.wait_until(d)                            # held 100 us of a 200 us margin: in time
@@ -136,6 +141,31 @@ def test_a_wake_in_time_then_held_up_past_the_deadline_is_late_too():
     assert woke == wake + 1_000 + 450_000      # the first read after the sleep, held 450 us
     assert c.late_sleeps == 1 and c._peak == woke - wake and c.max_oversleep_ns == woke - wake
     assert c.margin_now_ns() > 450_000
+
+
+def test_a_hold_up_later_in_the_spin_sets_the_peak_to_the_minimum_plus_the_lateness():
+    os_ = ScriptedOS([0], held=[(150, 120_000)])   # 150 us into the 200 us spin, held 120 us
+    c = clock(os_)
+    d = os_.t + P
+    woke = c.wait_until(d)
+    late = woke - d
+    assert 60_000 < late < 80_000
+    assert c.late_sleeps == 1 and c._peak == 200_000 + late
+    assert c.max_oversleep_ns == 1_000             # the OS itself woke the thread in time
+
+
+def test_hold_ups_that_no_margin_avoids_do_not_ratchet_the_margin():
+    """Held up 30 us just before the deadline after every wake: each such wait is late by
+    ~30 us whatever the margin, so the margin settles at the minimum plus that, instead of
+    climbing by 30 us per late wait towards the whole period."""
+    os_ = ScriptedOS(read_ns=5_000, held_every=(None, 30_000))
+    c = clock(os_)
+    for _ in range(2000):
+        d = os_.t + P
+        os_.held_every = ((c.margin_now_ns() - 5_000) // 5_000 - 1, 30_000)   # the read before the deadline
+        c.wait_until(d)
+    assert c.late_sleeps > 1000
+    assert 200_000 < c.margin_now_ns() <= 200_000 + 30_000 + 2 * 5_000
 
 
 def test_small_oversleeps_do_not_raise_the_peak_above_what_they_were():
