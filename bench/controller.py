@@ -9,9 +9,9 @@ slept and still returned late (rt.clock.WallClock). ``loop_lateness_fixed_margin
 ``missed_deadlines_fixed_margin``: the same hybrid wait with the margin held at 200 us (10 s;
 quick 2 s): how late this machine's OS wakes a sleeper. ``loop_lateness_spin_us_p99`` and
 ``missed_deadlines_spin``: the same with ``spin`` (10 s; quick 2 s): a loop that never
-sleeps still misses the slots during which the machine does not run it. Lateness = wake time - deadline on
-``time.monotonic_ns``. No RT priority is requested here (the figures are what an
-unprivileged process gets on this machine).
+sleeps still misses the slots during which the machine does not run it. Lateness = wake
+time - deadline on ``time.monotonic_ns``. No RT priority is requested here (the figures are
+what an unprivileged process gets on this machine).
 
 ``controller_cycle_us_p50/p99``: read -> update -> write of the assembled controller in the
 DYNAMICS phase with memory transports over 1e5 cycles (quick: 1e4); target p99 <= 50 us. The
@@ -38,9 +38,9 @@ few microseconds.
 """
 from __future__ import annotations
 
-from numba import njit
-
 from pathlib import Path
+
+from numba import njit
 
 from rt import control_kernels as CK
 from rt.clock import WallClock

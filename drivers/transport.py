@@ -246,6 +246,10 @@ class Transport:
         return self._join_messages(out) if out else b""
 
     def _join_messages(self, msgs) -> bytes:
+        if len(msgs) == 1:                  # the usual cycle: one frame, nothing to join
+            m = msgs[0]
+            if m is not _SEQ_RESET and len(m) <= MAX_FRAME:
+                return _PREFIX[len(m)] + m
         parts = []
         for m in msgs:
             if m is _SEQ_RESET:
@@ -944,14 +948,6 @@ class MemoryTransport(Transport):
             return Transport.poll_messages(self)
         q = self._ch.queues[self._end]      # delegated checks: straight from the queue
         if not q:
-            return b""
-        if len(q) == 1:                     # the usual cycle: one frame
-            m = q.popleft()
-            n = len(m)
-            self.counters.bytes_rx += n
-            if n <= MAX_FRAME:
-                return _PREFIX[n] + m
-            self.counters.malformed += 1
             return b""
         msgs = list(q)
         q.clear()

@@ -208,8 +208,9 @@ class Controller:
         self._timing = np.zeros((8, 1), dtype=np.int64)   # the loop's timing ring (make_loop)
         self._hil_pack: AP.Packed | None = None   # hil_cycle_packed's table (rt.arraypack)
         self._ftype = WK.LENGTHS if stand.command_mode == "lengths" else WK.POSE   # the set-point frame
-        # the DYNAMICS kernel's frame in tx: its length is fixed by the type (6 lengths or 7 pose values)
-        self._set_point_frame = self._txmv[:OVERHEAD + 8 * (6 if self._ftype == WK.LENGTHS else 7)]
+        self._set_point_n = 6 if self._ftype == WK.LENGTHS else 7   # its values: leg lengths or the top pose
+        # the DYNAMICS kernel's frame in tx: its length is fixed by the type
+        self._set_point_frame = self._txmv[:OVERHEAD + 8 * self._set_point_n]
         self._heartbeat_lost = False
         self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
         self._gate_misses = 0
@@ -716,13 +717,11 @@ class Controller:
         return (self.dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
                 self._heartbeat_lost and self.telemetry is not None)
 
-    def _add_link_counts(self, s_acc: int, p_acc: int, refused, now: float | None = None) -> None:
+    def _add_link_counts(self, s_acc: int, p_acc: int, refused, now: float) -> None:
         """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
-        ``time.monotonic()`` = ``now`` when given) and, if ``refused``, refused this cycle into
-        the links' Counters, as the transports' own checks would have counted it."""
+        ``time.monotonic()`` = ``now``) and, if ``refused``, refused this cycle into the links'
+        Counters, as the transports' own checks would have counted it."""
         if p_acc or s_acc:
-            if now is None:
-                now = time.monotonic()
             if p_acc:
                 self._p_tr.accepted(p_acc, now)
             if s_acc:
@@ -762,7 +761,8 @@ class Controller:
         ins = self.ins
         CK.set_link_inputs(ins, *self._link_inputs(cycle))
         CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
-        self._add_link_counts(int(ins[_S_ACC]) if self._framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR])
+        self._add_link_counts(int(ins[_S_ACC]) if self._framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
+                              time.monotonic())
         self._count_refused()
         dt = self.dt
         ph = self.phase
@@ -952,10 +952,9 @@ class Controller:
             ftype = int(pc)
         elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
                 State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
-            if self.stand.command_mode == "lengths":
-                ftype, vals, n = WK.LENGTHS, self.cmd_lengths, 6
-            else:
-                ftype, n = WK.POSE, 7
+            ftype, n = self._ftype, self._set_point_n
+            if ftype == WK.LENGTHS:
+                vals = self.cmd_lengths
             self.sent_pose[:] = self.cmd_pose
             self.sent_twist[:] = self.cmd_twist
         else:
