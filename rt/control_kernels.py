@@ -48,6 +48,7 @@ from rt import safety as SF
 from rt import spacecraft as S
 from rt import spatial as SP
 from rt import wire_kernels as WK
+from rt.jit import KERNEL
 from rt.runlog import CUR_CLOSED, CUR_DROPPED, CUR_HEAD, CUR_TAIL
 from rt.sensing import sense
 
@@ -97,7 +98,7 @@ PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = (int(PlatformState.IDLE), in
                                                      int(PlatformState.E_STOPPED))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quintic(u):
     if u <= 0.0:
         return 0.0
@@ -133,7 +134,7 @@ def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
     return T
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def move_eval(mv, t, pose, scr):
     """Pose of the move at time t into ``pose``; ``scr`` (10) scratch. True when finished."""
     T = mv[MV_T]
@@ -149,7 +150,7 @@ def move_eval(mv, t, pose, scr):
     return t >= T
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def runup_eval(ru, geo, s, out, scr):
     """Relative pose at run-up time s (<= 0 during the run-up) into out[O_RPRED..], and the
     platform-top pose into out[O_PCMD..]; ``scr`` (10) scratch."""
@@ -170,7 +171,7 @@ def runup_eval(ru, geo, s, out, scr):
     CP.platform_pose(geo, out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
     """Backward-difference velocity and acceleration of the command (B components); ``first``
     = no previous command (rates 0). Updates prev_pose / prev_vel; ``scr`` (11) scratch."""
@@ -199,7 +200,7 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
         prev_vel[i] = vel[i]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
               new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
               lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos):
@@ -251,7 +252,7 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
 
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
     """The run statistics (peak force and moment on the passive unit, first contact, platform
     excursion) and the end criteria (``stats[ST_END]``; module docstring) after a DYNAMICS
@@ -290,7 +291,7 @@ def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
         stats[ST_END] = END_CAPTURE_SETTLED
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
     """The frames of this cycle's polls (each poll's frames concatenated; empty: none) ->
     the newest raw counts (``raw``, framed sensor only: ``ins[IN_NCH] > 0``), the newest
@@ -337,7 +338,7 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
         row[int(rix[RX_PSEQ])] = meas[WK.ST_LAST_SEQ]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def commit_row(row, ring, cur):
     """rt.runlog.RunLogWriter.commit in compiled code: the row into the writer's ring
     (``ring``, ``cur`` = its ``cursor``); dropped and counted if the ring is full; nothing
@@ -355,7 +356,7 @@ def commit_row(row, ring, cur):
     cur[CUR_HEAD] = h + 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cur, commit):
     """The cycle's platform frame (type ``ftype``, payload values[:n]) into ``tx``
     (``ins[IN_TXLEN]`` its length) and the computed fields of the run-log row: ``t_row``
@@ -456,7 +457,7 @@ HIL_ARRAYS = (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost):
     """The shell's per-cycle inputs into ``ins``: cycle period, cycle number, overrun streak,
     missed slots, timing-ring index of the last cycle (-1: none), the sensor link's corrupt
@@ -476,7 +477,7 @@ def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_tot
 F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
 
 
-@njit(cache=True)
+@njit(cache=True)      # with reference counting: rt.arraypack's views need it (NULL owners)
 def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
                      bad_total, crc_total, gaps_total, hb_lost):
     """The controller's RUNNING/DYNAMICS cycle in one compiled call, at case time ``t`` over

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from rt import spacecraft as S
+from rt.jit import KERNEL
 
 # output record layout
 O_RPRED, O_QPRED = 0, 3          # predicted r_DPA (3), q_PA (4)
@@ -43,7 +44,7 @@ OUT_LEN = O_QCMD + 4
 MODE_OFF, MODE_PREDICT = 0, 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
     return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
             a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
@@ -51,7 +52,7 @@ def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
             a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _qexp(x, y, z):
     a = math.sqrt(x * x + y * y + z * z)
     if a < 1e-12:
@@ -60,7 +61,7 @@ def _qexp(x, y, z):
     return math.cos(0.5 * a), s * x, s * y, s * z
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rotate(q0, q1, q2, q3, x, y, z):
     tx = 2.0 * (q2 * z - q3 * y)
     ty = 2.0 * (q3 * x - q1 * z)
@@ -70,7 +71,7 @@ def _rotate(q0, q1, q2, q3, x, y, z):
             z + q0 * tz + (q1 * ty - q2 * tx))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
     """out[o:o+13] = relative state; out[o+13:o+19] = its acceleration (linear, angular) from
     the dynamics: forward difference of the relative state along the exact derivative with
@@ -88,7 +89,7 @@ def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
         out[o + S.REL_LEN + 3 + i] = (rel[S.REL_W + i] - out[o + S.REL_W + i]) / h
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def predict_pose(out, tau, mode):
     """Predicted relative pose at t + tau into out[O_RPRED:O_QPRED+4] from the current relative
     state and accelerations already in ``out`` (module docstring, step 3)."""
@@ -109,7 +110,7 @@ def predict_pose(out, tau, mode):
     out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0 * n, q1 * n, q2 * n, q3 * n
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def platform_pose(geo, out):
     """Platform-top command T_BT = T_BP . T_PA . T_AT into out[O_PCMD:O_QCMD+4].
 
@@ -127,7 +128,7 @@ def platform_pose(geo, out):
     out[O_QCMD], out[O_QCMD + 1], out[O_QCMD + 2], out[O_QCMD + 3] = c0 * n, c1 * n, c2 * n, c3 * n
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
     """One controller cycle of the coupling (module docstring): step, relative state and rates,
     prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit."""

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from rt import spatial as S
+from rt.jit import KERNEL
 
 POSE_SIZE = 7
 
@@ -128,7 +129,7 @@ def default_geometry() -> HexapodGeometry:
 # ----------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def inverse(base, top, pose, lengths_out, J_out):
     """Leg lengths (6) and the Jacobian J (6, 6) of the top pose ``[p_BT_B, q_BT]``.
 
@@ -171,7 +172,7 @@ def inverse(base, top, pose, lengths_out, J_out):
         J_out[i, 5] = rx * uy - ry * ux
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def leg_lengths(base, top, pose, lengths_out):
     """Leg lengths only (no Jacobian)."""
     qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
@@ -196,7 +197,7 @@ def leg_lengths(base, top, pose, lengths_out):
         lengths_out[i] = math.sqrt(lx * lx + ly * ly + lz * lz)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def solve6(A, b, x):
     """Solve A x = b (6x6) by Gaussian elimination with partial pivoting, in place on A and b
     (both destroyed). Returns False if a pivot is below 1e-14 of the largest entry."""
@@ -247,7 +248,7 @@ def fk_workspace() -> np.ndarray:
     return np.empty((10, 6))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
     """Forward kinematics by Newton–Raphson from ``guess`` (7): the top pose whose legs have
     ``lengths``. Converged when every length residual is below ``tol_m`` and the last step is
@@ -314,7 +315,7 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
     return 1, it
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def check_pose(base, top, limits, box, pose, lengths_out, detail):
     """Workspace check of a top pose: leg lengths into ``lengths_out`` and a
     :class:`Workspace` code; ``detail[0]`` = leg or axis index, ``detail[1]`` = offending value."""
@@ -353,7 +354,7 @@ def check_pose(base, top, limits, box, pose, lengths_out, detail):
     return check_lengths(limits, lengths_out, detail)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def check_lengths(limits, lengths, detail):
     """Length range check; :class:`Workspace` code, ``detail = [leg, length]``."""
     detail[0] = -1.0

@@ -46,6 +46,7 @@ from numba import njit
 
 from rt import hexapod as HX
 from rt import spatial as S
+from rt.jit import KERNEL
 
 
 class Reason(IntEnum):
@@ -125,12 +126,12 @@ class SafetyLimits:
         return a
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _norm3(v, o):
     return math.sqrt(v[o] * v[o] + v[o + 1] * v[o + 1] + v[o + 2] * v[o + 2])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _allfinite(a):
     for i in range(a.shape[0]):
         if not math.isfinite(a[i]):
@@ -138,7 +139,7 @@ def _allfinite(a):
     return -1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose_cmd, vel_cmd, acc_cmd, w_S, w_P, extra,
           new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
           lengths_out, detail):
@@ -307,7 +308,7 @@ class SafetyMonitor:
 SS_SIZE = 17
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def safe_stop_init(state, pose, twist, a_max, alpha_max, dt):
     """Start a stop from ``pose`` (7, top in B) and ``twist`` (6, [v; omega] in B). A
     non-finite twist is taken as zero (stop in place); returns the stop time T (s)."""
@@ -329,7 +330,7 @@ def safe_stop_init(state, pose, twist, a_max, alpha_max, dt):
     return T
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
     """Pose and twist of the stop trajectory at time t (rv (3), dq (4) scratch)."""
     T = state[13]
@@ -352,13 +353,13 @@ def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
     S.quat_normalize(pose_out[3:7])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def safe_stop_step(state, pose_out, twist_out, rv, dq):
     """Advance one period; writes the next command; returns True once at rest."""
     return safe_stop_advance(state, state[15], pose_out, twist_out, rv, dq)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def safe_stop_advance(state, h, pose_out, twist_out, rv, dq):
     """Advance by the time ``h`` that really passed (an overrunning loop skips slots: its cycles
     are more than one period apart, and a stop stepped by the period would decelerate on the

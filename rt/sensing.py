@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from rt.jit import KERNEL
+
 # counters layout (int64): tare samples still to take, tare window, tare done flag, filter on
 CTR_TARE_LEFT, CTR_TARE_N, CTR_TARED, CTR_FILTER = 0, 1, 2, 3
 
@@ -58,7 +60,7 @@ def dc_group_delay_s(coef: np.ndarray, rate_hz: float) -> float:
     return ((b1 + 2 * b2) / (b0 + b1 + b2) - (a1 + 2 * a2) / (1 + a1 + a2)) / rate_hz
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def sense(C_eff, R_PS, p_PS_P, raw, bias, acc, ctr, coef, fstate, w_S, w_P_raw, w_P):
     """One sensing step (see the module docstring). ``raw`` (N,) float64 counts. Writes
     ``w_S``, ``w_P_raw`` (untared, unfiltered, in P) and ``w_P`` (tared, filtered)."""
@@ -103,7 +105,7 @@ def sense(C_eff, R_PS, p_PS_P, raw, bias, acc, ctr, coef, fstate, w_S, w_P_raw, 
             w_P[i] = x
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def filter_settle(coef, fstate, x):
     """Set the filter state to rest at a constant input ``x`` (6,): the output equals x."""
     b0, b1, b2, a1, a2 = coef[0], coef[1], coef[2], coef[3], coef[4]

@@ -38,6 +38,7 @@ from numba import njit
 from rt import spatial
 from rt.config.case import Case
 from rt.config.vehicle import Vehicle
+from rt.jit import KERNEL
 
 # ------------------------------------------------------------------ layouts
 S_R, S_V, S_Q, S_W, S_ETA = 0, 3, 6, 10, 13
@@ -231,11 +232,9 @@ W_RIC, W_RID, W_RCD, W_PI, W_VI, W_WI, W_WREL, W_F, W_M = 0, 9, 18, 21, 24, 27, 
 W_RPA, W_TH = 39, 48
 WS_LEN = 52
 
-# Compile options of every kernel below. ``_nrt=False``: the kernels allocate nothing, so they
-# need no reference counting; with it on, numba increfs/decrefs every array argument at the
-# entry and exit of each kernel (an atomic operation each, ~14 per derivative evaluation),
-# which cost ~40 % of an RK4 step (1.38 -> 0.80 us in `dockstand bench --only spacecraft`).
-_JIT = dict(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
+# Compile options of every kernel below: rt.jit.KERNEL (no reference counting), NaN/Inf rather
+# than an exception on a division by zero, and fused multiply-adds.
+_JIT = dict(KERNEL, error_model="numpy", fastmath={"contract"})
 
 
 @njit(**_JIT)

@@ -23,6 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
+from rt.jit import KERNEL
+
 # Axis codes used by rotation sequences.
 AXIS_X = 0
 AXIS_Y = 1
@@ -43,7 +45,7 @@ def sequence_codes(seq: str) -> np.ndarray:
 # ---------------------------------------------------------------------------- vectors
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def cross(a, b, out):
     """out = a x b (out may not alias a or b)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -51,7 +53,7 @@ def cross(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def skew(v, out):
     """out = [v]x, the 3x3 matrix with ``skew(v) @ b == v x b``."""
     out[0, 0] = 0.0
@@ -65,21 +67,21 @@ def skew(v, out):
     out[2, 2] = 0.0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def matvec3(R, v, out):
     """out = R @ v for 3x3 R (out may not alias v)."""
     for i in range(3):
         out[i] = R[i, 0] * v[0] + R[i, 1] * v[1] + R[i, 2] * v[2]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def mattvec3(R, v, out):
     """out = R.T @ v for 3x3 R (out may not alias v)."""
     for i in range(3):
         out[i] = R[0, i] * v[0] + R[1, i] * v[1] + R[2, i] * v[2]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def matmul3(A, B, out):
     """out = A @ B for 3x3 matrices (out may not alias A or B)."""
     for i in range(3):
@@ -87,7 +89,7 @@ def matmul3(A, B, out):
             out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def mattmul3(A, B, out):
     """out = A.T @ B for 3x3 matrices (out may not alias A or B)."""
     for i in range(3):
@@ -98,7 +100,7 @@ def mattmul3(A, B, out):
 # -------------------------------------------------------------------------- quaternions
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_mul(p, q, out):
     """Hamilton product out = p (x) q; with p = q_ab, q = q_bc gives q_ac."""
     pw, px, py, pz = p[0], p[1], p[2], p[3]
@@ -109,7 +111,7 @@ def quat_mul(p, q, out):
     out[3] = pw * qz + px * qy - py * qx + pz * qw
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_conj(q, out):
     """out = q* (the inverse of a unit quaternion: q_ba from q_ab). out may alias q."""
     out[0] = q[0]
@@ -118,7 +120,7 @@ def quat_conj(q, out):
     out[3] = -q[3]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_normalize(q):
     """Normalise q in place; returns the norm it had (0.0 leaves q untouched)."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -129,7 +131,7 @@ def quat_normalize(q):
     return n
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_to_dcm(q, out):
     """out = R_ab for q = q_ab (q must be unit)."""
     w, x, y, z = q[0], q[1], q[2], q[3]
@@ -144,7 +146,7 @@ def quat_to_dcm(q, out):
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def dcm_to_quat(R, out):
     """out = q_ab for R = R_ab (Shepperd's method, scalar part made non-negative)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -178,7 +180,7 @@ def dcm_to_quat(R, out):
     quat_normalize(out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_rotate(q, v, out):
     """out = R(q) @ v, i.e. v_a from v_b for q = q_ab (out may not alias v)."""
     w, x, y, z = q[0], q[1], q[2], q[3]
@@ -191,7 +193,7 @@ def quat_rotate(q, v, out):
     out[2] = v[2] + w * tz + (x * ty - y * tx)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_rotate_inv(q, v, out):
     """out = R(q).T @ v, i.e. v_b from v_a for q = q_ab (out may not alias v)."""
     w, x, y, z = q[0], -q[1], -q[2], -q[3]
@@ -203,7 +205,7 @@ def quat_rotate_inv(q, v, out):
     out[2] = v[2] + w * tz + (x * ty - y * tx)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_kinematics(q, omega_b, out):
     """Quaternion rate: for q = q_ab and omega_b the angular velocity of b relative to a in
     b-components, out = q_dot = 1/2 q (x) [0, omega_b]."""
@@ -215,7 +217,7 @@ def quat_kinematics(q, omega_b, out):
     out[3] = 0.5 * (w * oz + x * oy - y * ox)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_from_rotvec(phi, out):
     """out = exp(phi/2): the unit quaternion of a rotation by |phi| about phi/|phi|
     (q_ab where b is a rotated by phi, phi in a- (= b-) components)."""
@@ -231,7 +233,7 @@ def quat_from_rotvec(phi, out):
     out[3] = k * phi[2]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quat_to_rotvec(q, out):
     """Inverse of :func:`quat_from_rotvec` (shortest rotation, angle in [0, pi])."""
     w = q[0]
@@ -253,7 +255,7 @@ def quat_to_rotvec(q, out):
 # ------------------------------------------------------------------ rotation sequences
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def dcm_axis(axis, angle, out):
     """Elementary DCM of a frame rotated by ``angle`` about its own ``axis`` (0, 1, 2):
     ``out = R_new_old`` = the seeds' alpha^x, alpha^y, alpha^z (seed-digest §0)."""
@@ -282,7 +284,7 @@ def dcm_axis(axis, angle, out):
         out[1, 1] = c
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def premul_axis(axis, angle, M):
     """In place ``M = alpha(axis, angle) @ M`` (an elementary frame rotation mixes two rows)."""
     c = math.cos(angle)
@@ -300,7 +302,7 @@ def premul_axis(axis, angle, M):
         M[r2, j] = -s * a + c * b
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def dcm_from_sequence(axes, angles, out):
     """DCM of a frame B reached from frame A by three successive rotations about the
     *current* axes ``axes[0], axes[1], axes[2]`` by ``angles``:
@@ -314,7 +316,7 @@ def dcm_from_sequence(axes, angles, out):
     premul_axis(axes[2], angles[2], out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def sequence_from_dcm(axes, R_BA, out):
     """Angles of the current-axes sequence ``axes`` for ``R_BA`` (inverse of
     :func:`dcm_from_sequence` for Tait–Bryan sequences, middle angle in [-pi/2, pi/2]).
@@ -345,7 +347,7 @@ def sequence_from_dcm(axes, R_BA, out):
 # ------------------------------------------------------------------ wrench and twist
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def wrench_transform(R_ba, p_ab_a, w_a, out):
     """Wrench ``w_a = [f; m]`` in frame a, m about a's origin  ->  the same wrench in frame b
     with m about b's origin: ``f_b = R_ba f_a``, ``m_b = R_ba (m_a - p_ab_a x f_a)``.
@@ -359,7 +361,7 @@ def wrench_transform(R_ba, p_ab_a, w_a, out):
         out[3 + i] = R_ba[i, 0] * mx + R_ba[i, 1] * my + R_ba[i, 2] * mz
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def twist_transform(R_ba, p_ab_a, t_a, out):
     """Twist of a rigid body ``t_a = [v; omega]`` (v of the point at a's origin) in frame a  ->
     ``[v; omega]`` of the same body at b's origin in frame b:

@@ -40,6 +40,7 @@ from drivers.framing import (BAD_CRC, BAD_HEADER, BAD_LENGTH, BAD_SYNC, BAD_VERS
                              MIN_BODY, MIN_FRAME, OK, SEQ_STATE_LEN, SYNC0, SYNC1, VERSION, FrameType, SeqTracker)
 from drivers.motion_platform import Mode, PlatformState, encode_status
 from drivers.transport import SEQ_RESET_MARK
+from rt.jit import KERNEL
 
 SENSOR_SAMPLE = int(FrameType.SENSOR_SAMPLE)
 STATUS = int(FrameType.STATUS)
@@ -98,7 +99,7 @@ def _f64_as_u64(typingctx, x):
     return types.uint64(types.float64), codegen
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def crc32(buf, start, end):
     """CRC-32 of buf[start:end] (zlib.crc32)."""
     c = np.uint32(0xFFFFFFFF)
@@ -107,7 +108,7 @@ def crc32(buf, start, end):
     return c ^ np.uint32(0xFFFFFFFF)
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def rd_u(buf, off, n):
     """Unsigned little-endian integer of n bytes at off."""
     u = np.uint64(0)
@@ -116,25 +117,25 @@ def rd_u(buf, off, n):
     return u
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def rd_i32(buf, off):
     u = np.int64(rd_u(buf, off, 4))
     return u - 4294967296 if u >= 2147483648 else u
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def rd_f64(buf, off):
     return _u64_as_f64(rd_u(buf, off, 8))
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def wr_u(buf, off, u, n):
     u = np.uint64(u)
     for i in range(n):
         buf[off + i] = np.uint8((u >> np.uint64(8 * i)) & np.uint64(0xFF))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def encode_frame(out, ftype, seq, t_ns, values, n):
     """The frame of type ``ftype`` with seq and time_ns, payload values[:n] as float64 LE,
     into out[0:len]; returns len (drivers.framing layout)."""
@@ -154,12 +155,12 @@ def encode_frame(out, ftype, seq, t_ns, values, n):
     return end + 4
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _finite(x):
     return x - x == 0.0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _status_ok(buf, off):
     """STATUS content as drivers.motion_platform.decode_status accepts it: a known state and
     mode, finite pose and lengths."""
@@ -172,7 +173,7 @@ def _status_ok(buf, off):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def frame_check(buf, m, n):
     """drivers.framing.check_frame of the message buf[m:m + n] (the same codes, in the same
     order of tests)."""
@@ -193,7 +194,7 @@ def frame_check(buf, m, n):
     return OK
 
 
-@njit(cache=True, inline="always")
+@njit(**KERNEL, inline="always")
 def seq_accept(lk, b, seq):
     """drivers.framing.SeqTracker.accept(seq) on the tracker state lk[b + LK_TRACK ...],
     counting into lk[b + LK_GAPS ...]: True to deliver the frame."""
@@ -228,7 +229,7 @@ def seq_accept(lk, b, seq):
     return False
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _walk(buf, ftype, flen_want, status, lk, b):
     """Walk the messages of one poll (``Transport.poll_messages``) -> (frames of type
     ``ftype`` and length ``flen_want`` that pass (``status``: also :func:`_status_ok`),
@@ -276,7 +277,7 @@ def _walk(buf, ftype, flen_want, status, lk, b):
     return good, bad, newest
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def scan_status(buf, out, lk, b):
     """Messages of one poll (``Transport.poll_messages``) -> (valid STATUS frames, frames
     refused by content); the newest valid one decoded into ``out`` (ST_*); the link's checks
@@ -297,7 +298,7 @@ def scan_status(buf, out, lk, b):
     return good, bad
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def scan_sensor(buf, raw, lk, b):
     """Messages of one poll (``Transport.poll_messages``) -> (valid SENSOR_SAMPLE frames of
     ``raw.shape[0]`` channels, frames refused by content); the newest valid one's counts into
