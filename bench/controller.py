@@ -25,6 +25,9 @@ begin and end in DYNAMICS without a trip are timed; ``controller_cycle_ran_dynam
 whether all of them were. ``controller_read_us_p50``, ``controller_update_us_p50``,
 ``controller_write_us_p50``: the split of the same cycles.
 
+``controller_cycle_block_p50_us_min/max``: the smallest and largest p50 over consecutive
+blocks of 1000 of those cycles: how far this machine's speed swung during the run.
+
 ``controller_cycle_rig_us_p50/p99``: the same cycle with the kinematic rig answering in the
 same thread between the cycles (2e4 cycles; quick 5e3). The rig's time is not counted, but its
 Python and compiled code evict the controller's from the core's caches, so this is the cycle
@@ -214,6 +217,7 @@ def _controller_cycle(quick: bool) -> dict:
             cycle = split.sum(axis=0)
             out.update({"controller_cycle_us_p50": _pct(cycle, 50), "controller_cycle_us_p99": _pct(cycle, 99),
                         "controller_cycle_cycles": int(timed), "controller_cycle_ran_dynamics": timed == n,
+                        **_block_p50_range(cycle, 1000),
                         **{f"controller_{k}_us_p50": _pct(split[j], 50)
                            for j, k in enumerate(("read", "update", "write"))}})
             if why is None:
@@ -233,6 +237,20 @@ def _controller_cycle(quick: bool) -> dict:
         out["controller_cycle_note"] = why
     out["controller_cycle_noise_floor_us_p99"] = _noise_floor(out["controller_cycle_us_p50"], n)
     return out
+
+
+def _block_p50_range(cycle, block: int) -> dict:
+    """The smallest and largest p50 (us) over consecutive blocks of ``block`` cycles: how far
+    the machine's speed swung during the run (on a shared VM the same cycle takes ~11 us in
+    one block and ~20 us in the next, following the host's load)."""
+    import numpy as np
+
+    nb = len(cycle) // block
+    if nb == 0:
+        return {}
+    p = np.median(cycle[:nb * block].reshape(nb, block), axis=1) / 1e3
+    return {"controller_cycle_block_p50_us_min": round(float(p.min()), 2),
+            "controller_cycle_block_p50_us_max": round(float(p.max()), 2)}
 
 
 def _next_seq(frame: bytes) -> int:

@@ -75,11 +75,12 @@ def _rotate(q0, q1, q2, q3, x, y, z):
 def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
     """out[o:o+13] = relative state; out[o+13:o+19] = its acceleration (linear, angular) from
     the dynamics: forward difference of the relative state along the exact derivative with
-    step h (error O(h * jerk))."""
-    S.relative_state(par, env, x, rel, ws)
+    step h (error O(h * jerk)). The relative state at x comes from the port states that the
+    derivative evaluation at x leaves in ``ws`` (it changes only their force rows)."""
+    S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
+    S.relative_from_ports(ws, rel)
     for i in range(S.REL_LEN):
         out[o + i] = rel[i]
-    S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
     for s in range(2):
         for i in range(x.shape[1]):
             xt[s, i] = x[s, i] + h * xdot[s, i]

@@ -657,6 +657,14 @@ def relative_state(par, env, x, out, ws):
 
 
 @njit(**_JIT)
+def relative_from_ports(ws, out):
+    """:func:`relative_state` from the port states already in ``ws``, as the last
+    :func:`relative_state`, :func:`port_states` or :func:`derivatives` call left them (the
+    latter changes only their force rows): the same numbers without evaluating the ports again."""
+    _relative(ws, out, 0)
+
+
+@njit(**_JIT)
 def port_states(par, env, x, out, ws):
     """Absolute port states, ``out[s, :]`` = [p (3), q_ID (4), v (3), w (3)] in I (13 each)."""
     nm = (x.shape[1] - N_RIGID) // 2

@@ -1,5 +1,7 @@
 import os
 
+import rt  # noqa: F401  (numba's cache location is set before any test module imports numba)
+
 import hypothesis
 
 # Deterministic property tests: fixed seed (derandomize), no deadline (numba compiles on first call).

@@ -16,9 +16,22 @@ def test_controller_cycle_figures_come_from_dynamics_cycles(monkeypatch):
     for k in ("controller_cycle_us_p50", "controller_cycle_us_p99", "controller_cycle_rig_us_p50",
               "controller_cycle_rig_us_p99", "controller_cycle_noise_floor_us_p99", "controller_read_us_p50",
               "controller_update_us_p50", "controller_write_us_p50", "controller_kernel_call_us_packed",
-              "controller_kernel_compiled_us"):
+              "controller_kernel_compiled_us", "controller_cycle_block_p50_us_min",
+              "controller_cycle_block_p50_us_max"):
         assert math.isfinite(out[k]) and out[k] > 0.0, k
     assert out["controller_cycle_us_p99"] >= out["controller_cycle_us_p50"]
+    assert out["controller_cycle_block_p50_us_min"] <= out["controller_cycle_us_p50"] \
+        <= out["controller_cycle_block_p50_us_max"]
+
+
+def test_block_p50_range_is_the_spread_of_the_blocks_medians():
+    import numpy as np
+
+    cycle = np.array([1000] * 3 + [5000] * 2 + [2000] * 3 + [9000] * 2 + [7000] * 5 + [1], dtype=np.int64)
+    # blocks of 5: medians 1000, 2000, 7000 ns; the 16th cycle makes no whole block
+    assert BC._block_p50_range(cycle, 5) == {"controller_cycle_block_p50_us_min": 1.0,
+                                             "controller_cycle_block_p50_us_max": 7.0}
+    assert BC._block_p50_range(cycle[:4], 5) == {}
 
 
 def test_replayed_device_frames_continue_the_rigs():

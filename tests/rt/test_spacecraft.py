@@ -307,3 +307,19 @@ def test_hill_free_drift_matches_clohessy_wiltshire():
     y = 6 * (s - n * T) * x0 + y0 - 2 / n * (1 - c) * vx0 + (4 * s - 3 * n * T) / n * vy0
     z = c * z0 + s / n * vz0
     assert np.allclose(sc.x[0, :3], [x, y, z], atol=1e-9)
+
+
+def test_relative_state_from_the_ports_a_derivative_left_is_bit_for_bit_relative_state():
+    """rt.coupling.relative_rates takes the relative state at x from the workspace after the
+    derivative at x (which changes only the ports' force rows), with modes, the port-to-port
+    coupling (its own relative-state evaluation inside) and Hill terms on."""
+    sc = coupled(zeta=0.02)
+    sc.env[:] = S.pack_env(hill=True, mean_motion_radps=0.0011,
+                           coupling=(2.0e4, 30.0, 5.0e4, 2.0, np.array([-0.5, 0.0, 0.0])))
+    w_in = np.array([[120.0, -30.0, 15.0, 4.0, -8.0, 2.0], [5.0, 1.0, -2.0, 0.3, 0.0, -0.1]])
+    want = sc.relative()
+    sc.derivatives(0.3, w_in)
+    got = np.zeros(S.REL_LEN)
+    S.relative_from_ports(sc.ws.ws, got)
+    assert np.array_equal(got, want)
+    assert not np.array_equal(got, np.zeros(S.REL_LEN))
