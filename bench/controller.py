@@ -70,10 +70,7 @@ def _default_clock(**override) -> tuple[WallClock, int]:
     from rt.config.stand import load_stand
 
     st = load_stand(DEFAULT_STAND)
-    kw = dict(policy=st.wait_policy, margin_ns=st.spin_margin_ns, adaptive=st.adaptive_margin,
-              half_life_ns=st.margin_half_life_ns)
-    kw.update(override)
-    return WallClock(**kw), st.realtime.timer_slack_ns
+    return WallClock.from_stand(st, **override), st.realtime.timer_slack_ns
 
 
 def _lateness(clock: WallClock, slack_ns: int, seconds: float) -> dict:

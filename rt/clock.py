@@ -85,6 +85,16 @@ class WallClock:
         self.late_sleeps = 0
         self.max_oversleep_ns = 0
 
+    @classmethod
+    def from_stand(cls, stand, **override) -> "WallClock":
+        """The stand config's wait (``[loop]``: ``wait_policy``, ``spin_margin_us``,
+        ``adaptive_margin``, ``adaptive_margin_half_life_s``; rt.config.stand.Stand), with
+        keyword ``override``s (e.g. ``policy="spin"``)."""
+        kw = dict(policy=stand.wait_policy, margin_ns=stand.spin_margin_ns, adaptive=stand.adaptive_margin,
+                  half_life_ns=stand.margin_half_life_ns)
+        kw.update(override)
+        return cls(**kw)
+
     def margin_now_ns(self) -> int:
         """The margin the next wait would use (``margin_ns`` unless adaptive)."""
         peak = self._peak

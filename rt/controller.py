@@ -988,8 +988,7 @@ class Controller:
         if clock is None and self.lockstep:
             clock = StepClock(gate=self.lockstep_gate)
         elif clock is None:
-            clock = WallClock(st.wait_policy, st.spin_margin_ns, adaptive=st.adaptive_margin,
-                              half_life_ns=st.margin_half_life_ns)
+            clock = WallClock.from_stand(st)
         self.loop = FixedStepLoop(clock, st.period_ns, self, warn_interval_s=st.overrun_warn_interval_s)
         self._timing = self.loop.timing.data
         self._hil_pack = None

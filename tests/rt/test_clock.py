@@ -196,3 +196,14 @@ def test_validation():
     t = c.now_ns() + 2_000_000
     assert c.wait_until(t) >= t
     assert c.report()["sleeps"] <= 1          # 0 if this thread was held up for 1.9 ms
+
+
+def test_wall_clock_from_stand_takes_the_stands_wait_and_overrides():
+    from types import SimpleNamespace
+
+    st = SimpleNamespace(wait_policy="hybrid", spin_margin_ns=150_000, adaptive_margin=True,
+                         margin_half_life_ns=2_000_000_000)
+    c = WallClock.from_stand(st)
+    assert (c.policy, c.margin_ns, c.adaptive, c.half_life_ns) == ("hybrid", 150_000, True, 2_000_000_000)
+    s = WallClock.from_stand(st, policy="spin", adaptive=False)
+    assert (s.policy, s.margin_ns, s.adaptive, s.half_life_ns) == ("spin", 150_000, False, 2_000_000_000)
