@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def emulator_realtime_factor(seconds: float = 3.0) -> dict:
-    from rt import hexapod as HX
+    from rt.stand import hexapod as HX
     from rt.config.stand import load_stand
     from sim_stand.cli import load_world
 

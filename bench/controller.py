@@ -5,7 +5,7 @@ loop at 1 kHz with the default stand's wait (``config/stand.toml`` ``[loop]``: `
 a 200 us margin widened to the OS's recent oversleep, and its ``[realtime]`` timer slack) and
 an empty cycle; ``loop_hybrid_sleep_share`` is the share of that run's wall time spent asleep
 (what the hybrid wait saved against spinning), ``loop_hybrid_late_sleeps`` how many waits
-slept and still returned late (rt.clock.WallClock). ``loop_lateness_fixed_margin_us_p99`` and
+slept and still returned late (rt.control.clock.WallClock). ``loop_lateness_fixed_margin_us_p99`` and
 ``missed_deadlines_fixed_margin``: the same hybrid wait with the margin held at 200 us (10 s;
 quick 2 s): how late this machine's OS wakes a sleeper. ``loop_lateness_spin_us_p99`` and
 ``missed_deadlines_spin``: the same with ``spin`` (10 s; quick 2 s): a loop that never
@@ -45,9 +45,9 @@ from pathlib import Path
 
 from numba import njit
 
-from rt import control_kernels as CK
-from rt.clock import WallClock
-from rt.loop import FixedStepLoop
+from rt.control import kernels as CK
+from rt.control.clock import WallClock
+from rt.control.loop import FixedStepLoop
 from rt.realtime import GcPause, set_timer_slack, timer_slack_ns
 
 PERIOD_NS = 1_000_000
@@ -149,7 +149,7 @@ def _time_cycles(c, n: int, feed) -> tuple:
 
     import numpy as np
 
-    from rt.controller import Phase
+    from rt.control.controller import Phase
 
     split = np.zeros((3, n), dtype=np.int64)
     clock = time.perf_counter_ns
@@ -186,7 +186,7 @@ def _controller_cycle(quick: bool) -> dict:
     cycles that begin and end in DYNAMICS without a trip are timed."""
     import tempfile
 
-    from rt.controller import Phase
+    from rt.control.controller import Phase
     from sim_stand.kinematic_rig import Rig
 
     n = 10_000 if quick else 100_000

@@ -3,7 +3,7 @@
 Wall-clock figures on a shared VM follow the host's load (docs/controller.md, "Where the
 cycle's time goes"); an instruction count does not. This script brings the kinematic rig's
 stand into DYNAMICS (as bench/controller.py does), saves copies of the kernel's arrays, and
-runs itself twice under ``valgrind --tool=cachegrind --cache-sim=no``: ``rt.control_kernels.
+runs itself twice under ``valgrind --tool=cachegrind --cache-sim=no``: ``rt.control.kernels.
 hil_cycle_packed`` called 1000 and 3000 times on that state, in a compiled loop and from
 Python. The difference over 2000 calls of the instructions in code without a file (numba's
 JIT code) is the kernel's count per call; of all instructions, the call's from Python with
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _save_state(path: str) -> None:
     from bench.controller import _hold_case
-    from rt.controller import Phase
+    from rt.control.controller import Phase
     from sim_stand.kinematic_rig import Rig
 
     with tempfile.TemporaryDirectory() as d:
@@ -54,8 +54,8 @@ def _save_state(path: str) -> None:
 def _calls(path: str, n: int, where: str) -> None:
     """n kernel calls on the saved state (the child under valgrind)."""
     from bench.controller import _kernel_loop
-    from rt import arraypack as AP
-    from rt import control_kernels as CK
+    from rt.record import arraypack as AP
+    from rt.control import kernels as CK
 
     with open(path, "rb") as f:
         s = pickle.load(f)

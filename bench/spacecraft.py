@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from rt import spacecraft as S
+from rt.dynamics import spacecraft as S
 from rt.config.vehicle import Control, Mode, Vehicle
 
 DT = 1e-3

@@ -130,7 +130,7 @@ class Counters:
 
 
 # The state of a sequence tracker kept by a consumer that checks frames itself (the
-# controller's compiled scan, rt.wire_kernels; Transport.delegate_checks): float64 slots
+# controller's compiled scan, rt.stand.wire_kernels; Transport.delegate_checks): float64 slots
 # have_last, last, rej_run, have_rej_last, rej_last -- SeqTracker's fields, None as 0 in the
 # have_ slot. All zero = a reset tracker.
 SEQ_STATE_LEN = 5

@@ -253,7 +253,7 @@ class MotionPlatform:
 
     def send_encoded(self, frame) -> int:
         """Send a command frame encoded elsewhere (the controller's compiled encoder,
-        rt.wire_kernels) that carries this driver's next seq, ``self.seq``; returns that seq, or
+        rt.stand.wire_kernels) that carries this driver's next seq, ``self.seq``; returns that seq, or
         -1 if the transport could not take it (the seq is then not used up, as in the other
         command methods)."""
         if not self.transport.send(frame):

@@ -20,7 +20,7 @@ message. With ``framing="raw"`` (default for udp) messages/datagrams are deliver
 are, for protocols with their own format (ATI RDT).
 
 Delegated checks (``delegate_checks``): a consumer that checks every frame itself (the
-controller's compiled scan, rt.wire_kernels) takes the messages unchecked with
+controller's compiled scan, rt.stand.wire_kernels) takes the messages unchecked with
 ``poll_messages()`` -- one bytes object, each message preceded by its length (u16 LE) --
 and reports back what it accepted and refused (``accepted``, the error counters). The
 transport still does what only it can: cutting a byte stream into CRC-checked frames

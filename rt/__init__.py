@@ -16,11 +16,14 @@ import os as _os
 
 __version__ = "0.1.0"
 
+#: the source tree (its config/ holds the shipped stand, cases and vehicles)
+SOURCE_ROOT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+
 
 def _source_key() -> str:
     import hashlib
 
-    root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    root = SOURCE_ROOT
     h = hashlib.sha1()
     for pkg in ("rt", "drivers", "sim_stand", "bench"):
         top = _os.path.join(root, pkg)

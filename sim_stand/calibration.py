@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rt.runlog import read_log
+from rt.record.runlog import read_log
 
 
 def cor_from_log(path, contact_n: float = 100.0) -> dict:
@@ -22,7 +22,7 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
     t = f["t"]
     run = np.isfinite(t) & (t >= 0.0)
     if "phase" in f:
-        from rt.controller import Phase
+        from rt.control.controller import Phase
         run &= f["phase"] == Phase.DYNAMICS
     tw = f["rel_twist"][run]
     w = f["w_P"][run]

@@ -1,4 +1,4 @@
-"""``dockstand emulate``, ``simulate`` and ``demo`` (docs/cli.md). Imported lazily by rt/cli.py.
+"""``dockstand emulate``, ``simulate`` and ``demo`` (docs/cli.md). Registered by sim_stand/commands.py.
 
 ``demo`` is the product's main job on any machine: it starts the emulator as its own process
 (lockstep, on private ipc endpoints in a temporary directory), runs the controller in this
@@ -189,8 +189,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 
     from rt.config.case import load_case
     from rt.config.stand import load_stand
-    from rt.controller import Controller, Phase
-    from rt.supervisor import State
+    from rt.control.controller import Controller, Phase
+    from rt.control.supervisor import State
 
     case_path = Path(case_path or DEFAULT_CASE).resolve()
     stand = load_stand(stand_path or DEFAULT_STAND)

@@ -4,7 +4,7 @@ docs/models/world.md §6).
 
 Coupling (seed 002 §4.3, seed 000 §2.5 / seed 001 §3.9, digest §1 evaluation order):
 
-* both vehicles: ``rt.spacecraft`` (rigid bodies with flexible port modes, their own control);
+* both vehicles: ``rt.dynamics.spacecraft`` (rigid bodies with flexible port modes, their own control);
 * the mechanism's base frame 0 = the active vehicle's (deflected) port frame A. Its base motion
   is the port's exact absolute motion: ``omega_0``, and ``a_0``, ``eps_0`` from the vehicle's
   state derivative (``a = v' + R_IC (w' x d + w x (w x d) + 2 w x d' + d'')`` with ``d`` the
@@ -30,7 +30,7 @@ integrator (semi-implicit Euler by default, RK4 optional). The run ends at the c
 ``capture_settle_s`` after soft capture, when the units are ``separation_m`` beyond their start
 distance, or when a penetration exceeds its limit (seed 002 §4.7 abort rule).
 
-The run log has the HIL run-log format (``rt.runlog``); fields in :data:`LOG_FIELDS_MECH` /
+The run log has the HIL run-log format (``rt.record.runlog``); fields in :data:`LOG_FIELDS_MECH` /
 :data:`LOG_FIELDS_ROD` (docs/models/world.md §6).
 """
 from __future__ import annotations
@@ -43,9 +43,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from rt import spacecraft as S
+from rt.dynamics import spacecraft as S
 from rt.config.case import Case, load_case
-from rt.runlog import RunLogWriter
+from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
 from sim_stand.contact import geometry as G
@@ -103,7 +103,7 @@ LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetra
 @njit(cache=True, error_model="numpy")
 def kin_from_ports(ws, kin):
     """A's and P's absolute kinematics in P (the ``K_*`` record; accelerations untouched) from
-    the two vehicles' port states in ``ws`` (rt.spacecraft layout)."""
+    the two vehicles' port states in ``ws`` (rt.dynamics.spacecraft layout)."""
     for i in range(3):
         d = 0.0
         va = 0.0
@@ -858,7 +858,7 @@ class DigitalSim:
 def stand_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
     """The stand's gravity in the active unit's frame A at the platform's home pose (m/s^2):
     what the mechanism feels on the stand (``R_AW [0, 0, -g]``; -g x_A on the default stand)."""
-    from rt import spatial as SP
+    from rt.dynamics import spatial as SP
     g = emu.gravity_m_per_s2 if emu is not None else 9.80665
     home = np.asarray(stand.hexapod.home, dtype=np.float64)
     R_BT = np.empty((3, 3))
@@ -877,7 +877,7 @@ def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:
     """Run the all-digital reference of ``case`` (a Case or a path) to its end criteria.
 
     ``stand`` (optional) only goes into the log header; ``emu`` (EmulatorConfig or path) supplies
-    the physics step, integrator and presets; ``log_path`` writes the run log (rt.runlog format).
+    the physics step, integrator and presets; ``log_path`` writes the run log (rt.record.runlog format).
     Keyword arguments go to :class:`DigitalSim` (``dt``, ``integrator``, ``log_rate_hz``,
     ``coarse``, ``coarse_dt``, ``gap_margin_m``, ``duration_s``, ``gravity_A``, ``hil_coupling``)."""
     sim = DigitalSim(case, emu, **kw)

@@ -3,7 +3,7 @@
 
 * :class:`PlatformDevice` — the motion base's controller as a real one behaves: states IDLE,
   ENGAGED, FROZEN, FAULT, E_STOPPED; ENGAGE holds the present lengths; POSE set-points go
-  through ``rt.hexapod`` inverse kinematics (an unreachable pose is a POSE_LIMIT fault, never
+  through ``rt.stand.hexapod`` inverse kinematics (an unreachable pose is a POSE_LIMIT fault, never
   a motion); LENGTHS set-points are range-checked (LENGTH_LIMIT); FREEZE and E_STOP hold the
   present lengths; RESET_FAULT returns to IDLE; a command watchdog (no frame for
   ``watchdog_s`` while ENGAGED) is a WATCHDOG fault; a stroke hit in the physics is a
@@ -39,7 +39,7 @@ from drivers.framing import encode_frame
 from drivers.ft_sensor import RdtDevice, SerialSensorDevice
 from drivers.motion_platform import Command, FaultCode, Mode, MotionPlatformDevice, PlatformState
 from drivers.transport import make_transport
-from rt import hexapod as HX
+from rt.stand import hexapod as HX
 from rt.config.stand import Stand
 from sim_stand.ft_sensor_model import FtSensorModel, SensorNoise
 
@@ -376,7 +376,7 @@ class Emulator:
     # ------------------------------------------------------------------ modes
     def run_lockstep(self, stop=lambda: False, idle_timeout_s: float | None = None) -> int:
         """Tick once per platform frame received (each frame is one controller period)."""
-        from rt.controller import wait_readable
+        from rt.control.controller import wait_readable
         last = time.monotonic()
         while not stop():
             if not wait_readable(self.p_tr, time.monotonic() + 0.05):

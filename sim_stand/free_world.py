@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rt import spatial as SP
+from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
 from sim_stand.platform_model import PlatformModel, PlatformParams
 

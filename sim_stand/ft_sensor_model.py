@@ -1,6 +1,6 @@
 """Emulated six-axis force/torque sensor under the passive unit (issue 7 item 1).
 
-The inverse of the controller's sensing chain (``rt/sensing.py``), plus the sensor's
+The inverse of the controller's sensing chain (``rt/stand/sensing.py``), plus the sensor's
 imperfections, per sample:
 
 1. true wrench on the passive unit ``[f; m]`` in P about P's origin -> sensor frame S:

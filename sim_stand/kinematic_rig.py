@@ -23,10 +23,10 @@ from drivers.framing import encode_frame
 from drivers.ft_sensor import FtSensor, SerialSensorDevice
 from drivers.motion_platform import Command, MotionPlatform, MotionPlatformDevice, PlatformState
 from drivers.transport import memory_pair
-from rt.clock import StepClock
+from rt.control.clock import StepClock
 from rt.config.case import Case
 from rt.config.stand import load_stand
-from rt.controller import Controller, Phase, stand_geometry
+from rt.control.controller import Controller, Phase, stand_geometry
 
 REPO = Path(__file__).resolve().parents[1]
 STAND = REPO / "config" / "stand.toml"

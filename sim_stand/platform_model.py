@@ -11,7 +11,7 @@ its hard stops [L_min, L_max] (hitting a stop sets a fault flag). Integration is
 Euler at the physics step (stable for wn dt << 1; the default 10 kHz with wn = 2 pi 15 Hz has
 wn dt ~ 0.01). The transport delay is a ring buffer of commands sampled at the physics step.
 
-The measured top pose comes from forward kinematics (``rt.hexapod.forward``, Newton warm-started
+The measured top pose comes from forward kinematics (``rt.stand.hexapod.forward``, Newton warm-started
 at the previous pose); the top twist from the Jacobian, ``[v; w] = J^-1 L'``, and its
 acceleration by differencing the twist over the physics step.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from rt import hexapod as H
+from rt.stand import hexapod as H
 
 # parameters
 PP_WN, PP_ZETA, PP_VMAX, PP_AMAX, PP_LMIN, PP_LMAX, PP_DT, PP_NDELAY = range(8)

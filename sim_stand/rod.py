@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from rt import spacecraft as S
+from rt.dynamics import spacecraft as S
 
 # rod parameter array
 R_K, R_C, R_TIP = 0, 1, 2
@@ -67,6 +67,41 @@ class RodParams:
         p[R_C] = self.damping_ns_per_m
         p[R_TIP] = self.tip_offset_m
         return p
+
+
+@dataclass(frozen=True)
+class RodContact:
+    """A case's ``[contact] model = "elastic_rod"`` section (docs/config.md): a calibration rod
+    of known stiffness along x_P instead of the mechanism (docs/models/world.md §5). Its damping
+    is given as the ratio ``zeta`` of the linear spring-dashpot on the reduced mass of the two
+    vehicles, so the coefficient of restitution has a closed form (:func:`restitution`)."""
+    model: str = "elastic_rod"
+    stiffness_n_per_m: float = 0.0
+    damping_ratio: float = 0.0
+    tip_offset_m: float = 0.0
+    reduced_mass_kg: float = 0.0
+
+    @property
+    def damping_ns_per_m(self) -> float:
+        return 2.0 * self.damping_ratio * (self.stiffness_n_per_m * self.reduced_mass_kg) ** 0.5
+
+    @property
+    def omega_radps(self) -> float:
+        return (self.stiffness_n_per_m / self.reduced_mass_kg) ** 0.5 if self.reduced_mass_kg > 0 else 0.0
+
+    def rod_params(self) -> RodParams:
+        return RodParams(self.stiffness_n_per_m, self.damping_ns_per_m, self.tip_offset_m)
+
+
+def parse_contact(c, reduced_mass_kg: float) -> RodContact:
+    """The ``dockstand.contact_models`` entry ``elastic_rod``: parses a case's ``[contact]``
+    table (``rt.config._schema.Table``; the caller checks for unknown keys)."""
+    k = c.float("stiffness_n_per_m", gt=0.0)
+    z = c.float("damping_ratio", 0.0, ge=0.0)
+    if z >= 1.0:
+        raise c.error("damping_ratio", f"must be < 1 (an underdamped impact with a closed-form restitution), got {z}")
+    tip = c.float("tip_offset_m", 0.0, ge=-1.0, le=1.0)
+    return RodContact(stiffness_n_per_m=k, damping_ratio=z, tip_offset_m=tip, reduced_mass_kg=reduced_mass_kg)
 
 
 # ------------------------------------------------------------------ analytic values
@@ -158,7 +193,7 @@ def rod_eval(rp, p_PA, R_PA, v_A, w_A, v_P, w_P, wrench_P, ro):
 
 @njit(cache=True, error_model="numpy")
 def _rod_from_ports(rp, ws, w_in, ro, tmp):
-    """The rod wrench from the two vehicles' port states in ``ws`` (rt.spacecraft layout) into
+    """The rod wrench from the two vehicles' port states in ``ws`` (rt.dynamics.spacecraft layout) into
     w_in[0] (wrench on the passive unit)."""
     R_IP = tmp[0:3, 0:3]
     R_IA = tmp[3:6, 0:3]
@@ -196,7 +231,7 @@ def _rod_from_ports(rp, ws, w_in, ro, tmp):
 @njit(cache=True, error_model="numpy")
 def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, tmp):
     """State derivative of the two vehicles coupled by the rod: the rod wrench is evaluated from
-    this very state (no hold), then rt.spacecraft.derivatives with ``react = 1`` (the active unit
+    this very state (no hold), then rt.dynamics.spacecraft.derivatives with ``react = 1`` (the active unit
     gets the opposite wrench on the same line of action)."""
     nm = (x.shape[1] - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0

@@ -36,8 +36,8 @@ from dataclasses import replace
 import numpy as np
 from numba import njit
 
-from rt import hexapod as HX
-from rt import spatial as SP
+from rt.stand import hexapod as HX
+from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK

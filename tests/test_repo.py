@@ -29,7 +29,7 @@ def test_numba_cache_lives_outside_the_tree_whichever_package_is_imported_first(
 
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["DOCKSTAND_CACHE"] = str(tmp_path)
-    for mod in ("bench.controller", "sim_stand.world", "rt.control_kernels"):
+    for mod in ("bench.controller", "sim_stand.world", "rt.control.kernels"):
         out = subprocess.run([sys.executable, "-c", f"import {mod}; from numba.core import config; "
                               "print(config.CACHE_DIR)"], cwd=ROOT, env=env, capture_output=True, text=True,
                              timeout=120)

@@ -1,13 +1,16 @@
 """Config files: TOML loaded once into frozen, typed objects (docs/config.md).
 
 Each kind of file has one loader ``load(path) -> object`` that raises :class:`ConfigError`
-naming the file, the key path and the reason. ``KINDS`` maps a kind to its loader as a
-``"module:function"`` string, resolved lazily, so ``rt`` never imports ``sim_stand`` unless a
-command asks for a kind that lives there (the CLI's ``check-config``).
+naming the file, the key path and the reason. ``KINDS`` maps the kinds of ``rt.config`` to
+their loaders as ``"module:function"`` strings, resolved lazily; the kinds that belong to a
+model above this layer (mechanism, interface, emulator: sim_stand) register their loaders
+through the ``dockstand.config_kinds`` entry points (pyproject.toml), so config never imports
+a model (docs/architecture.md, "Layers").
 """
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from rt.config._schema import ConfigError, Table
@@ -18,10 +21,19 @@ KINDS: dict[str, str] = {
     "vehicle": "rt.config.vehicle:load_vehicle",
     "case": "rt.config.case:load_case",
     "stand": "rt.config.stand:load_stand",
-    "mechanism": "sim_stand.mechanism.config:load_mechanism",
-    "interface": "sim_stand.contact.config:load_interface",
-    "emulator": "sim_stand.world_config:load_emulator",
 }
+
+#: entry-point group of the config kinds that models above rt.config own: ``kind = "module:load"``
+CONFIG_KINDS_GROUP = "dockstand.config_kinds"
+
+
+def kinds() -> dict[str, str]:
+    """Every config kind and its loader (``"module:function"``): ``KINDS`` and the
+    ``dockstand.config_kinds`` entry points."""
+    out = dict(KINDS)
+    for ep in entry_points(group=CONFIG_KINDS_GROUP):
+        out.setdefault(ep.name, ep.value)
+    return out
 
 # folder name -> kind, for files that do not say ``kind = "..."`` themselves
 _FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
@@ -41,9 +53,10 @@ def kind_of(path: str | Path) -> str:
 
 
 def loader(kind: str):
-    if kind not in KINDS:
-        raise ValueError(f"unknown config kind {kind!r}; known: {', '.join(sorted(KINDS))}")
-    mod, fn = KINDS[kind].split(":")
+    known = kinds()
+    if kind not in known:
+        raise ValueError(f"unknown config kind {kind!r}; known: {', '.join(sorted(known))}")
+    mod, fn = known[kind].split(":")
     try:
         return getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as e:

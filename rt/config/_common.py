@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rt import spatial
+from rt.dynamics import spatial
 from rt.config._schema import Table
 
 UNIT_TOL = 1e-6

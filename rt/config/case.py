@@ -10,11 +10,13 @@ the approach, so a unit short of contact has a negative ``position_m[0]`` and a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
-from rt import spatial
+from rt.dynamics import spatial
 from rt.config._schema import ConfigError, Table
 from rt.config.vehicle import Vehicle, load_vehicle
 
@@ -49,28 +51,36 @@ class EndCriteria:
 @dataclass(frozen=True)
 class ContactSpec:
     """``[contact]``: what sits between the units in the emulator and the all-digital reference.
-    ``model = "mechanism"`` (default): the docking mechanism and interface files of
-    ``[vehicles]`` (or the emulator's presets). ``model = "elastic_rod"``: a calibration rod of
-    known stiffness along x_P instead (docs/models/world.md §5); its damping is given as the
-    ratio ``zeta`` of the linear spring-dashpot on the reduced mass of the two vehicles, so the
-    coefficient of restitution has a closed form."""
+    ``model = "mechanism"`` (the default, no parameters): the docking mechanism and interface
+    files of ``[vehicles]`` (or the emulator's presets). Any other model parses its own section
+    (:func:`contact_models`) and returns its own frozen spec with a ``model`` field, e.g.
+    ``model = "elastic_rod"``: :class:`sim_stand.rod.RodContact`."""
     model: str = "mechanism"
-    stiffness_n_per_m: float = 0.0
-    damping_ratio: float = 0.0
-    tip_offset_m: float = 0.0
-    reduced_mass_kg: float = 0.0
 
-    @property
-    def damping_ns_per_m(self) -> float:
-        return 2.0 * self.damping_ratio * (self.stiffness_n_per_m * self.reduced_mass_kg) ** 0.5
 
-    @property
-    def omega_radps(self) -> float:
-        return (self.stiffness_n_per_m / self.reduced_mass_kg) ** 0.5 if self.reduced_mass_kg > 0 else 0.0
+#: entry-point group of the contact models that parse a case's ``[contact]`` section: each
+#: entry is ``name = "module:parser"``, ``parser(table, reduced_mass_kg) -> spec`` (pyproject.toml)
+CONTACT_MODELS_GROUP = "dockstand.contact_models"
 
-    def rod_params(self):
-        from sim_stand.rod import RodParams  # lazily: rt never imports sim_stand at load time
-        return RodParams(self.stiffness_n_per_m, self.damping_ns_per_m, self.tip_offset_m)
+
+def contact_models() -> dict[str, Callable[[Table, float], object]]:
+    """The parsers of a case's ``[contact]`` section by model name: ``"mechanism"`` (no
+    parameters) and every ``dockstand.contact_models`` entry point, loaded on use. Config never
+    imports a model: the model that owns a section registers its parser (docs/architecture.md)."""
+    models: dict[str, Callable[[Table, float], object]] = {"mechanism": _mechanism_contact}
+    for ep in entry_points(group=CONTACT_MODELS_GROUP):
+        models.setdefault(ep.name, _lazy(ep))
+    return models
+
+
+def _lazy(ep) -> Callable[[Table, float], object]:
+    def parse(t: Table, m_red: float):
+        return ep.load()(t, m_red)
+    return parse
+
+
+def _mechanism_contact(t: Table, m_red: float) -> ContactSpec:
+    return ContactSpec()
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ class Case:
     end: EndCriteria = field(default_factory=EndCriteria)
     mechanism_path: Path | None = None
     interface_path: Path | None = None
-    contact: ContactSpec = field(default_factory=ContactSpec)
+    contact: ContactSpec = field(default_factory=ContactSpec)   # or a model's own spec
     source: str = ""
 
 
@@ -176,21 +186,15 @@ def parse_case(t: Table) -> Case:
                 contact=contact, source=str(t.file))
 
 
-def _contact(t: Table, m_red: float) -> ContactSpec:
+def _contact(t: Table, m_red: float):
     if not t.has("contact"):
         return ContactSpec()
     c = t.table("contact")
-    model = c.str("model", "mechanism", choices=("mechanism", "elastic_rod"))
-    if model == "mechanism":
-        c.done()
-        return ContactSpec()
-    k = c.float("stiffness_n_per_m", gt=0.0)
-    z = c.float("damping_ratio", 0.0, ge=0.0)
-    if z >= 1.0:
-        raise c.error("damping_ratio", f"must be < 1 (an underdamped impact with a closed-form restitution), got {z}")
-    tip = c.float("tip_offset_m", 0.0, ge=-1.0, le=1.0)
+    models = contact_models()
+    model = c.str("model", "mechanism", choices=tuple(models))
+    spec = models[model](c, m_red)
     c.done()
-    return ContactSpec(model=model, stiffness_n_per_m=k, damping_ratio=z, tip_offset_m=tip, reduced_mass_kg=m_red)
+    return spec
 
 
 def load_case(path: str | Path) -> Case:
@@ -198,4 +202,4 @@ def load_case(path: str | Path) -> Case:
     return parse_case(Table.load(path))
 
 
-__all__ = ["Case", "ContactSpec", "InitialState", "Orbit", "EndCriteria", "load_case"]
+__all__ = ["Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]

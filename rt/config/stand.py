@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rt import hexapod as HX
+from rt.stand import hexapod as HX
 from rt.config._common import read_pose
 from rt.config._schema import ConfigError, Table
-from rt.safety import SafetyLimits
-from rt.sensing import SensingParams, dc_group_delay_s, lowpass2_coefficients
+from rt.stand.safety import SafetyLimits
+from rt.stand.sensing import SensingParams, dc_group_delay_s, lowpass2_coefficients
 
 TRANSPORT_KINDS = ("serial", "zmq", "udp", "memory")
 
@@ -63,7 +63,7 @@ class Stand:
     rate_hz: float
     wait_policy: str
     spin_margin_ns: int
-    adaptive_margin: bool             # widen the margin to the OS's recent oversleep (rt.clock.WallClock)
+    adaptive_margin: bool             # widen the margin to the OS's recent oversleep (rt.control.clock.WallClock)
     margin_half_life_ns: int
     overrun_warn_interval_s: float
     realtime: RealtimeOptions

@@ -27,7 +27,7 @@ from numba.core.cpu import CPUTargetOptions
 
 # Compile options of every function here and in kernel.py. ``_nrt=False`` compiles without
 # numba's reference-counted runtime (a private but long-standing numba option, as in
-# sim_stand/mechanism/kernels.py and rt/spacecraft.py): every array argument and every
+# sim_stand/mechanism/kernels.py and rt/dynamics/spacecraft.py): every array argument and every
 # feature-row view passed per primitive pair would otherwise cost an atomic incref/decref pair,
 # most of the evaluation's run time. Nothing here or in kernel.py allocates (any allocation is
 # then a compile error); callers compiled with the NRT (the emulator, the digital simulation,

@@ -36,7 +36,7 @@ import math
 
 from numba import njit
 
-from rt import spatial
+from rt.dynamics import spatial
 from sim_stand.contact.geometry import (
     F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
     circle_annulus, edge_plane, point_face_depth, seg_annulus, seg_face, seg_seg,

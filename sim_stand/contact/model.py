@@ -148,7 +148,7 @@ class ContactModel:
 
 def pose_array(p_PE, R_PE=None, q_PE=None) -> np.ndarray:
     """One link pose row [p (3), q_PE (4)] from a position and a DCM or quaternion."""
-    from rt import spatial
+    from rt.dynamics import spatial
     row = np.zeros(7)
     row[:3] = p_PE
     if q_PE is None:

@@ -6,9 +6,9 @@ checked calls), the compiled kernels :func:`mechanism_derivatives` and
 :func:`mechanism_step_rk4`, :func:`base_motion`, :func:`contact_wrench_on_ring`, and the
 array layouts in :mod:`sim_stand.mechanism.layout`.
 """
-from sim_stand.mechanism.config import MechanismConfig, load_mechanism
+from sim_stand.mechanism.config import MechanismConfig
 from sim_stand.mechanism.model import (Mechanism, MechanismError, base_motion,
-                                       contact_wrench_on_ring, pack_params)
+                                       contact_wrench_on_ring, load_mechanism, pack_params)
 
 
 def __getattr__(name):

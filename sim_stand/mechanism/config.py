@@ -311,19 +311,8 @@ def parse_mechanism(t: Table) -> MechanismConfig:
                           base_joints_0=base, ring_joints_R=ring, link1=l1, link2=l2,
                           devices=tuple(devs), crank_axes_0=crank_axes, crank_tips_0=crank_tips,
                           newton_polish=newton, source=str(t.file))
-    # geometric validation: builds every leg's frames at the reference pose
-    from sim_stand.mechanism.model import GeometryError, build_legs
-    try:
-        build_legs(cfg)
-    except GeometryError as e:
-        raise t.error("geometry", str(e)) from None
     return cfg
 
 
-def load_mechanism(path: str | Path) -> MechanismConfig:
-    """Load and validate a mechanism file; raises :class:`ConfigError` (file, key, reason)."""
-    return parse_mechanism(Table.load(path))
-
-
 __all__ = ["MechanismConfig", "Link", "Devices", "Spring", "Brake", "EMDamper", "Drive",
-           "EndStops", "load_mechanism", "parse_mechanism", "ConfigError", "LEG_TYPES"]
+           "EndStops", "parse_mechanism", "ConfigError", "LEG_TYPES"]

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim_stand.mechanism import layout as Lay
-from sim_stand.mechanism.config import MechanismConfig, Devices
+from rt.config._schema import Table
+from sim_stand.mechanism.config import MechanismConfig, Devices, parse_mechanism
 
 EX = np.array([1.0, 0.0, 0.0])
 CHART_MARGIN = math.radians(5.0)
@@ -168,6 +169,19 @@ def build_legs(cfg: MechanismConfig) -> list[LegModel]:
                             f"device-joint rates Jacobian has condition number "
                             f"{sv[0] / max(sv[-1], 1e-300):.3g}): the legs cannot hold the ring")
     return legs
+
+
+def load_mechanism(path) -> MechanismConfig:
+    """Load and validate a mechanism file: the schema (:func:`parse_mechanism`), then the
+    geometry (every leg's frames built at the reference pose); raises
+    :class:`rt.config.ConfigError` (file, key, reason)."""
+    t = Table.load(path)
+    cfg = parse_mechanism(t)
+    try:
+        build_legs(cfg)
+    except GeometryError as e:
+        raise t.error("geometry", str(e)) from None
+    return cfg
 
 
 def device_jacobian(legs, rC, aC) -> np.ndarray:

@@ -42,7 +42,7 @@ def test_replayed_device_frames_continue_the_rigs():
     from drivers.framing import OK, check_frame, frame_seq
     from drivers.ft_sensor import decode_sensor_frame
     from drivers.motion_platform import decode_status
-    from rt.controller import Phase
+    from rt.control.controller import Phase
     from sim_stand.kinematic_rig import Rig
 
     with tempfile.TemporaryDirectory() as d:

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from rt import realtime as RT
-from rt import sdnotify
+from rt.operator import sdnotify
 from rt.config.stand import RealtimeOptions
 
 

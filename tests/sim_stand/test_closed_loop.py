@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rt.runlog import read_log
+from rt.record.runlog import read_log
 from sim_stand.cli import REPO, run_demo
 
 import os

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rt.config.stand import load_stand
-from rt.controller import Phase
-from rt.runlog import read_log
+from rt.control.controller import Phase
+from rt.record.runlog import read_log
 from sim_stand.cli import DEFAULT_STAND, run_demo
 
 STAND = load_stand(DEFAULT_STAND)

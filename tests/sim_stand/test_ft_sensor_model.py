@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rt.sensing import Sensing, SensingParams
+from rt.stand.sensing import Sensing, SensingParams
 from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorNoise
 
 

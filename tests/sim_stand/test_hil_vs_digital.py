@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from rt.compare import compare_logs
+from rt.analysis.compare import compare_logs
 from rt.config.case import load_case
 from rt.config.stand import load_stand
 from sim_stand.cli import DEFAULT_EMULATOR, DEFAULT_STAND, REPO, run_demo

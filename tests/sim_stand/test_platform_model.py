@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from rt import hexapod as H
+from rt.stand import hexapod as H
 from sim_stand.platform_model import FAULT_STROKE, PlatformModel, PlatformParams
 
 

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from rt import spatial
+from rt.dynamics import spatial
 from rt.config import ConfigError
 from sim_stand.contact import ContactModel, PenetrationLimitExceeded, load_interface
 from sim_stand.contact import kernel as K

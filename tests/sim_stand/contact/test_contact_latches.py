@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rt import spatial
+from rt.dynamics import spatial
 from sim_stand.contact import Builder, ContactModel
 from sim_stand.contact import kernel as K
 from sim_stand.contact.approach import guided_path, run_script

@@ -1,0 +1,1072 @@
+"""The real-time controller: drivers + sensing + coupling + safety + supervisor + run log +
+telemetry on one fixed-step loop (issue 6; docs/controller.md, "Controller").
+
+Every cycle (:class:`Controller` is the loop's work object):
+
+* **read** — newest F/T sample (its raw counts), newest platform STATUS, link counters, and
+  pending operator requests (telemetry ROUTER);
+* **update** — the phase of the current supervisor state produces the platform-top command:
+
+  ========  ===================================================================
+  phase     command
+  ========  ===================================================================
+  IDLE      none (platform not commanded; HEARTBEAT only)
+  ENGAGE    ARMED: ENGAGE sent, waiting for the platform to report ENGAGED
+  TARE      ARMED: holding the present pose while the sensor tare averages
+  MOVE      ARMED: quintic rest-to-rest move to the run-up start pose
+  READY     ARMED: holding the run-up start pose; ``start`` is accepted
+  RUNUP     RUNNING: uniform acceleration into the case's initial relative state
+  DYNAMICS  RUNNING: sensing -> spacecraft step -> prediction at t + tau -> pose
+  STOP      after a trip, abort, stop or finish: ``SafeStop`` along the current path
+  FROZEN    FREEZE sent; the platform holds
+  ========  ===================================================================
+
+  then the command's rates (backward differences) and the safety checks
+  (``rt.control.kernels.supervise``) whenever the platform is engaged; a trip stops the
+  integration, starts the safe stop and logs/publishes the named reason;
+* **write** — exactly one platform frame per cycle (the state command when one is due, else
+  the POSE/LENGTHS set-point, else a HEARTBEAT: the device's watchdog sees the loop's pulse,
+  and the lockstep emulator advances one period per frame), the run-log record, telemetry.
+
+Time: the controller's clock is the loop's slot time; a skipped slot (overrun) advances the
+dynamics by the time that really passed. In lockstep (``StepClock`` with :meth:`lockstep_gate`)
+each cycle first waits for the emulator's answer to the previous frame.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import replace
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import rt
+from drivers.framing import MAX_FRAME, OVERHEAD, SEQ_STATE_LEN
+from drivers.ft_sensor import FtSensor
+from drivers.motion_platform import Command, MotionPlatform, PlatformState
+from rt.record import arraypack as AP
+from rt.control import kernels as CK
+from rt.dynamics import coupling as CP
+from rt.stand import hexapod as HX
+from rt import realtime as RT
+from rt.dynamics import spacecraft as SCM
+from rt.dynamics import spatial as SP
+from rt.stand import wire_kernels as WK
+from rt.control.clock import StepClock, WallClock
+from rt.config.case import Case, load_case
+from rt.config.stand import Stand
+from rt.control.loop import FixedStepLoop
+from rt.record.runlog import CUR_CLOSED, RunLogWriter, git_describe
+from rt.stand.safety import Reason, SafeStop, SafetyMonitor
+from rt.stand.sensing import Sensing
+from rt.control.supervisor import Event, State, Supervisor
+
+# the cycle's fixed indices into ``ins`` (rt.control.kernels IN_*), as module constants: the
+# shell's per-cycle Python reads them as globals
+_IN_LK_ERR, _IN_TXLEN = CK.IN_LK_ERR, CK.IN_TXLEN
+_S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
+
+log = logging.getLogger("dockstand.controller")
+
+
+class Phase(IntEnum):
+    IDLE = 0
+    ENGAGE = 1
+    TARE = 2
+    MOVE = 3
+    READY = 4
+    RUNUP = 5
+    DYNAMICS = 6
+    STOP = 7
+    FROZEN = 8
+
+
+ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP)
+
+
+def _inv_pose(p, R):
+    """Inverse of a frame pose (child in parent) -> parent in child: (p', R')."""
+    return -R.T @ p, R.T
+
+
+def _q(R) -> np.ndarray:
+    q = np.zeros(4)
+    SP.dcm_to_quat(np.ascontiguousarray(R), q)
+    return q
+
+
+def stand_geometry(stand: Stand) -> np.ndarray:
+    """``rt.dynamics.coupling.pack_geometry`` from the stand: P in B (B and P both placed in W) and T in A."""
+    pB, RB = stand.platform_base.p, stand.platform_base.R      # B in W
+    pP, RP = stand.passive_mount.p, stand.passive_mount.R      # P in W
+    p_BP_B = RB.T @ (pP - pB)
+    R_BP = RB.T @ RP
+    p_AT_A, R_AT = _inv_pose(stand.active_mount.p, stand.active_mount.R)
+    return CP.pack_geometry(p_BP_B, _q(R_BP), p_AT_A, _q(R_AT))
+
+
+def record_fields(n_raw: int, ns: int) -> dict[str, int]:
+    """Run-log (and telemetry) record layout of the controller (docs/controller.md)."""
+    return {"t": 1, "cycle": 1, "state": 1, "phase": 1, "trip": 1, "timing_ns": 4, "new_sample": 1,
+            "raw": n_raw, "w_S": 6, "w_P": 6, "x": 2 * ns, "rel_pose": 7, "rel_twist": 6, "rel_acc": 6,
+            "cmd_pose": 7, "cmd_twist": 6, "cmd_acc": 6, "cmd_lengths": 6, "meas_pose": 7, "meas_lengths": 6,
+            "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "crc_errors": 1, "seq_gaps": 1,
+            "missed": 1}
+
+
+class Controller:
+    """See the module docstring. Build with drivers from the stand config (default) or given
+    ones (tests: memory transports); ``open()``, then drive with :meth:`run` (own loop) or
+    :meth:`command` + :meth:`run_until`."""
+
+    def __init__(self, stand: Stand, *, sensor: FtSensor | None = None, platform: MotionPlatform | None = None,
+                 compensate: bool = True, lockstep: bool = False, telemetry: bool = True,
+                 runlog: bool = True, log_dir: str | Path | None = None, lockstep_timeout_s: float = 2.0):
+        self.stand = stand
+        self.period_s = stand.period_ns * 1e-9
+        self.compensate = bool(compensate)
+        self.lockstep = bool(lockstep)
+        self.lockstep_timeout_s = float(lockstep_timeout_s)
+        self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
+                                                      "channels": stand.sensing.calibration.shape[1],
+                                                      "ft_rate_hz": stand.sensor_rate_hz,
+                                                      "counts_per_force": float(stand.sensing.counts_per_unit[0]),
+                                                      "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
+        self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
+        self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
+        self._s_tr = self.sensor.transport
+        self._p_tr = self.platform.transport
+        self.sensing = Sensing(stand.sensing)
+        self.hexapod = HX.Hexapod(stand.hexapod)
+        self.safety = SafetyMonitor(stand.limits, stand.hexapod)
+        lim = stand.limits
+        self.safe_stop = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
+        self.geo = stand_geometry(stand)
+        self.tau = stand.delays.total_s
+        self.supervisor = Supervisor(guards={"load_case": self._guard_load, "arm": self._guard_arm,
+                                             "start": self._guard_start, "tare": self._guard_tare,
+                                             "reset": self._guard_reset},
+                                     listeners=[self._on_event])
+        self.runup_lead = 0.0
+        self.t_dynamics_start: float | None = None   # controller time (s) when the dynamics began
+        self.runlog_enabled = bool(runlog)
+        self.log_dir = Path(log_dir) if log_dir is not None else stand.runlog_dir
+        self.writer: RunLogWriter | None = None
+        self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
+        self.log_path: Path | None = None
+        self.git = git_describe()   # once, at start-up: arming never starts a subprocess
+        self._gc = RT.GcPause(stand.realtime.gc_freeze)   # entered while RUNNING
+        self.gc_reports: list[RT.Report] = []
+        self.telemetry_enabled = bool(telemetry)
+        self.telemetry = None
+        self.loop: FixedStepLoop | None = None
+        self.stop_when: Callable[["Controller"], bool] | None = None
+        self.events: list[dict] = []
+        # numeric state (allocated once; resized only when a case with other mode count loads)
+        n_raw = self.sensing.n_raw
+        self._alloc(n_raw, SCM.N_RIGID)
+        self.case: Case | None = None
+        self.case_path: Path | None = None
+        self.sc: SCM.Spacecraft | None = None
+        self.phase = Phase.IDLE
+        self.phase_t = 0.0
+        self.t_run = 0.0           # dynamics time (s) since the start of the case
+        self.t = 0.0               # controller time (s) since the loop started
+        self._prev_tns = -1
+        self.dt = self.period_s    # the last cycle's length (read)
+        self.trip_code = 0
+        self.trip_text: str | None = None
+        self.finish_reason: str | None = None
+        self._pending_cmd: Command | None = None
+        self._engage_sent = False
+        self._have_cmd = False
+        # the cycle's link state, shared with the compiled kernels (rt.control.kernels IN_*);
+        # allocated once: its counters' previous values outlive a reallocation of the record
+        self.ins = np.zeros(CK.IN_LEN)
+        self.meas = np.zeros(WK.ST_LEN)          # the newest valid STATUS (rt.stand.wire_kernels ST_*)
+        self._framed_sensor = self.sensor.protocol == "serial"
+        self.ins[CK.IN_NCH] = n_raw if self._framed_sensor else 0
+        # the framed links' checks (CRC, framing, sequence) are the compiled scan's
+        # (rt.stand.wire_kernels._walk); their counts go back to the links' Counters (_add_link_counts)
+        links = ((self._s_tr, CK.IN_LK_S), (self._p_tr, CK.IN_LK_P))
+        self._checked_links = links if self._framed_sensor else links[1:]
+        for tr, b in self._checked_links:
+            tr.delegate_checks(self.ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
+            self.ins[b + WK.LK_SEQ_ON] = tr.seq_check
+            self.ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
+        self._s_poll, self._p_poll = self._s_tr.poll_messages, self._p_tr.poll_messages
+        self._s_cnt = self._s_tr.counters
+        self._send = self.platform.send_encoded
+        self._sbuf = b""                         # this cycle's sensor frames, concatenated
+        self._pbuf = b""                         # this cycle's platform frames, concatenated
+        self.tx = np.zeros(MAX_FRAME, dtype=np.uint8)   # the cycle's platform frame
+        self._txmv = memoryview(self.tx)
+        self._tx_ready = False                   # the DYNAMICS kernel has encoded this cycle's frame
+        self._timing = np.zeros((8, 1), dtype=np.int64)   # the loop's timing ring (make_loop)
+        self._hil_pack: AP.Packed | None = None   # hil_cycle_packed's table (rt.record.arraypack)
+        self._ftype = WK.LENGTHS if stand.command_mode == "lengths" else WK.POSE   # the set-point frame
+        self._set_point_n = 6 if self._ftype == WK.LENGTHS else 7   # its values: leg lengths or the top pose
+        # the DYNAMICS kernel's frame in tx: its length is fixed by the type
+        self._set_point_frame = self._txmv[:OVERHEAD + 8 * self._set_point_n]
+        self._heartbeat_lost = False
+        self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
+        self._gate_misses = 0
+        self.contact_threshold_n = lim.contact_force_n   # |f| above this (N, filtered) counts as contact
+        self._home = stand.hexapod.home.copy()
+
+    # ------------------------------------------------------------------ allocation
+    def _alloc(self, n_raw: int, ns: int) -> None:
+        if getattr(self, "writer", None) is not None:
+            self._close_log(block=False)    # its records are rows of the old layout
+        self.ns = ns
+        self.fields = record_fields(n_raw, ns)
+        self.row = np.zeros(sum(self.fields.values()))
+        off = 0
+        self.v: dict[str, np.ndarray] = {}
+        for name, size in self.fields.items():
+            self.v[name] = self.row[off:off + size]
+            off += size
+        v = self.v
+        self.cmd_pose = v["cmd_pose"]
+        self.cmd_twist = v["cmd_twist"]
+        self.cmd_acc = v["cmd_acc"]
+        self.cmd_lengths = v["cmd_lengths"]
+        starts = np.cumsum([0] + list(self.fields.values()))
+        self._ix = {name: int(starts[k]) for k, name in enumerate(self.fields)}
+        # rel_pose, rel_twist, rel_acc are contiguous in the row and in rt.dynamics.coupling's out record
+        a, b = self._ix["rel_pose"], self._ix["rel_acc"] + 6
+        assert b - a == CP.O_ACC + 6 - CP.O_REL
+        # meas_pose and meas_lengths are contiguous, as rt.control.kernels.ingest writes them
+        assert self._ix["meas_lengths"] == self._ix["meas_pose"] + 7
+        v["rel"] = self.row[a:b]
+        self.prev_pose = np.zeros(7)
+        self.sent_pose = np.zeros(7)      # the last set-point sent (a stop continues from it)
+        self.sent_twist = np.zeros(6)
+        self.run_start_pose = np.zeros(7)
+        self.prev_vel = np.zeros(6)
+        self.out = np.zeros(CP.OUT_LEN)
+        self.w_in = np.zeros((2, 6))
+        self.mv = np.zeros(CK.MV_LEN)
+        self.ru = np.zeros(CK.RU_LEN)
+        self.scr = np.zeros(16)
+        self.raw_prev = np.full(n_raw, np.nan)
+        self.meas_pose = v["meas_pose"]
+        self.meas_pose[3] = 1.0
+        self.rix = np.array([self._ix[name] for name in CK.ROW_FIELDS], dtype=np.int64)
+        self._x0 = np.zeros((2, ns))             # the record's vehicle states before a case is loaded
+        # where the kernels commit the row (rt.record.runlog RunLogWriter.ring / .cursor): the open
+        # writer's, else a closed stand-in
+        self._log_ring = np.zeros((1, self.row.shape[0]))
+        self._log_cursor = np.zeros(4, dtype=np.int64)
+        self._log_cursor[CUR_CLOSED] = 1
+        self._hil_pack = None
+        self.xlim = np.zeros(CK.XL_LEN)
+        lim = self.stand.limits
+        d = self.stand.delays
+        delay_cycles = max(1, int(round((d.transport_s + d.servo_s) / self.period_s)) + 1)
+        self.xlim[:] = (lim.tracking_error_max_m, lim.platform_stale_cycles, lim.sensor_frozen_samples,
+                        delay_cycles, 0.0)
+        self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
+        self.trk_ring = np.zeros((delay_cycles + 2, 3))
+        self._empty = np.zeros(0)
+        self.stats = np.zeros(CK.ST_LEN)
+        self.stats[CK.ST_FIRST_CONTACT] = -1.0
+        self.endp = np.zeros(CK.EP_LEN)
+        self._mode = CP.MODE_PREDICT if self.compensate else CP.MODE_OFF
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        self.sensor.open()
+        self.platform.open()
+        if self.telemetry_enabled and self.telemetry is None:
+            from rt.record.telemetry import TelemetryServer
+            tc = self.stand.telemetry
+            self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
+                                             cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
+                                             sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
+                                             handler=self._handle_request, on_lease_lost=self._lease_lost,
+                                             on_lease_acquired=self._lease_acquired)
+
+    def close(self) -> None:
+        self._close_log(block=True)
+        self._gc_leave()
+        if self.telemetry is not None:
+            self.telemetry.close()
+            self.telemetry = None
+        for d in (self.platform, self.sensor):
+            try:
+                d.close()
+            except Exception:  # noqa: BLE001 - closing must go on
+                pass
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def warm_up(self) -> None:
+        """Compile (or load from the cache) every kernel the loop calls, before real time: each
+        is called once on scratch data or on copies of the controller's arrays, with the
+        argument types of the loop's calls, so no state is disturbed and no kernel compiles
+        in the loop (tests/rt/test_controller.py checks that no njit dispatcher gains a
+        signature during a whole run after this)."""
+        self.sensing.warm_up()
+        self.hexapod.warm_up()
+        case = self.case
+        if case is None:
+            case = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "nominal.toml")
+        sc = SCM.Spacecraft.from_case(case)           # scratch vehicles: self.sc is untouched
+        # the cycle's kernels on copies, with the argument types of the loop's calls
+        cp = self._copy_args
+        fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
+        sbuf, pbuf = bytes(8), bytes(fr)
+        ins, meas, row, rix, timing = cp((self.ins, self.meas, self.row, self.rix, self._timing))
+        arrays = cp(self._hil_arrays(sc))
+        arrays[0][CK.IN_DT] = self.period_s          # its ins
+        link = self._link_inputs(0)
+        CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, self._ftype, self.tau, self._mode,
+                            self._pack(arrays).table, *link)
+        CK.set_link_inputs(ins, *link)
+        CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
+        CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
+                rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing,
+                np.zeros((4, row.shape[0])), np.zeros(4, dtype=np.int64), True)
+        CK.supervise(*cp(self._supervise_args(self._home.copy())))
+        pose = self._home.copy()
+        scr = self.scr.copy()
+        CK.quintic(0.5)
+        mv = np.zeros(CK.MV_LEN)
+        CK.move_setup(mv, pose, pose, 1.0, 1.0, 1.0, 1.0)
+        CK.move_eval(mv, 0.0, np.zeros(7), scr)
+        ru = np.zeros(CK.RU_LEN)
+        ru[CK.RU_Q0] = 1.0
+        out = np.zeros(CP.OUT_LEN)
+        CK.runup_eval(ru, self.geo, -0.1, out, scr)
+        for first in (True, False):
+            CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, first, scr)
+        # the coupling's pieces as the controller calls them outside hil_cycle_packed (run-up
+        # target: relative_rates) and as rt.dynamics.coupling.Coupling does (initial command, update)
+        w = sc.ws
+        CP.relative_rates(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0], w.xt, w.ws,
+                          w.rel)
+        CP.predict_pose(out, self.tau, self._mode)
+        CP.platform_pose(self.geo, out)
+        cpl = CP.Coupling(SCM.Spacecraft.from_case(case), self.geo, self.tau, self.compensate)
+        cpl.initial_command()
+        cpl.update(0.0, self.period_s, np.zeros(6))
+        # the safe stop (its own instance: self.safe_stop's state is untouched)
+        lim = self.stand.limits
+        ss = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
+        tw = np.zeros(6)
+        tw[0] = 1e-3
+        ss.start(pose, tw)
+        while not ss.step():
+            pass
+
+    @staticmethod
+    def _copy_args(args: tuple) -> tuple:
+        return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+    # ------------------------------------------------------------------ commands
+    def command(self, name: str, client: str | None = "local", **args: Any):
+        """Apply an operator command now (from the loop thread); returns the supervisor Reply."""
+        if name == "load_case" and "case" in args and not isinstance(args["case"], Case):
+            path = Path(args["case"])
+            try:
+                case = load_case(path)
+            except Exception as e:  # noqa: BLE001 - the reason goes back to the operator
+                return self.supervisor._refuse("load_case", client, f"{type(e).__name__}: {e}")
+            args = {**args, "case": case, "path": path}
+        reply = self.supervisor.command(name, client, **args)
+        if reply.ok:
+            self._after_command(name, args)
+        return reply
+
+    def _handle_request(self, cmd: str, args: dict, client: str) -> dict:
+        if cmd == "status":
+            return {"ok": True, "reason": None, **self.status()}
+        r = self.command(cmd, client, **args)
+        out = r.as_dict()
+        out.update(phase=self.phase.name)
+        return out
+
+    def status(self) -> dict:
+        s = self.supervisor
+        return {"state": s.state.name, "phase": self.phase.name, "t": self.t, "t_run": self.t_run,
+                "trip_reason": s.trip_reason, "trip": self.trip_text, "case": str(self.case_path) if self.case_path else None,
+                "allowed": s.allowed(), "cycles": self.loop.cycles if self.loop else 0,
+                "missed": self.loop.missed if self.loop else 0, "log": str(self.log_path) if self.log_path else None,
+                "sensor_link": self.sensor.transport.status, "platform_link": self.platform.transport.status,
+                "platform_state": self.platform_state().name if self.platform_state() is not None else None,
+                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report()}
+
+    def _wait_report(self) -> dict | None:
+        """The wall clock's wait (margin now, late sleeps); None in lockstep or before the loop."""
+        report = getattr(self.loop.clock, "report", None) if self.loop else None
+        return report() if report else None
+
+    def _guard_load(self, case=None, path=None, **_):
+        if not isinstance(case, Case):
+            return "load_case needs a case: a path to config/cases/*.toml"
+        if self.phase is Phase.STOP:
+            return "the platform is still stopping (its run log is still being written): load once it is frozen"
+        return None
+
+    def _guard_arm(self, **_):
+        if not self.sensor.transport.is_open or not self.platform.transport.is_open:
+            return "drivers are not open"
+        if not self.samples or self.stale_sensor():
+            return f"the F/T sensor is not streaming (link {self.sensor.transport.status})"
+        st = self.platform_state()
+        if st is None:
+            return f"no STATUS from the motion platform yet (link {self.platform.transport.status})"
+        if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
+            return f"the platform reports {st.name} (fault {int(self.meas[WK.ST_FAULT])}); reset_fault first"
+        return None
+
+    def _guard_start(self, **_):
+        if self.phase is not Phase.READY:
+            return f"not ready: arming is in phase {self.phase.name}"
+        return None
+
+    def _guard_tare(self, **_):
+        if self.phase in (Phase.MOVE,):
+            return "cannot tare while the platform moves"
+        return None
+
+    def _guard_reset(self, **_):
+        if self.phase is Phase.STOP:
+            return "the platform is still stopping; reset when it is frozen"
+        return None
+
+    def _after_command(self, name: str, args: dict) -> None:
+        st = self.supervisor.state
+        if name == "load_case":
+            self.case = args["case"]
+            self.case_path = args.get("path")
+            self.sc = SCM.Spacecraft.from_case(self.case)
+            self._hil_pack = None
+            if 2 * self.sc.ns != self.fields["x"]:
+                self._alloc(self.sensing.n_raw, self.sc.ns)
+                if self.telemetry is not None:
+                    self.telemetry.fields = dict(self.fields)
+                    self.telemetry.width = self.row.size
+        elif name == "arm":
+            self._begin_arm()
+        elif name == "start":
+            self._begin_run()
+        elif name == "stop":
+            if st is State.DONE:
+                self.finish_reason = "operator stop"
+                self._begin_stop()
+            elif st is State.CONFIGURED:  # disarm
+                self._begin_stop()
+        elif name == "abort":
+            if self.phase in ENGAGED_PHASES or self.phase is Phase.ENGAGE:
+                self._begin_stop()
+        elif name == "tare":
+            self.sensing.begin_tare()
+        elif name == "reset":
+            self._heartbeat_lost = False
+            self.trip_code = 0
+            self.ins[CK.IN_TRIP] = 0
+            self.trip_text = None
+            self.safety.reset()
+            self.xctr[:] = 0
+
+    # ------------------------------------------------------------------ phases
+    def _set_phase(self, ph: Phase) -> None:
+        if ph is not self.phase:
+            self.phase = ph
+            self.ins[CK.IN_PHASE] = ph
+            self.phase_t = 0.0
+            self._event({"kind": "phase", "phase": ph.name})
+
+    def _begin_arm(self) -> None:
+        # an expiry seen before this arm belongs to a lease that is gone (a console that
+        # wants to be watched acquires the lease; a later expiry trips again)
+        self._heartbeat_lost = False
+        self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
+        self._hil_pack = None
+        self.t_run = 0.0
+        self.finish_reason = None
+        self.safety.reset()
+        self.xctr[:] = 0
+        self.xlim[CK.XL_TRACK_ON] = 0.0
+        self._arm_t0 = self.t
+        self._engage_sent = False
+        self._set_phase(Phase.ENGAGE)
+        self._open_log()
+
+    def _runup_target(self) -> float:
+        """Set up the run-up from the spacecraft's initial relative state; returns its length."""
+        out = self.out
+        self.w_in[:] = 0.0
+        w = self.sc.ws
+        CP.relative_rates(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, out, CP.O_REL,
+                          w.k[0], w.xt, w.ws, w.rel)
+        r = out[CP.O_REL + SCM.REL_R:CP.O_REL + SCM.REL_R + 3]
+        q = out[CP.O_REL + SCM.REL_Q:CP.O_REL + SCM.REL_Q + 4]
+        v = out[CP.O_REL + SCM.REL_V:CP.O_REL + SCM.REL_V + 3]
+        wv = out[CP.O_REL + SCM.REL_W:CP.O_REL + SCM.REL_W + 3]
+        lim = self.stand.limits
+        T = max(np.linalg.norm(v) / (0.5 * lim.a_max_m_s2), np.linalg.norm(wv) / (0.5 * lim.alpha_max_rad_s2))
+        # the run-up plus the prediction lead is a whole number of periods, so that the last
+        # run-up command and the first dynamics command are one period apart on one path
+        lead = self.tau if self.compensate else 0.0
+        dt = self.period_s
+        T = math.ceil((T + lead) / dt - 1e-9) * dt - lead if T > 0.0 else 0.0
+        self.runup_lead = lead
+        self.ru[CK.RU_R0:CK.RU_R0 + 3] = r
+        self.ru[CK.RU_Q0:CK.RU_Q0 + 4] = q
+        self.ru[CK.RU_V0:CK.RU_V0 + 3] = v
+        self.ru[CK.RU_W0:CK.RU_W0 + 3] = wv
+        self.ru[CK.RU_T] = T
+        return T
+
+    def runup_start_pose(self) -> np.ndarray:
+        T = self._runup_target()
+        out = np.zeros(CP.OUT_LEN)
+        CK.runup_eval(self.ru, self.geo, -T, out, self.scr)
+        return out[CP.O_PCMD:CP.O_PCMD + 7].copy()
+
+    def _begin_move(self) -> None:
+        target = self.runup_start_pose()
+        lim = self.stand.limits
+        start = self.cmd_pose.copy() if self._have_cmd else self.meas_pose.copy()
+        CK.move_setup(self.mv, start, target, 0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2,
+                      0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+        self.xlim[CK.XL_TRACK_ON] = 1.0
+        self._set_phase(Phase.MOVE)
+
+    def _begin_run(self) -> None:
+        self.sc = SCM.Spacecraft.from_case(self.case)
+        self._hil_pack = self._pack(self._hil_arrays(self.sc))   # now, not in the loop's first DYNAMICS cycle
+        self._runup_target()
+        self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
+        self.sensing.reset_filter()
+        self.run_start_pose[:] = self.sent_pose
+        self.stats[:] = 0.0
+        self.stats[CK.ST_FIRST_CONTACT] = -1.0
+        r0 = float(np.linalg.norm(self.ru[CK.RU_R0:CK.RU_R0 + 3]))
+        lim = self.stand.limits
+        self.endp[:] = (self.case.duration_s, r0 + self.case.end.separation_m, self.contact_threshold_n,
+                        *self.sent_pose[:3], self.case.end.capture_settle_s, lim.capture_speed_max_m_s,
+                        lim.capture_rate_max_rad_s)
+        self.t_dynamics_start = self.t if self.t_run >= 0.0 else None
+        self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
+
+    def _begin_stop(self) -> None:
+        if self._have_cmd and self.phase in ENGAGED_PHASES:
+            self.safe_stop.start(self.sent_pose, self.sent_twist)
+            self._set_phase(Phase.STOP)
+        else:
+            self._pending_cmd = Command.FREEZE if self.phase is not Phase.IDLE else None
+            self._set_phase(Phase.FROZEN if self.phase is not Phase.IDLE else Phase.IDLE)
+
+    def _trip(self, code: int, text: str | None = None) -> None:
+        self.trip_code = int(code)
+        self.ins[CK.IN_TRIP] = self.trip_code
+        self.trip_text = text or self.safety.describe(code)
+        name = Reason(int(code)).name
+        self.supervisor.trip(name, self.trip_text)
+        if self.phase in ENGAGED_PHASES and self.phase is not Phase.STOP:
+            self._begin_stop()
+        elif self.phase is Phase.ENGAGE:
+            self._pending_cmd = Command.FREEZE
+            self._set_phase(Phase.FROZEN)
+
+    def _lease_lost(self, holder: str) -> None:
+        self._heartbeat_lost = True
+        self._event({"kind": "lease_lost", "holder": holder})
+
+    def _lease_acquired(self, client: str) -> None:
+        """A console took the lease: an earlier expiry no longer means anything."""
+        self._heartbeat_lost = False
+
+    # ------------------------------------------------------------------ events and log
+    def _event(self, ev: dict) -> None:
+        ev = {"t": self.t, "cycle": self.loop.cycles if self.loop else 0, **ev}
+        self.events.append(ev)
+        if len(self.events) > 10000:
+            del self.events[:5000]
+        if self.writer is not None:
+            self.writer.event(ev["kind"], **{k: v for k, v in ev.items() if k != "kind"})
+        if self.telemetry is not None:
+            self.telemetry.publish_event(ev)
+
+    def _on_event(self, e: Event) -> None:
+        self.ins[CK.IN_STATE] = self.supervisor.state
+        d = e.as_dict()
+        d["kind"] = "supervisor_" + d["kind"]
+        self._event(d)
+        if e.kind == "trip":
+            log.warning("safety trip: %s (%s)", e.reason, e.detail)
+        elif e.kind == "transition":
+            log.info("state %s -> %s (%s)", e.previous, e.state, e.reason or e.command)
+            if e.state == "RUNNING":
+                self._gc_enter()
+            elif e.previous == "RUNNING":
+                self._gc_leave()
+
+    def _gc_enter(self) -> None:
+        """Entering RUNNING: gc collected, frozen and disabled ([realtime] gc_freeze)."""
+        r = self._gc.enter()
+        if r is not None:
+            self.gc_reports.append(r)
+            log.info("realtime: %s", r)
+
+    def _gc_leave(self) -> None:
+        """Leaving RUNNING (or closing): gc unfrozen and re-enabled."""
+        r = self._gc.leave()
+        if r is not None:
+            self.gc_reports.append(r)
+            log.info("realtime: %s", r)
+
+    def _open_log(self) -> None:
+        self._close_log(block=False)
+        if not self.runlog_enabled:
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{self.case.name if self.case else 'run'}"
+        path = self.log_dir / f"{name}.dslog"
+        k = 1
+        while path.exists():
+            path = self.log_dir / f"{name}-{k}.dslog"
+            k += 1
+        hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
+               "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
+               "rate_hz": self.stand.rate_hz,
+               # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
+               "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
+                                  "damping": self.stand.sensing.filter_damping}}
+        w = self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
+                                       flush_interval_s=self.stand.runlog_flush_interval_s)
+        assert w.kernel_commit_ok and w.staging is self.row
+        self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
+        self._hil_pack = None
+        self.log_path = path
+
+    def _close_log(self, block: bool = True) -> None:
+        """Stop logging. ``block=False`` (from the loop thread): the writer thread writes the
+        rest, the footer, fsyncs and closes the file on its own; :meth:`wait_log_closed`
+        (or :meth:`close`) joins it."""
+        w = self.writer
+        if w is not None:
+            self.writer = None
+            w.request_close()
+            self._closing.append(w)
+        if block:
+            self.wait_log_closed()
+        elif self._closing:
+            self._closing = [c for c in self._closing if not c.finished]
+
+    def wait_log_closed(self) -> bool:
+        """Join the writers whose close was requested; True when every file is closed."""
+        for w in self._closing:
+            w.close()
+        ok = all(w.finished for w in self._closing)
+        self._closing.clear()
+        return ok
+
+    # ------------------------------------------------------------------ loop work
+    def stale_sensor(self) -> bool:
+        return self.safety.ctr[0] >= self.stand.limits.stale_cycles
+
+    def read(self, cycle: int, t_ns: int) -> None:
+        """The cycle's input, as received: every frame of both links since the last cycle
+        (decoded by the compiled kernels in update). Operator requests are taken at the end of
+        write, after this cycle's frames are decoded: a guard judges the newest link state,
+        and the command acts from the next cycle on."""
+        prev = self._prev_tns
+        dt = self.period_s if prev < 0 or t_ns <= prev else (t_ns - prev) * 1e-9
+        self._prev_tns = t_ns
+        self.dt = dt
+        self.t += dt
+        if self._framed_sensor:
+            self._sbuf = self._s_poll()
+        else:   # RDT: the driver decodes and sequence-checks the records
+            samples = self.sensor.poll()
+            ins = self.ins
+            ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
+            if samples:
+                self.sensing.raw[:] = samples[-1].counts
+                ins[CK.IN_SAMPLES] += len(samples)
+        self._pbuf = self._p_poll()
+        sv = self.supervisor
+        sv.cycle = cycle
+        sv.t_ns = t_ns
+
+    def _link_inputs(self, cycle: int) -> tuple:
+        """The shell's per-cycle inputs of the kernels (rt.control.kernels.set_link_inputs'
+        arguments after ``ins``)."""
+        c = self._s_cnt
+        crc = c.crc_errors
+        lp = self.loop
+        if lp is not None:
+            tm = lp.timing
+            n = tm.count
+            streak, missed, ti = lp.overrun_streak, lp.missed, (n - 1) % tm.capacity if n else -1
+        else:
+            streak, missed, ti = 0, 0, -1
+        return (self.dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
+                self._heartbeat_lost and self.telemetry is not None)
+
+    def _add_link_counts(self, s_acc: int, p_acc: int, refused, now: float) -> None:
+        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
+        ``time.monotonic()`` = ``now``) and, if ``refused``, refused this cycle into the links'
+        Counters, as the transports' own checks would have counted it."""
+        if p_acc or s_acc:
+            if p_acc:
+                self._p_tr.accepted(p_acc, now)
+            if s_acc:
+                self._s_tr.accepted(s_acc, now)
+        if refused:
+            for tr, b in self._checked_links:
+                WK.add_link_errors(tr.counters, self.ins, b)
+
+    def _count_refused(self) -> None:
+        """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
+        drivers' own decoders count them)."""
+        ins = self.ins
+        if ins[CK.IN_S_BAD]:
+            self._s_tr.counters.malformed += int(ins[CK.IN_S_BAD])   # ingest counted them in IN_BAD_PREV
+            ins[CK.IN_S_BAD] = 0.0
+        if ins[CK.IN_P_BAD]:
+            self._p_tr.counters.malformed += int(ins[CK.IN_P_BAD])
+            ins[CK.IN_P_BAD] = 0.0
+
+    def platform_state(self) -> PlatformState | None:
+        """The state of the newest valid STATUS (None before the first)."""
+        return PlatformState(int(self.meas[WK.ST_STATE])) if self.ins[CK.IN_STATUS_SEEN] else None
+
+    def links_seen(self) -> bool:
+        """Both devices have been heard: a sensor sample and a platform STATUS."""
+        return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])
+
+    @property
+    def samples(self) -> int:
+        return int(self.ins[CK.IN_SAMPLES])
+
+    def update(self, cycle: int, t_ns: int) -> None:
+        self._tx_ready = False
+        if self.phase is Phase.DYNAMICS and self.trip_code == 0:
+            self._dynamics(cycle)
+            return
+        ins = self.ins
+        CK.set_link_inputs(ins, *self._link_inputs(cycle))
+        CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
+        self._add_link_counts(int(ins[_S_ACC]) if self._framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
+                              time.monotonic())
+        self._count_refused()
+        dt = self.dt
+        ph = self.phase
+        self.phase_t += dt
+        sv = self.supervisor
+        pstate = self.platform_state()
+        command = False
+        self.sensing.step()
+        if ph is Phase.ENGAGE:
+            if not self._engage_sent:
+                self._pending_cmd = Command.ENGAGE
+                self._engage_sent = True
+            elif pstate is PlatformState.ENGAGED:
+                self.cmd_pose[:] = self.meas_pose
+                self.sent_pose[:] = self.meas_pose
+                self.sent_twist[:] = 0.0
+                self._have_cmd = True
+                self.prev_pose[:] = self.cmd_pose
+                self.prev_vel[:] = 0.0
+                self.sensing.begin_tare()
+                self._set_phase(Phase.TARE)
+                command = True
+        elif ph is Phase.TARE:
+            command = True
+            if self.sensing.tared:
+                self._begin_move()
+        elif ph is Phase.MOVE:
+            command = True
+            if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
+                self._set_phase(Phase.READY)
+        elif ph is Phase.READY:
+            command = True
+        elif ph is Phase.RUNUP:
+            self.t_run += dt
+            CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
+            self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
+            command = True
+            if self.t_run >= -0.5 * dt:
+                self.t_run = 0.0
+                self.t_dynamics_start = self.t
+                self._set_phase(Phase.DYNAMICS)
+        elif ph is Phase.STOP:
+            self._stop_step()
+        self._command = command or ph is Phase.STOP
+        if command:
+            CK.command_rates(self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc, dt,
+                             not self._have_cmd, self.scr)
+            self._have_cmd = True
+        # safety: whenever the platform is (being) engaged and no trip is active
+        armed_or_running = sv.state in (State.ARMED, State.RUNNING)
+        if armed_or_running and self.trip_code == 0:
+            if ph is Phase.ENGAGE and self.phase_t > self.stand.limits.arm_timeout_s:
+                self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
+                                               f"(platform {pstate.name if pstate is not None else 'silent'})")
+            elif sv.state is State.ARMED and self.t - self._arm_t0 > self.stand.limits.arm_timeout_s \
+                    and self.phase is not Phase.READY:
+                self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
+                                               f"(phase {self.phase.name})")
+            else:
+                pose = self.cmd_pose if self._have_cmd else self.meas_pose
+                code = CK.supervise(*self._supervise_args(
+                    pose, pstate is PlatformState.FAULT or (pstate is PlatformState.IDLE and self.phase in ENGAGED_PHASES),
+                    pstate is PlatformState.E_STOPPED))
+                if code:
+                    self._trip(code)
+        elif command:
+            self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
+        if self.phase is Phase.STOP and ph is not Phase.STOP:
+            # a stop began this cycle (trip, finish, operator): its first step replaces the
+            # command computed above, continuing from the last command actually sent
+            self._stop_step()
+            self._command = True
+
+    def _supervise_args(self, pose, platform_fault: bool = False, platform_estop: bool = False) -> tuple:
+        """rt.control.kernels.supervise's arguments outside DYNAMICS (command ``pose``)."""
+        s = self.sensing
+        sm = self.safety
+        g = sm.g
+        ins = self.ins
+        return (sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring, pose, self.cmd_twist,
+                self.cmd_acc, s.w_S, s.w_P, self.out, ins[CK.IN_NEW_SAMPLE] != 0.0, int(ins[CK.IN_CRC_NEW]),
+                int(ins[CK.IN_GAP_NEW]), platform_fault, platform_estop, int(ins[CK.IN_STREAK]),
+                ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
+                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose)
+
+    def _dynamics(self, cycle: int) -> None:
+        """RUNNING/DYNAMICS: one compiled call (rt.control.kernels.hil_cycle_packed: the link
+        inputs and frames in, the dynamics, the set-point frame and the log row out), the
+        frames it accepted into the links' counters, then, if it flags one, the outcome: frames
+        refused, the first contact, a trip, an end criterion. A trip or an end replaces the
+        frame (write encodes the stop's)."""
+        pk = self._hil_pack
+        if pk is None:
+            pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
+        now_ns = time.monotonic_ns()
+        code, s_acc, p_acc, flags = CK.hil_cycle_packed(
+            self._sbuf, self._pbuf, self.platform.seq, now_ns, self.t_run, self._ftype, self.tau,
+            self._mode, pk.table, *self._link_inputs(cycle))
+        dt = self.dt
+        self.phase_t += dt
+        self.t_run += dt
+        self._command = True
+        self._tx_ready = True
+        self._add_link_counts(s_acc, p_acc, flags & CK.F_LK_ERR, now_ns * 1e-9)
+        if flags:
+            self._dynamics_outcome(code, flags)
+
+    def _dynamics_outcome(self, code: int, flags: int) -> None:
+        if flags & CK.F_REFUSED:
+            self._count_refused()
+        st = self.stats
+        if flags & CK.F_FIRST_CONTACT:
+            self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
+        if code:
+            self._tx_ready = False
+            self._trip(code)
+        elif flags & CK.F_END:
+            self._tx_ready = False
+            why = CK.END_REASONS[int(st[CK.ST_END])]
+            self.finish_reason = why
+            self.supervisor.finish(why)
+            self._begin_stop()
+        if self.phase is Phase.STOP:
+            self._stop_step()
+
+    def _hil_arrays(self, sc) -> tuple:
+        """rt.control.kernels.hil_cycle_packed's arrays (CK.HIL_ARRAYS order) for the vehicles ``sc``:
+        fixed while a run lasts; packed again whenever one of them is rebound (load, arm,
+        start, a new loop)."""
+        s = self.sensing
+        w = sc.ws
+        sm = self.safety
+        g = sm.g
+        return (self.ins, self.meas, self.tx, self.row, self.rix, self._timing, self.sent_pose, self.sent_twist,
+                s.C_eff, s.R_PS, s.p_PS_P, s.raw, s.bias, s.acc, s.ctr, s.coef, s.fstate, s.w_S, s.w_P_raw, s.w_P,
+                sc.par, sc.env, sc.x, self.w_in, self.geo, self.out,
+                w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
+                self.cmd_lengths, self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring,
+                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.raw_prev, self.meas_pose,
+                self.stats, self.endp, self._log_ring, self._log_cursor)
+
+    @staticmethod
+    def _pack(arrays: tuple) -> AP.Packed:
+        return AP.pack(arrays, [kind for _, kind in CK.HIL_ARRAYS])
+
+    def _stop_step(self) -> None:
+        if self.safe_stop.step(self.dt):    # the time that really passed (overruns skip slots)
+            self._pending_cmd = Command.FREEZE
+            self._set_phase(Phase.FROZEN)
+        self.cmd_pose[:] = self.safe_stop.pose
+        self.cmd_acc[:] = (self.safe_stop.twist - self.sent_twist) / self.dt
+        self.cmd_twist[:] = self.safe_stop.twist
+        self.prev_pose[:] = self.cmd_pose
+        self.prev_vel[:] = self.cmd_twist
+        self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
+
+    def write(self, cycle: int, t_ns: int) -> None:
+        """Exactly one platform frame (encoded by the compiled kernels with the driver's next
+        seq), the run-log record, telemetry."""
+        if self._tx_ready:
+            self._send(self._set_point_frame)
+        else:
+            self._write_frame()
+        self._outstanding = 1
+        if self.writer is not None:       # (the row went to the log with the frame: emit)
+            # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
+            # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
+            ph = self.phase
+            if (ph is Phase.FROZEN or ph is Phase.IDLE) and \
+                    self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
+                self._close_log(block=False)
+        tm = self.telemetry
+        if tm is not None:
+            tm.publish(cycle, t_ns, int(self.supervisor.state), self.row)
+            tm.poll()          # operator requests (read's docstring)
+        if self.stop_when is not None and self.loop is not None and self.stop_when(self):
+            self.loop.stop()
+
+    def _write_frame(self) -> None:
+        """The frame of a cycle whose frame the DYNAMICS kernel did not encode: a pending
+        state command, else the set-point, else a HEARTBEAT; encoded with the run-log row."""
+        p = self.platform
+        pc = self._pending_cmd
+        vals, n = self.cmd_pose, 0
+        if pc is not None:
+            self._pending_cmd = None
+            ftype = int(pc)
+        elif self._command and self.phase is not Phase.FROZEN and self.supervisor.state in (
+                State.ARMED, State.RUNNING, State.DONE, State.SAFE, State.ABORTED, State.CONFIGURED):
+            ftype, n = self._ftype, self._set_point_n
+            if ftype == WK.LENGTHS:
+                vals = self.cmd_lengths
+            self.sent_pose[:] = self.cmd_pose
+            self.sent_twist[:] = self.cmd_twist
+        else:
+            ftype = WK.HEARTBEAT
+        ph = self.phase
+        t_row = self.t_run if ph is Phase.RUNUP or ph is Phase.DYNAMICS else math.nan
+        CK.emit(ftype, p.seq, time.monotonic_ns(), vals, n, t_row, self.ins, self.tx, self.row, self.rix,
+                self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
+                self._timing, self._log_ring, self._log_cursor, True)
+        self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
+
+    # ------------------------------------------------------------------ lockstep
+    def lockstep_gate(self, deadline_ns: int) -> None:
+        """StepClock gate: wait (wall time, bounded) for the emulator's answer to the last frame."""
+        if not self._outstanding:
+            return
+        self._outstanding = 0
+        # the STATUS is the emulator's answer to the frame; the sensor sample was sent just
+        # before it. A silent emulator costs the full timeout once, then only a short wait per
+        # cycle (so a safe stop is not slowed down by a dead link).
+        wait = self.lockstep_timeout_s if self._gate_misses == 0 else 0.01
+        got = wait_readable(self.platform.transport, time.monotonic() + wait)
+        self._gate_misses = 0 if got else self._gate_misses + 1
+        wait_readable(self.sensor.transport, time.monotonic() + (0.05 if got else 0.0))
+
+    # ------------------------------------------------------------------ running
+    def make_loop(self, clock=None) -> FixedStepLoop:
+        """The loop: ``clock`` given, or a StepClock gated by the emulator (lockstep), or the
+        stand's WallClock."""
+        st = self.stand
+        if clock is None and self.lockstep:
+            clock = StepClock(gate=self.lockstep_gate)
+        elif clock is None:
+            clock = WallClock.from_stand(st)
+        self.loop = FixedStepLoop(clock, st.period_ns, self, warn_interval_s=st.overrun_warn_interval_s)
+        self._timing = self.loop.timing.data
+        self._hil_pack = None
+        return self.loop
+
+    def run_until(self, pred: Callable[["Controller"], bool], max_cycles: int) -> int:
+        """Run the loop until ``pred(self)`` holds (checked after every cycle) or max_cycles."""
+        if self.loop is None:
+            self.make_loop()
+        self.stop_when = pred
+        try:
+            return self.loop.run(max_cycles)
+        finally:
+            self.stop_when = None
+
+    def summary(self) -> dict:
+        lp = self.loop
+        return {"state": self.supervisor.state.name, "finish_reason": self.finish_reason,
+                "trip_reason": self.supervisor.trip_reason, "trip": self.trip_text,
+                "first_contact_s": (float(self.stats[CK.ST_FIRST_CONTACT]) if self.stats[CK.ST_FIRST_CONTACT] >= 0
+                                    else None),
+                "peak_force_n": float(self.stats[CK.ST_PEAK_F]), "peak_moment_nm": float(self.stats[CK.ST_PEAK_M]),
+                "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
+                "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
+                "missed_deadlines": lp.missed if lp else 0, "wait": self._wait_report(),
+                "log": str(self.log_path) if self.log_path else None, "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
+
+
+def wait_readable(transport, t_end: float) -> bool:
+    """Block (bounded by the wall-clock instant ``t_end``) until ``transport`` has something to
+    read. zmq: socket poll; serial/udp: select on the descriptor; memory: the queue."""
+    while True:
+        left = t_end - time.monotonic()
+        if left <= 0:
+            return False
+        sock = getattr(transport, "_sock", None)
+        if sock is not None and hasattr(sock, "poll") and transport.kind == "zmq":
+            if sock.poll(int(min(left, 0.05) * 1000) + 1):
+                return True
+            continue
+        fd = _fileno(transport)
+        if fd is not None:
+            import select
+            r, _, _ = select.select([fd], [], [], min(left, 0.05))
+            if r:
+                return True
+            continue
+        ch = getattr(transport, "_ch", None)
+        if ch is not None and ch.queues[transport._end]:
+            return True
+        time.sleep(20e-6)
+
+
+def _fileno(transport):
+    for name in ("_sock", "_port", "_fd"):
+        o = getattr(transport, name, None)
+        if o is None:
+            continue
+        if isinstance(o, int):
+            return o
+        f = getattr(o, "fileno", None)
+        if f is not None:
+            try:
+                return f()
+            except Exception:  # noqa: BLE001
+                return None
+    return None
+
+
+def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,
+                   telemetry: dict | None = None) -> Stand:
+    """A copy of the stand with other links (demo/tests: private ipc endpoints)."""
+    kw = {}
+    if sensor_link is not None:
+        kw["sensor_link"] = sensor_link
+    if platform_link is not None:
+        kw["platform_link"] = platform_link
+    if telemetry is not None:
+        kw["telemetry"] = {**stand.telemetry, **telemetry}
+    return replace(stand, **kw)

@@ -1,0 +1,597 @@
+"""Compiled per-cycle pieces of the controller (rt/control/controller.py; docs/controller.md, "Cycle").
+
+Command generators, each writing the platform-top pose ``[p_BT_B, q_BT]`` (7):
+
+* :func:`move_eval` — the arming move: straight line and single-axis rotation from a start pose
+  to a target pose with the quintic time law ``s(u) = 10u^3 - 15u^4 + 6u^5`` (rest to rest;
+  peak speed 1.875 D/T, peak acceleration 5.7735 D/T^2).
+* :func:`runup_eval` — the run-up before the dynamics start: the relative pose of A in P
+  accelerates uniformly from rest to the case's initial relative velocity so that at s = 0 it
+  *is* the case's initial state (position, attitude, velocity): for s in [-T, 0]
+  ``r(s) = r0 + v0 (s + s^2 / 2T)``, ``q_PA(s) = exp(w0 (s + s^2 / 2T)) (x) q0`` (w0 in P);
+  beyond 0 the constant-velocity extension. Mapped to the top through the stand geometry
+  (``rt.dynamics.coupling.platform_pose``).
+
+:func:`command_rates` differentiates the command (backward differences; the angular rate is
+the rotation vector of ``q_k (x) q_{k-1}^*`` over dt, B components) — what the safety checks
+judge and what the platform is asked to do.
+
+:func:`supervise` runs ``rt.stand.safety.check`` and then the controller-level checks:
+PLATFORM_STALE (no STATUS for N cycles), SENSOR_FROZEN (N identical raw samples in a row) and
+TRACKING_ERROR (measured top position against the command sent ``delay`` cycles earlier).
+
+:func:`run_statistics` also judges the end criteria (``stats[ST_END]``), in this order:
+END_TIME_LIMIT (``t >= duration``), END_SEPARATED (``|r_DPA| > endp[EP_SEPARATION]``) and
+END_CAPTURE_SETTLED: after the first contact (``|f_P| > endp[EP_CONTACT_N]``), the relative
+speed of A in P stays below ``endp[EP_SETTLE_V]`` and its relative angular rate below
+``endp[EP_SETTLE_W]`` while the units stay in contact, continuously for
+``endp[EP_SETTLE_S]`` and at least one cycle (``capture_settle_s = 0``: the first cycle that
+meets them; a rebounding rod passes through relative rest for ~8 ms at full compression, so
+the rod cases keep the default 2 s and end on separation). "In
+contact" is judged from what the controller measures: the contact force is above the contact
+threshold, or the units are no farther apart than at the first contact (``|r_DPA| <=
+stats[ST_CONTACT_D]``). The second alternative is needed because two free-floating bodies at
+relative rest exchange no net force: a captured, settled pair shows
+a vanishing force, while a pair that bounced off moves apart.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from drivers.motion_platform import PlatformState
+from rt.record import arraypack as AP
+from rt.dynamics import coupling as CP
+from rt.stand import safety as SF
+from rt.dynamics import spacecraft as S
+from rt.dynamics import spatial as SP
+from rt.stand import wire_kernels as WK
+from rt.jit import KERNEL
+from rt.record.runlog import CUR_CLOSED, CUR_DROPPED, CUR_HEAD, CUR_TAIL
+from rt.stand.sensing import sense
+
+# move parameters: p0 (3), q0 (4), dp (3), rotvec (3), T
+MV_P0, MV_Q0, MV_DP, MV_RV, MV_T = 0, 3, 7, 10, 13
+MV_LEN = 14
+# run-up parameters: r0 (3), q0 (4), v0 (3), w0 (3), T
+RU_R0, RU_Q0, RU_V0, RU_W0, RU_T = 0, 3, 7, 10, 13
+RU_LEN = 14
+# extra limits / counters of supervise()
+XL_TRACK, XL_PSTALE, XL_FROZEN, XL_DELAY, XL_TRACK_ON = 0, 1, 2, 3, 4
+XL_LEN = 5
+XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED = 0, 1, 2, 3
+XC_LEN = 4
+# run statistics / end criteria (run_statistics)
+ST_PEAK_F, ST_PEAK_M, ST_FIRST_CONTACT, ST_MAX_EXC, ST_END = 0, 1, 2, 3, 4
+ST_SETTLE, ST_CONTACT_D = 5, 6   # time the capture-settled conditions have held (s); |r| at first contact
+ST_LEN = 7
+EP_DURATION, EP_SEPARATION, EP_CONTACT_N, EP_START = 0, 1, 2, 3   # start pose position (3)
+EP_SETTLE_S, EP_SETTLE_V, EP_SETTLE_W = 6, 7, 8   # capture_settle_s, speed (m/s) and rate (rad/s) bounds
+EP_LEN = 9
+END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
+END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
+# the cycle's link state (ingest / emit / hil_cycle_packed), one float64 array the shell and the kernels share.
+# Set every cycle from the shell's arguments (set_link_inputs): IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
+# IN_GAPS (its sequence gaps so far), IN_CRC_ERRORS (its CRC errors alone, for the log), IN_STREAK
+# (overrun streak), IN_HB (console heartbeat lost),
+# IN_CYCLE, IN_TIMING_I (loop timing ring index of the last cycle, -1 = none), IN_MISSED;
+# on change: IN_STATE, IN_PHASE, IN_TRIP; at configuration: IN_NCH (framed sensor channels, 0 = the
+# driver decodes, e.g. RDT, and the shell sets IN_NEW_SAMPLE and the raw counts itself).
+# Written by the kernels: the rest. From IN_LK_S and IN_LK_P: the sensor's and the platform's
+# link slots (rt.stand.wire_kernels LK_*: the transports' checks, delegated to the scan); IN_LK_ERR:
+# the last scan refused a frame of either link (CRC, framing or sequence).
+(IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
+ IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR) = range(25)
+IN_LK_S = 25
+IN_LK_P = IN_LK_S + WK.LK_LEN
+IN_LEN = IN_LK_P + WK.LK_LEN
+# run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
+ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample", "raw", "w_S", "w_P", "x", "rel_pose",
+              "meas_pose", "meas_lengths", "platform_state", "platform_fault", "platform_last_seq", "crc_errors",
+              "seq_gaps", "missed")
+(RX_T, RX_CYCLE, RX_STATE, RX_PHASE, RX_TRIP, RX_TIMING, RX_NEW, RX_RAW, RX_WS, RX_WP, RX_X, RX_REL, RX_MPOSE,
+ RX_MLEN, RX_PSTATE, RX_PFAULT, RX_PSEQ, RX_CRC, RX_GAPS, RX_MISSED) = range(20)
+PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = (int(PlatformState.IDLE), int(PlatformState.FAULT),
+                                                     int(PlatformState.E_STOPPED))
+
+
+@njit(**KERNEL)
+def quintic(u):
+    if u <= 0.0:
+        return 0.0
+    if u >= 1.0:
+        return 1.0
+    return u * u * u * (10.0 + u * (-15.0 + 6.0 * u))
+
+
+@njit(cache=True)
+def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
+    """Fill ``mv`` for a rest-to-rest move start -> target (poses, 7) within the speed and
+    acceleration limits given (m/s, m/s^2, rad/s, rad/s^2); returns the duration T (s)."""
+    dq = np.zeros(4)
+    qc = np.zeros(4)
+    rv = np.zeros(3)
+    for i in range(3):
+        mv[MV_P0 + i] = start[i]
+        mv[MV_DP + i] = target[i] - start[i]
+    for i in range(4):
+        mv[MV_Q0 + i] = start[3 + i]
+    SP.quat_conj(start[3:7], qc)
+    SP.quat_mul(target[3:7], qc, dq)          # target = dq (x) start, dq in B
+    if dq[0] < 0.0:
+        for i in range(4):
+            dq[i] = -dq[i]
+    SP.quat_to_rotvec(dq, rv)
+    for i in range(3):
+        mv[MV_RV + i] = rv[i]
+    D = math.sqrt(mv[MV_DP] ** 2 + mv[MV_DP + 1] ** 2 + mv[MV_DP + 2] ** 2)
+    A = math.sqrt(rv[0] ** 2 + rv[1] ** 2 + rv[2] ** 2)
+    T = max(1.875 * D / v_max, math.sqrt(5.7735 * D / a_max), 1.875 * A / w_max, math.sqrt(5.7735 * A / alpha_max))
+    mv[MV_T] = T
+    return T
+
+
+@njit(**KERNEL)
+def move_eval(mv, t, pose, scr):
+    """Pose of the move at time t into ``pose``; ``scr`` (10) scratch. True when finished."""
+    T = mv[MV_T]
+    s = 1.0 if T <= 0.0 else quintic(t / T)
+    rv = scr[0:3]
+    dq = scr[3:7]
+    for i in range(3):
+        pose[i] = mv[MV_P0 + i] + s * mv[MV_DP + i]
+        rv[i] = s * mv[MV_RV + i]
+    SP.quat_from_rotvec(rv, dq)
+    SP.quat_mul(dq, mv[MV_Q0:MV_Q0 + 4], pose[3:7])
+    SP.quat_normalize(pose[3:7])
+    return t >= T
+
+
+@njit(**KERNEL)
+def runup_eval(ru, geo, s, out, scr):
+    """Relative pose at run-up time s (<= 0 during the run-up) into out[O_RPRED..], and the
+    platform-top pose into out[O_PCMD..]; ``scr`` (10) scratch."""
+    T = ru[RU_T]
+    f = s
+    if s < 0.0 and T > 0.0:
+        if s < -T:
+            s = -T
+        f = s + 0.5 * s * s / T
+    rv = scr[0:3]
+    dq = scr[3:7]
+    for i in range(3):
+        out[CP.O_RPRED + i] = ru[RU_R0 + i] + ru[RU_V0 + i] * f
+        rv[i] = ru[RU_W0 + i] * f
+    SP.quat_from_rotvec(rv, dq)
+    SP.quat_mul(dq, ru[RU_Q0:RU_Q0 + 4], out[CP.O_QPRED:CP.O_QPRED + 4])
+    SP.quat_normalize(out[CP.O_QPRED:CP.O_QPRED + 4])
+    CP.platform_pose(geo, out)
+
+
+@njit(**KERNEL)
+def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
+    """Backward-difference velocity and acceleration of the command (B components); ``first``
+    = no previous command (rates 0). Updates prev_pose / prev_vel; ``scr`` (11) scratch."""
+    if first:
+        for i in range(6):
+            vel[i] = 0.0
+            acc[i] = 0.0
+    else:
+        qc = scr[0:4]
+        dq = scr[4:8]
+        rv = scr[8:11]
+        SP.quat_conj(prev_pose[3:7], qc)
+        SP.quat_mul(pose[3:7], qc, dq)
+        if dq[0] < 0.0:
+            for i in range(4):
+                dq[i] = -dq[i]
+        SP.quat_to_rotvec(dq, rv)
+        for i in range(3):
+            vel[i] = (pose[i] - prev_pose[i]) / dt
+            vel[3 + i] = rv[i] / dt
+        for i in range(6):
+            acc[i] = (vel[i] - prev_vel[i]) / dt
+    for i in range(7):
+        prev_pose[i] = pose[i]
+    for i in range(6):
+        prev_vel[i] = vel[i]
+
+
+@njit(**KERNEL)
+def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
+              new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
+              lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos):
+    """``rt.stand.safety.check`` then the controller-level checks (module docstring); returns a
+    ``rt.stand.safety.Reason`` code. All counters are updated before any check returns."""
+    # controller-level counters first
+    if status_new:
+        xctr[XC_PSTALE] = 0
+    else:
+        xctr[XC_PSTALE] += 1
+    if new_sample:
+        same = True
+        for i in range(raw.shape[0]):
+            if raw[i] != raw_prev[i]:
+                same = False
+            raw_prev[i] = raw[i]
+        if same:
+            xctr[XC_FROZEN] += 1
+        else:
+            xctr[XC_FROZEN] = 0
+    n = trk_ring.shape[0]
+    h = xctr[XC_HEAD]
+    for i in range(3):
+        trk_ring[h, i] = pose[i]
+    xctr[XC_HEAD] = (h + 1) % n
+    if xctr[XC_FILLED] < n:
+        xctr[XC_FILLED] += 1
+    code = SF.check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
+                    new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
+                    lengths, detail)
+    if code != 0:
+        return code
+    if xctr[XC_PSTALE] >= xlim[XL_PSTALE]:
+        detail[1] = xctr[XC_PSTALE]
+        return 19
+    if xlim[XL_FROZEN] > 0.0 and xctr[XC_FROZEN] >= xlim[XL_FROZEN]:
+        detail[1] = xctr[XC_FROZEN]
+        return 21
+    d = int(xlim[XL_DELAY])
+    if xlim[XL_TRACK_ON] != 0.0 and status_new and xctr[XC_FILLED] > d:
+        j = (h - d) % n
+        e = math.sqrt((status_pos[0] - trk_ring[j, 0]) ** 2 + (status_pos[1] - trk_ring[j, 1]) ** 2
+                      + (status_pos[2] - trk_ring[j, 2]) ** 2)
+        if e > xlim[XL_TRACK]:
+            detail[1] = e
+            return 20
+    return 0
+
+
+
+
+@njit(**KERNEL)
+def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
+    """The run statistics (peak force and moment on the passive unit, first contact, platform
+    excursion) and the end criteria (``stats[ST_END]``; module docstring) after a DYNAMICS
+    step to ``t + dt``: ``w_P`` the measured wrench, ``out`` the coupling's output (relative
+    state), ``cmd_pose`` the platform command."""
+    f = math.sqrt(w_P[0] ** 2 + w_P[1] ** 2 + w_P[2] ** 2)
+    m = math.sqrt(w_P[3] ** 2 + w_P[4] ** 2 + w_P[5] ** 2)
+    if f > stats[ST_PEAK_F]:
+        stats[ST_PEAK_F] = f
+    if m > stats[ST_PEAK_M]:
+        stats[ST_PEAK_M] = m
+    r = CP.O_REL
+    d = math.sqrt(out[r] ** 2 + out[r + 1] ** 2 + out[r + 2] ** 2)
+    if stats[ST_FIRST_CONTACT] < 0.0 and f > endp[EP_CONTACT_N]:
+        stats[ST_FIRST_CONTACT] = t + dt
+        stats[ST_CONTACT_D] = d
+    e = math.sqrt((cmd_pose[0] - endp[EP_START]) ** 2 + (cmd_pose[1] - endp[EP_START + 1]) ** 2
+                  + (cmd_pose[2] - endp[EP_START + 2]) ** 2)
+    if e > stats[ST_MAX_EXC]:
+        stats[ST_MAX_EXC] = e
+    if stats[ST_FIRST_CONTACT] >= 0.0:
+        v = CP.O_REL + S.REL_V
+        w = CP.O_REL + S.REL_W
+        speed = math.sqrt(out[v] ** 2 + out[v + 1] ** 2 + out[v + 2] ** 2)
+        rate = math.sqrt(out[w] ** 2 + out[w + 1] ** 2 + out[w + 2] ** 2)
+        contact = f > endp[EP_CONTACT_N] or d <= stats[ST_CONTACT_D]
+        if speed < endp[EP_SETTLE_V] and rate < endp[EP_SETTLE_W] and contact:
+            stats[ST_SETTLE] += dt
+        else:
+            stats[ST_SETTLE] = 0.0
+    if t + dt >= endp[EP_DURATION] - 1e-9:
+        stats[ST_END] = END_TIME_LIMIT
+    elif d > endp[EP_SEPARATION]:
+        stats[ST_END] = END_SEPARATED
+    elif stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9:
+        stats[ST_END] = END_CAPTURE_SETTLED
+
+
+@njit(**KERNEL)
+def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
+    """The frames of this cycle's polls (each poll's frames concatenated; empty: none) ->
+    the newest raw counts (``raw``, framed sensor only: ``ins[IN_NCH] > 0``), the newest
+    STATUS (``meas``, rt.stand.wire_kernels ST_*), the link flags and counters in ``ins``, and the
+    measured fields of the run-log row. Corrupt sensor frames this cycle (``IN_CRC_NEW``)
+    are the CRC errors and malformed frames (the link's, counted until the last cycle, plus
+    this scan's) and the frames refused by content; the scan's sequence gaps join the link's.
+    The scans check the links' frames (``IN_LK_S``, ``IN_LK_P``; rt.stand.wire_kernels._walk)."""
+    err = 0.0
+    if ins[IN_NCH] > 0.0:
+        good, bad = WK.scan_sensor(sbuf, raw, ins, IN_LK_S)
+        ins[IN_NEW_SAMPLE] = 1.0 if good else 0.0
+        ins[IN_S_BAD] = bad
+        ins[IN_SAMPLES] += good
+        crc = ins[IN_LK_S + WK.LK_CRC]
+        ins[IN_BAD_TOTAL] += crc + ins[IN_LK_S + WK.LK_MAL]
+        ins[IN_CRC_ERRORS] += crc
+        ins[IN_GAPS] += ins[IN_LK_S + WK.LK_GAPS]
+        for i in range(WK.LK_CRC, WK.LK_LEN):
+            err += ins[IN_LK_S + i]
+    good, bad = WK.scan_status(pbuf, meas, ins, IN_LK_P)
+    for i in range(WK.LK_CRC, WK.LK_LEN):
+        err += ins[IN_LK_P + i]
+    ins[IN_LK_ERR] = err
+    ins[IN_STATUS_NEW] = 1.0 if good else 0.0
+    ins[IN_P_BAD] = bad
+    bad_total = ins[IN_BAD_TOTAL] + ins[IN_S_BAD]
+    ins[IN_CRC_NEW] = bad_total - ins[IN_BAD_PREV]
+    ins[IN_BAD_PREV] = bad_total
+    ins[IN_GAP_NEW] = ins[IN_GAPS] - ins[IN_GAPS_PREV]
+    ins[IN_GAPS_PREV] = ins[IN_GAPS]
+    r = int(rix[RX_NEW])
+    row[r] = ins[IN_NEW_SAMPLE]
+    r = int(rix[RX_RAW])
+    for i in range(raw.shape[0]):
+        row[r + i] = raw[i]
+    if good:
+        ins[IN_STATUS_SEEN] = 1.0
+        r = int(rix[RX_MPOSE])
+        for i in range(13):
+            row[r + i] = meas[WK.ST_POSE + i]      # meas_pose (7) and meas_lengths (6) are adjacent
+        row[int(rix[RX_PSTATE])] = meas[WK.ST_STATE]
+        row[int(rix[RX_PFAULT])] = meas[WK.ST_FAULT]
+        row[int(rix[RX_PSEQ])] = meas[WK.ST_LAST_SEQ]
+
+
+@njit(**KERNEL)
+def commit_row(row, ring, cur):
+    """rt.record.runlog.RunLogWriter.commit in compiled code: the row into the writer's ring
+    (``ring``, ``cur`` = its ``cursor``); dropped and counted if the ring is full; nothing
+    once the writer is closed. The row is written before the head moves."""
+    if cur[CUR_CLOSED] != 0:
+        return
+    h = cur[CUR_HEAD]
+    cap = ring.shape[0]
+    if h - cur[CUR_TAIL] >= cap:
+        cur[CUR_DROPPED] += 1
+        return
+    r = h % cap
+    for i in range(row.shape[0]):
+        ring[r, i] = row[i]
+    cur[CUR_HEAD] = h + 1
+
+
+@njit(**KERNEL)
+def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out, timing, ring, cur, commit):
+    """The cycle's platform frame (type ``ftype``, payload values[:n]) into ``tx``
+    (``ins[IN_TXLEN]`` its length) and the computed fields of the run-log row: ``t_row``
+    (the case time, NaN outside the run), cycle, supervisor state, phase, trip, the last
+    cycle's timing from the loop's ring (``timing`` rows 2..5, column ``ins[IN_TIMING_I]``),
+    the wrench, both vehicles' states ``x``, the relative state (``out``), the link counters.
+    ``commit``: the row, now complete, goes to the run log (:func:`commit_row`)."""
+    ins[IN_TXLEN] = WK.encode_frame(tx, ftype, seq, t_ns, values, n)
+    row[int(rix[RX_T])] = t_row
+    row[int(rix[RX_CYCLE])] = ins[IN_CYCLE]
+    row[int(rix[RX_STATE])] = ins[IN_STATE]
+    row[int(rix[RX_PHASE])] = ins[IN_PHASE]
+    row[int(rix[RX_TRIP])] = ins[IN_TRIP]
+    ti = int(ins[IN_TIMING_I])
+    if 0 <= ti < timing.shape[1]:
+        r = int(rix[RX_TIMING])
+        for i in range(4):
+            row[r + i] = timing[2 + i, ti]
+    r = int(rix[RX_WS])
+    for i in range(6):
+        row[r + i] = w_S[i]
+    r = int(rix[RX_WP])
+    for i in range(6):
+        row[r + i] = w_P[i]
+    r = int(rix[RX_X])
+    k = 0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            row[r + k] = x[i, j]
+            k += 1
+    r = int(rix[RX_REL])
+    for i in range(CP.O_ACC + 6 - CP.O_REL):       # rel_pose, rel_twist, rel_acc (adjacent)
+        row[r + i] = out[CP.O_REL + i]
+    row[int(rix[RX_CRC])] = ins[IN_CRC_ERRORS]
+    row[int(rix[RX_GAPS])] = ins[IN_GAPS]
+    row[int(rix[RX_MISSED])] = ins[IN_MISSED]
+    if commit:
+        commit_row(row, ring, cur)
+
+
+# hil_cycle_packed's arrays: the rows of its table (rt.record.arraypack kinds), in this order
+HIL_ARRAYS = (
+    ("ins", "f8_1"),
+    ("meas", "f8_1"),
+    ("tx", "u1_1"),
+    ("row", "f8_1"),
+    ("rix", "i8_1"),
+    ("timing", "i8_2"),
+    ("sent_pose", "f8_1"),
+    ("sent_twist", "f8_1"),
+    ("C_eff", "f8_2"),
+    ("R_PS", "f8_2"),
+    ("p_PS_P", "f8_1"),
+    ("raw", "f8_1"),
+    ("bias", "f8_1"),
+    ("acc_t", "f8_1"),
+    ("sctr", "i8_1"),
+    ("coef", "f8_1"),
+    ("fstate", "f8_2"),
+    ("w_S", "f8_1"),
+    ("w_P_raw", "f8_1"),
+    ("w_P", "f8_1"),
+    ("par", "f8_2"),
+    ("env", "f8_1"),
+    ("x", "f8_2"),
+    ("w_in", "f8_2"),
+    ("geo", "f8_1"),
+    ("out", "f8_1"),
+    ("k", "f8_3"),
+    ("xt", "f8_2"),
+    ("ws", "f8_2"),
+    ("rel", "f8_1"),
+    ("cmd_pose", "f8_1"),
+    ("prev_pose", "f8_1"),
+    ("prev_vel", "f8_1"),
+    ("cmd_twist", "f8_1"),
+    ("cmd_acc", "f8_1"),
+    ("cmd_lengths", "f8_1"),
+    ("scr", "f8_1"),
+    ("lim", "f8_1"),
+    ("base", "f8_2"),
+    ("top", "f8_2"),
+    ("leg_lim", "f8_1"),
+    ("box", "f8_1"),
+    ("ctr", "i8_1"),
+    ("crc_ring", "i8_1"),
+    ("gap_ring", "i8_1"),
+    ("detail", "f8_1"),
+    ("xlim", "f8_1"),
+    ("xctr", "i8_1"),
+    ("trk_ring", "f8_2"),
+    ("raw_prev", "f8_1"),
+    ("meas_pose", "f8_1"),
+    ("stats", "f8_1"),
+    ("endp", "f8_1"),
+    ("ring", "f8_2"),
+    ("cursor", "i8_1"),
+)
+
+
+@njit(**KERNEL, inline="always")
+def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost):
+    """The shell's per-cycle inputs into ``ins``: cycle period, cycle number, overrun streak,
+    missed slots, timing-ring index of the last cycle (-1: none), the sensor link's corrupt
+    frames (CRC + malformed), CRC errors and sequence gaps so far, console heartbeat lost."""
+    ins[IN_DT] = dt
+    ins[IN_CYCLE] = cycle
+    ins[IN_STREAK] = streak
+    ins[IN_MISSED] = missed
+    ins[IN_TIMING_I] = timing_i
+    ins[IN_BAD_TOTAL] = bad_total
+    ins[IN_CRC_ERRORS] = crc_total
+    ins[IN_GAPS] = gaps_total
+    ins[IN_HB] = 1.0 if hb_lost else 0.0
+
+
+# hil_cycle_packed's outcome flags (the shell's rare paths)
+F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
+
+
+@njit(cache=True)      # with reference counting: rt.record.arraypack's views need it (NULL owners)
+def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle, streak, missed, timing_i,
+                     bad_total, crc_total, gaps_total, hb_lost):
+    """The controller's RUNNING/DYNAMICS cycle in one compiled call, at case time ``t`` over
+    ``dt``: :func:`ingest` (this cycle's frames in), ``rt.stand.sensing.sense``, the coupling step
+    with the measured wrench (``rt.dynamics.coupling.coupling_update``: state at t + dt, prediction at
+    t + dt + tau, platform pose), :func:`command_rates`, :func:`supervise`,
+    :func:`run_statistics` (statistics, end criteria) and :func:`emit` (the set-point frame of
+    type ``ftype`` carrying ``seq`` and the host time ``t_ns``: POSE from ``cmd_pose`` or
+    LENGTHS from ``cmd_lengths``; the run-log row).
+
+    The arrays come packed in one table (rt.record.arraypack; rows in :data:`HIL_ARRAYS` order: one
+    argument instead of 55, and no array crosses a call into the steps above in a bundle of
+    55 or 45 exploded structs), the shell's link inputs as arguments
+    (:func:`set_link_inputs`). Only when neither a trip nor an end criterion holds (the frame
+    will be sent as encoded) does the command become ``sent_pose`` / ``sent_twist`` and the
+    row go to the run log (:func:`commit_row`); otherwise the shell starts the safe stop from
+    the last command actually sent and writes that cycle's frame and row.
+
+    Returns (safety ``Reason`` code (0 = clear), sensor frames accepted (0 unless the scan
+    reads the sensor), platform frames accepted, flags F_*: the scan refused frames
+    (F_LK_ERR: CRC, framing, sequence; F_REFUSED: by content), the first contact happened,
+    an end criterion holds (``stats[ST_END]``), a trip)."""
+    ins = AP.f8_1(tbl, 0)
+    set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
+    meas = AP.f8_1(tbl, 1)
+    tx = AP.u1_1(tbl, 2)
+    row = AP.f8_1(tbl, 3)
+    rix = AP.i8_1(tbl, 4)
+    timing = AP.i8_2(tbl, 5)
+    sent_pose = AP.f8_1(tbl, 6)
+    sent_twist = AP.f8_1(tbl, 7)
+    C_eff = AP.f8_2(tbl, 8)
+    R_PS = AP.f8_2(tbl, 9)
+    p_PS_P = AP.f8_1(tbl, 10)
+    raw = AP.f8_1(tbl, 11)
+    bias = AP.f8_1(tbl, 12)
+    acc_t = AP.f8_1(tbl, 13)
+    sctr = AP.i8_1(tbl, 14)
+    coef = AP.f8_1(tbl, 15)
+    fstate = AP.f8_2(tbl, 16)
+    w_S = AP.f8_1(tbl, 17)
+    w_P_raw = AP.f8_1(tbl, 18)
+    w_P = AP.f8_1(tbl, 19)
+    par = AP.f8_2(tbl, 20)
+    env = AP.f8_1(tbl, 21)
+    x = AP.f8_2(tbl, 22)
+    w_in = AP.f8_2(tbl, 23)
+    geo = AP.f8_1(tbl, 24)
+    out = AP.f8_1(tbl, 25)
+    k = AP.f8_3(tbl, 26)
+    xt = AP.f8_2(tbl, 27)
+    ws = AP.f8_2(tbl, 28)
+    rel = AP.f8_1(tbl, 29)
+    cmd_pose = AP.f8_1(tbl, 30)
+    prev_pose = AP.f8_1(tbl, 31)
+    prev_vel = AP.f8_1(tbl, 32)
+    cmd_twist = AP.f8_1(tbl, 33)
+    cmd_acc = AP.f8_1(tbl, 34)
+    cmd_lengths = AP.f8_1(tbl, 35)
+    scr = AP.f8_1(tbl, 36)
+    lim = AP.f8_1(tbl, 37)
+    base = AP.f8_2(tbl, 38)
+    top = AP.f8_2(tbl, 39)
+    leg_lim = AP.f8_1(tbl, 40)
+    box = AP.f8_1(tbl, 41)
+    ctr = AP.i8_1(tbl, 42)
+    crc_ring = AP.i8_1(tbl, 43)
+    gap_ring = AP.i8_1(tbl, 44)
+    detail = AP.f8_1(tbl, 45)
+    xlim = AP.f8_1(tbl, 46)
+    xctr = AP.i8_1(tbl, 47)
+    trk_ring = AP.f8_2(tbl, 48)
+    raw_prev = AP.f8_1(tbl, 49)
+    meas_pose = AP.f8_1(tbl, 50)
+    stats = AP.f8_1(tbl, 51)
+    endp = AP.f8_1(tbl, 52)
+    ring = AP.f8_2(tbl, 53)
+    cursor = AP.i8_1(tbl, 54)
+    had_contact = stats[ST_FIRST_CONTACT] >= 0.0
+    ingest(sbuf, pbuf, raw, meas, ins, row, rix)
+    seen = ins[IN_STATUS_SEEN] != 0.0
+    pstate = meas[WK.ST_STATE]
+    sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
+    for i in range(6):
+        w_in[0, i] = w_P[i]
+    CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+    for i in range(7):
+        cmd_pose[i] = out[CP.O_PCMD + i]
+    command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
+    code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
+                     w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]),
+                     seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE),
+                     seen and pstate == PLATFORM_E_STOPPED, int(ins[IN_STREAK]), ins[IN_HB] != 0.0,
+                     cmd_lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose)
+    run_statistics(w_P, out, cmd_pose, t, dt, stats, endp)
+    final = code == 0 and stats[ST_END] == 0.0
+    values = cmd_lengths if ftype == WK.LENGTHS else cmd_pose
+    emit(ftype, seq, t_ns, values, values.shape[0], t + dt, ins, tx, row, rix, w_S, w_P, x, out, timing, ring,
+         cursor, final)
+    if final:
+        for i in range(7):
+            sent_pose[i] = cmd_pose[i]
+        for i in range(6):
+            sent_twist[i] = cmd_twist[i]
+    flags = 0
+    if ins[IN_LK_ERR] != 0.0:
+        flags |= F_LK_ERR
+    if ins[IN_S_BAD] != 0.0 or ins[IN_P_BAD] != 0.0:
+        flags |= F_REFUSED
+    if not had_contact and stats[ST_FIRST_CONTACT] >= 0.0:
+        flags |= F_FIRST_CONTACT
+    if stats[ST_END] != 0.0:
+        flags |= F_END
+    if code != 0:
+        flags |= F_TRIP
+    s_acc = int(ins[IN_LK_S + WK.LK_ACC]) if ins[IN_NCH] > 0.0 else 0
+    return code, s_acc, int(ins[IN_LK_P + WK.LK_ACC]), flags

@@ -1,0 +1,175 @@
+"""Coupling of the measured contact wrench with the spacecraft dynamics, delay compensation, and
+the map from the relative pose of the docking units to the motion platform's command
+(issue 6 item 4; docs/controller.md).
+
+Per cycle (one compiled call, :func:`coupling_update`):
+
+1. RK4 step of both vehicles under the wrench on the passive unit (P components, moment about
+   P's origin), its reaction on the active unit (``rt.dynamics.spacecraft``, ``react = 1``);
+2. relative state of A in P: r_DPA, q_PA, rate of r_DPA seen in P, angular velocity of A
+   relative to P (P components), and their time derivatives from the dynamics themselves
+   (a forward difference of the relative state along the exact state derivative, step ``h``);
+3. delay compensation: the pose predicted at ``t + tau``
+   ``r(t+tau) = r + v tau + a tau^2/2`` and
+   ``q_PA(t+tau) = exp((w tau + alpha tau^2/2) in P) (x) q_PA``
+   (exact for constant linear acceleration, and for constant angular acceleration about a
+   fixed axis); ``mode = 0`` commands the current pose (compensation off). Other compensators
+   (Smith predictor, passivity observer/controller) plug in at this point: they consume the
+   same relative state and produce the same commanded pose;
+4. stand geometry: the platform-top pose in the platform base frame B
+   ``T_BT = T_BP . T_PA(pred) . T_AT`` with T_BP the passive unit frame P in B (measuring
+   platform fixed on the stand) and T_AT the platform top frame T in A (the active unit is
+   mounted on the top).
+
+Output record ``out`` (OUT_LEN): the predicted relative pose, the current relative state and
+its rates, and the platform-top command (position in B, quaternion q_BT).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from rt.dynamics import spacecraft as S
+from rt.jit import KERNEL
+
+# output record layout
+O_RPRED, O_QPRED = 0, 3          # predicted r_DPA (3), q_PA (4)
+O_REL = 7                        # current relative state (S.REL_LEN = 13)
+O_ACC = O_REL + S.REL_LEN        # d/dt of the relative velocity (3) and angular velocity (3)
+O_PCMD, O_QCMD = O_ACC + 6, O_ACC + 9   # platform top in B: position (3), q_BT (4)
+OUT_LEN = O_QCMD + 4
+
+MODE_OFF, MODE_PREDICT = 0, 1
+
+
+@njit(**KERNEL)
+def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
+
+
+@njit(**KERNEL)
+def _qexp(x, y, z):
+    a = math.sqrt(x * x + y * y + z * z)
+    if a < 1e-12:
+        return 1.0, 0.5 * x, 0.5 * y, 0.5 * z
+    s = math.sin(0.5 * a) / a
+    return math.cos(0.5 * a), s * x, s * y, s * z
+
+
+@njit(**KERNEL)
+def _rotate(q0, q1, q2, q3, x, y, z):
+    tx = 2.0 * (q2 * z - q3 * y)
+    ty = 2.0 * (q3 * x - q1 * z)
+    tz = 2.0 * (q1 * y - q2 * x)
+    return (x + q0 * tx + (q2 * tz - q3 * ty),
+            y + q0 * ty + (q3 * tx - q1 * tz),
+            z + q0 * tz + (q1 * ty - q2 * tx))
+
+
+@njit(**KERNEL)
+def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
+    """out[o:o+13] = relative state; out[o+13:o+19] = its acceleration (linear, angular) from
+    the dynamics: forward difference of the relative state along the exact derivative with
+    step h (error O(h * jerk)). The relative state at x comes from the port states that the
+    derivative evaluation at x leaves in ``ws`` (it changes only their force rows)."""
+    S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
+    S.relative_from_ports(ws, rel)
+    for i in range(S.REL_LEN):
+        out[o + i] = rel[i]
+    for s in range(2):
+        for i in range(x.shape[1]):
+            xt[s, i] = x[s, i] + h * xdot[s, i]
+    S.relative_state(par, env, xt, rel, ws)
+    for i in range(3):
+        out[o + S.REL_LEN + i] = (rel[S.REL_V + i] - out[o + S.REL_V + i]) / h
+        out[o + S.REL_LEN + 3 + i] = (rel[S.REL_W + i] - out[o + S.REL_W + i]) / h
+
+
+@njit(**KERNEL)
+def predict_pose(out, tau, mode):
+    """Predicted relative pose at t + tau into out[O_RPRED:O_QPRED+4] from the current relative
+    state and accelerations already in ``out`` (module docstring, step 3)."""
+    r = O_REL + S.REL_R
+    v = O_REL + S.REL_V
+    w = O_REL + S.REL_W
+    q = O_REL + S.REL_Q
+    a = O_ACC
+    if mode == MODE_OFF:
+        tau = 0.0
+    h = 0.5 * tau * tau
+    for i in range(3):
+        out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h
+    p0, p1, p2, p3 = _qexp(out[w] * tau + out[a + 3] * h, out[w + 1] * tau + out[a + 4] * h,
+                           out[w + 2] * tau + out[a + 5] * h)
+    q0, q1, q2, q3 = _qmul(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
+    n = 1.0 / math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0 * n, q1 * n, q2 * n, q3 * n
+
+
+@njit(**KERNEL)
+def platform_pose(geo, out):
+    """Platform-top command T_BT = T_BP . T_PA . T_AT into out[O_PCMD:O_QCMD+4].
+
+    ``geo`` (14): p_BP_B (3), q_BP (4), p_AT_A (3), q_AT (4)."""
+    # T_BA = T_BP . T_PA
+    qb0, qb1, qb2, qb3 = geo[3], geo[4], geo[5], geo[6]
+    rx, ry, rz = _rotate(qb0, qb1, qb2, qb3, out[O_RPRED], out[O_RPRED + 1], out[O_RPRED + 2])
+    a0, a1, a2, a3 = _qmul(qb0, qb1, qb2, qb3, out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3])
+    px, py, pz = geo[0] + rx, geo[1] + ry, geo[2] + rz
+    # T_BT = T_BA . T_AT
+    tx, ty, tz = _rotate(a0, a1, a2, a3, geo[7], geo[8], geo[9])
+    c0, c1, c2, c3 = _qmul(a0, a1, a2, a3, geo[10], geo[11], geo[12], geo[13])
+    n = 1.0 / math.sqrt(c0 * c0 + c1 * c1 + c2 * c2 + c3 * c3)
+    out[O_PCMD], out[O_PCMD + 1], out[O_PCMD + 2] = px + tx, py + ty, pz + tz
+    out[O_QCMD], out[O_QCMD + 1], out[O_QCMD + 2], out[O_QCMD + 3] = c0 * n, c1 * n, c2 * n, c3 * n
+
+
+@njit(**KERNEL)
+def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
+    """One controller cycle of the coupling (module docstring): step, relative state and rates,
+    prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit."""
+    S.rk4_step(par, env, x, t, dt, w_in, 1, k, xt, ws, rel)
+    relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
+    predict_pose(out, tau, mode)
+    platform_pose(geo, out)
+
+
+def pack_geometry(p_BP_B, q_BP, p_AT_A, q_AT) -> np.ndarray:
+    """Stand geometry array for :func:`platform_pose` (positions m, quaternions scalar first)."""
+    g = np.zeros(14)
+    g[0:3], g[3:7], g[7:10], g[10:14] = p_BP_B, q_BP, p_AT_A, q_AT
+    return g
+
+
+class Coupling:
+    """The coupling of one run: spacecraft model + stand geometry + compensation settings."""
+
+    def __init__(self, spacecraft: S.Spacecraft, geometry: np.ndarray, tau_s: float, compensate: bool = True):
+        self.sc = spacecraft
+        self.geo = np.asarray(geometry, dtype=np.float64)
+        self.tau = float(tau_s)
+        self.mode = MODE_PREDICT if compensate else MODE_OFF
+        self.out = np.zeros(OUT_LEN)
+        self.w_in = np.zeros((2, 6))
+
+    def update(self, t: float, dt: float, wrench_P: np.ndarray) -> np.ndarray:
+        self.w_in[0, :] = wrench_P
+        w = self.sc.ws
+        coupling_update(self.sc.par, self.sc.env, self.sc.x, t, dt, self.w_in, self.tau, self.mode,
+                        self.geo, self.out, w.k, w.xt, w.ws, w.rel)
+        return self.out
+
+    def initial_command(self) -> np.ndarray:
+        """The platform command for the current state without stepping (ARM: move to the case's
+        initial pose)."""
+        w = self.sc.ws
+        relative_rates(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, self.out, O_REL,
+                       w.k[0], w.xt, w.ws, w.rel)
+        predict_pose(self.out, 0.0, MODE_OFF)
+        platform_pose(self.geo, self.out)
+        return self.out

@@ -1,0 +1,160 @@
+"""``dockstand run`` (the controller in the foreground) and ``dockstand ctl`` (a small command
+client), docs/cli.md.
+
+``run``: loads the stand, opens the drivers and the telemetry/command endpoints, applies the
+real-time options (each refusal reported, none fatal; gc is paused by the controller while
+RUNNING only), compiles every kernel, tells systemd
+READY=1 (when started by it) and runs the loop until SIGTERM/SIGINT, which trigger a safe stop
+(the platform decelerates within its limits and is frozen) before the log closes. Optionally
+``--case`` loads a case at start-up (the operator still arms and starts). The watchdog is fed
+from the loop thread every ~half WatchdogSec.
+
+``ctl``: ``status``, ``load CASE``, ``arm``, ``start``, ``stop``, ``abort``, ``tare``, ``reset``;
+it acquires the control lease for the commands that need it and prints the reply as JSON.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+log = logging.getLogger("dockstand.run")
+
+
+def cmd_run(args) -> int:
+    from rt import realtime as RT
+    from rt.operator import sdnotify
+    from rt.config import ConfigError
+    from rt.config.stand import load_stand
+    from rt.control.controller import Controller
+    from rt.control.supervisor import State
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        stand = load_stand(args.stand)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ctl = Controller(stand, compensate=not args.no_compensation)
+    notifier = sdnotify.Notifier()
+    try:
+        ctl.open()
+    except Exception as e:  # noqa: BLE001 - say why and stop
+        print(f"error: cannot open the drivers or endpoints: {e}", file=sys.stderr)
+        ctl.close()
+        return 2
+    for r in RT.apply_process(stand.realtime):
+        log.info("realtime: %s", r)
+    for r in RT.run_warm_up([ctl.warm_up]):
+        log.info("warm-up: %s", r)
+    if args.case:
+        r = ctl.command("load_case", case=args.case)
+        if not r.ok:
+            print(f"error: {r.reason}", file=sys.stderr)
+    stop = {"n": 0}
+
+    def on_signal(signum, frame):
+        stop["n"] += 1
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    wd = sdnotify.watchdog_interval_s()
+    wd_every = max(1, int((wd / 2 if wd else 1.0) * stand.rate_hz))
+    notifier.ready()
+    notifier.status(f"IDLE; telemetry {stand.telemetry['pub_endpoint']}, commands {stand.telemetry['cmd_endpoint']}")
+    print(f"dockstand run: {stand.file} at {stand.rate_hz:g} Hz; commands on {stand.telemetry['cmd_endpoint']}, "
+          f"telemetry on {stand.telemetry['pub_endpoint']}", flush=True)
+    loop = ctl.make_loop()
+    state = {"stopping": False}
+    applied = {"thread": False}
+
+    def each_cycle(c) -> bool:
+        if not applied["thread"]:
+            applied["thread"] = True
+            for r in RT.apply_thread(stand.realtime):
+                log.info("realtime: %s", r)
+        if c.loop.cycles % wd_every == 0:
+            notifier.watchdog()
+        if stop["n"] and not state["stopping"]:
+            state["stopping"] = True
+            notifier.stopping()
+            c.command("abort", client="signal", reason="SIGTERM/SIGINT")
+        if state["stopping"]:
+            return c.phase.name in ("FROZEN", "IDLE") or stop["n"] > 1
+        return False
+
+    try:
+        # gc: the controller collects, freezes and disables it while RUNNING only ([realtime]
+        # gc_freeze) and re-enables it when the run ends; IDLE/CONFIGURED/ARMED collect normally
+        ctl.run_until(each_cycle, None)
+    finally:
+        s = ctl.summary()
+        ctl.close()
+        notifier.close()
+    print(json.dumps(s), flush=True)
+    return 0 if ctl.supervisor.state is not State.SAFE else 1
+
+
+LEASED = {"load", "arm", "start", "stop", "tare", "reset"}
+
+
+def cmd_ctl(args) -> int:
+    from rt.config.stand import load_stand
+    from rt.record.telemetry import CommandClient
+
+    endpoint = args.endpoint
+    if endpoint is None:
+        endpoint = load_stand(args.stand).telemetry["cmd_endpoint"]
+    cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout)
+    leased = False
+    try:
+        if args.action in LEASED:
+            try:
+                r = cli.request("acquire")
+            except TimeoutError as e:
+                print(f"error: no answer from {endpoint}: {e}", file=sys.stderr)
+                return 3
+            if not r.get("ok"):
+                print(json.dumps(r), flush=True)
+                return 1
+            leased = True
+        cmd = "load_case" if args.action == "load" else args.action
+        kw = {}
+        if args.action == "load":
+            if not args.case:
+                print("error: ctl load needs CASE", file=sys.stderr)
+                return 2
+            kw["case"] = str(Path(args.case).resolve())
+        try:
+            r = cli.request(cmd, **kw)
+        except TimeoutError as e:
+            print(f"error: no answer from {endpoint}: {e}", file=sys.stderr)
+            return 3
+        print(json.dumps(r, default=str), flush=True)
+        return 0 if r.get("ok") else 1
+    finally:
+        if leased:  # a one-shot client hands the lease back (a console holds it and heartbeats)
+            try:
+                cli.request("release")
+            except TimeoutError:
+                pass
+        cli.close()
+
+
+def add_parsers(sub) -> None:
+    r = sub.add_parser("run", help="run the controller in the foreground (SIGTERM/SIGINT: safe stop)")
+    r.add_argument("--stand", default="config/stand.toml")
+    r.add_argument("--case", help="load this case at start-up (the operator still arms and starts)")
+    r.add_argument("--no-compensation", action="store_true", help="command the current pose (no prediction)")
+    r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("ctl", help="send one command to a running controller")
+    c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
+    c.add_argument("case", nargs="?", help="with load: the case file")
+    c.add_argument("--stand", default="config/stand.toml", help="where the command endpoint is configured")
+    c.add_argument("--endpoint", help="command endpoint (overrides the stand's)")
+    c.add_argument("--name", default="ctl", help="client name shown as the lease holder")
+    c.add_argument("--timeout", type=float, default=2.0)
+    c.set_defaults(func=cmd_ctl)
+

@@ -1,0 +1,407 @@
+"""Safety checks (each a named :class:`Reason`) and the safe-stop trajectory generator.
+
+**Checks** — :func:`check` (njit) runs every cycle over preallocated arrays, in this order,
+and returns the first reason that applies (``Reason.NONE`` = all clear); ``detail`` gets
+``[index, value]`` of the offending axis/leg/quantity:
+
+=====================  ====================================================================
+NONFINITE              NaN/Inf in the command pose, twist or acceleration, the wrenches, or
+                       the controller's ``extra`` array (e.g. the spacecraft states)
+PLATFORM_ESTOP         platform reports E_STOPPED
+PLATFORM_FAULT         platform reports FAULT
+SENSOR_STALE           no new sensor sample for ``stale_cycles`` consecutive cycles
+CRC_BURST              more than ``crc_max`` CRC errors within the last ``burst_window`` cycles
+SEQUENCE_GAP_BURST     more than ``gap_max`` sequence gaps within the last ``burst_window`` cycles
+FORCE_LIMIT            |F_i| of the sensor-frame wrench above ``rating_fraction`` x rating_i
+TORQUE_LIMIT           |T_i| likewise
+POSITION_BOX           commanded top position outside the pose box (base frame)
+ORIENTATION_BOX        commanded top orientation (rotation vector) outside the box
+LEG_TOO_SHORT / LONG   an actuator length of the command outside [length_min, length_max]
+COMMAND_VELOCITY       |v| of the command above ``v_max``
+COMMAND_ANGULAR_VELOCITY  |omega| above ``omega_max``
+COMMAND_ACCELERATION   |a| of the command above ``a_max`` (x ``accel_margin``)
+COMMAND_ANGULAR_ACCELERATION  |alpha| above ``alpha_max`` (x ``accel_margin``)
+OVERRUN_STREAK         the loop overran ``overrun_streak_max`` consecutive cycles
+HEARTBEAT_LOST         the controlling console's lease expired (reported by telemetry)
+=====================  ====================================================================
+
+The command's twist and acceleration are those of the platform top T in the base frame B
+(``[v; omega]``, both in B components), as produced by the coupling.
+
+**Safe stop** — :class:`SafeStop`: from the current commanded pose and twist, decelerate to
+rest along the current path (same straight-line direction of v, same rotation axis of omega,
+both reaching zero at the same time ``T = max(|v|/a_max, |omega|/alpha_max)``, so neither
+deceleration exceeds its limit), then report ``done`` and the controller requests FREEZE.
+The trajectory is evaluated in closed form at the elapsed time (``k * dt``, or the time
+that really passed when the loop skipped slots: ``SafeStop.step(dt)``; no accumulated error).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+from numba import njit
+
+from rt.stand import hexapod as HX
+from rt.dynamics import spatial as S
+from rt.jit import KERNEL
+
+
+class Reason(IntEnum):
+    NONE = 0
+    NONFINITE = 1
+    PLATFORM_ESTOP = 2
+    PLATFORM_FAULT = 3
+    SENSOR_STALE = 4
+    CRC_BURST = 5
+    SEQUENCE_GAP_BURST = 6
+    FORCE_LIMIT = 7
+    TORQUE_LIMIT = 8
+    POSITION_BOX = 9
+    ORIENTATION_BOX = 10
+    LEG_TOO_SHORT = 11
+    LEG_TOO_LONG = 12
+    COMMAND_VELOCITY = 13
+    COMMAND_ANGULAR_VELOCITY = 14
+    COMMAND_ACCELERATION = 15
+    COMMAND_ANGULAR_ACCELERATION = 16
+    OVERRUN_STREAK = 17
+    HEARTBEAT_LOST = 18
+    # checked by the controller (rt/control/controller.py) after check() passes
+    PLATFORM_STALE = 19
+    TRACKING_ERROR = 20
+    SENSOR_FROZEN = 21
+    ARM_TIMEOUT = 22
+
+
+# hexapod Workspace code -> Reason
+_WS = np.array([0, 11, 12, 9, 10, 1, 1], dtype=np.int64)
+
+# limits array layout
+L_VMAX, L_WMAX, L_AMAX, L_ALPHAMAX, L_FRAC = 0, 1, 2, 3, 4
+L_RATING = 5  # 6 entries
+L_STALE, L_WINDOW, L_CRCMAX, L_GAPMAX, L_OVERRUN, L_HEARTBEAT, L_ACCMARGIN = 11, 12, 13, 14, 15, 16, 17
+N_LIMITS = 18
+
+# counters layout (int64)
+C_STALE, C_IDX, C_CRCSUM, C_GAPSUM = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class SafetyLimits:
+    v_max_m_s: float = 0.5
+    omega_max_rad_s: float = 0.5
+    a_max_m_s2: float = 2.0
+    alpha_max_rad_s2: float = 2.0
+    accel_margin: float = 1.5           # command acceleration trips above margin x a_max
+    sensor_rating: tuple = (2500.0, 2500.0, 6250.0, 400.0, 400.0, 400.0)   # N, N m per axis
+    rating_fraction: float = 0.9
+    stale_cycles: int = 5
+    burst_window: int = 100
+    crc_max: int = 3
+    gap_max: int = 3
+    overrun_streak_max: int = 5
+    heartbeat_enabled: bool = True
+    tracking_error_max_m: float = 0.01   # measured top position vs the command sent the platform delay ago
+    platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
+    sensor_frozen_samples: int = 50      # this many identical raw samples in a row = a frozen sensor
+    arm_timeout_s: float = 30.0          # ENGAGE + tare + move to the initial pose must finish within this
+    # end criterion "capture settled" (not trips; rt.control.kernels.run_statistics)
+    contact_force_n: float = 50.0        # |f_P| above this counts as contact (first contact, contact held)
+    capture_speed_max_m_s: float = 0.005     # relative speed of A in P below this ...
+    capture_rate_max_rad_s: float = math.radians(0.2)   # ... and relative angular rate below this
+
+    def pack(self) -> np.ndarray:
+        a = np.zeros(N_LIMITS)
+        a[L_VMAX], a[L_WMAX], a[L_AMAX], a[L_ALPHAMAX] = (self.v_max_m_s, self.omega_max_rad_s,
+                                                          self.a_max_m_s2, self.alpha_max_rad_s2)
+        a[L_FRAC] = self.rating_fraction
+        a[L_RATING:L_RATING + 6] = self.sensor_rating
+        a[L_STALE], a[L_WINDOW], a[L_CRCMAX], a[L_GAPMAX] = self.stale_cycles, self.burst_window, self.crc_max, self.gap_max
+        a[L_OVERRUN] = self.overrun_streak_max
+        a[L_HEARTBEAT] = 1.0 if self.heartbeat_enabled else 0.0
+        a[L_ACCMARGIN] = self.accel_margin
+        return a
+
+
+@njit(**KERNEL)
+def _norm3(v, o):
+    return math.sqrt(v[o] * v[o] + v[o + 1] * v[o + 1] + v[o + 2] * v[o + 2])
+
+
+@njit(**KERNEL)
+def _allfinite(a):
+    for i in range(a.shape[0]):
+        if not math.isfinite(a[i]):
+            return i
+    return -1
+
+
+@njit(**KERNEL)
+def check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose_cmd, vel_cmd, acc_cmd, w_S, w_P, extra,
+          new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
+          lengths_out, detail):
+    """One cycle of safety checks; returns a :class:`Reason` code (see the module docstring).
+    Counters (stale, burst windows) are updated every call before any check."""
+    # -- counters
+    if new_sample:
+        ctr[0] = 0
+    else:
+        ctr[0] += 1
+    w = crc_ring.shape[0]
+    i = ctr[1]
+    ctr[2] += crc_new - crc_ring[i]
+    crc_ring[i] = crc_new
+    ctr[3] += gap_new - gap_ring[i]
+    gap_ring[i] = gap_new
+    ctr[1] = (i + 1) % w
+    detail[0] = -1.0
+    detail[1] = 0.0
+    # -- NaN / Inf anywhere
+    k = _allfinite(pose_cmd)
+    if k < 0:
+        k = _allfinite(vel_cmd)
+        if k >= 0:
+            k += 7
+    if k < 0:
+        k = _allfinite(acc_cmd)
+        if k >= 0:
+            k += 13
+    if k < 0:
+        k = _allfinite(w_S)
+        if k >= 0:
+            k += 19
+    if k < 0:
+        k = _allfinite(w_P)
+        if k >= 0:
+            k += 25
+    if k < 0:
+        k = _allfinite(extra)
+        if k >= 0:
+            k += 31
+    if k >= 0:
+        detail[0] = k
+        return 1
+    if platform_estop:
+        return 2
+    if platform_fault:
+        return 3
+    if ctr[0] >= lim[11]:
+        detail[1] = ctr[0]
+        return 4
+    if ctr[2] > lim[13]:
+        detail[1] = ctr[2]
+        return 5
+    if ctr[3] > lim[14]:
+        detail[1] = ctr[3]
+        return 6
+    frac = lim[4]
+    for a in range(6):
+        if abs(w_S[a]) > frac * lim[5 + a]:
+            detail[0] = a
+            detail[1] = w_S[a]
+            return 7 if a < 3 else 8
+    code = HX.check_pose(base, top, leg_lim, box, pose_cmd, lengths_out, detail)
+    if code != 0:
+        return _WS[code]
+    v = _norm3(vel_cmd, 0)
+    if v > lim[0]:
+        detail[1] = v
+        return 13
+    v = _norm3(vel_cmd, 3)
+    if v > lim[1]:
+        detail[1] = v
+        return 14
+    v = _norm3(acc_cmd, 0)
+    if v > lim[2] * lim[17]:
+        detail[1] = v
+        return 15
+    v = _norm3(acc_cmd, 3)
+    if v > lim[3] * lim[17]:
+        detail[1] = v
+        return 16
+    if overrun_streak >= lim[15]:
+        detail[1] = overrun_streak
+        return 17
+    if heartbeat_lost and lim[16] != 0.0:
+        return 18
+    return 0
+
+
+_DETAIL_NAMES = ("pose_cmd", "vel_cmd", "acc_cmd", "w_S", "w_P", "extra")
+_DETAIL_OFFS = (0, 7, 13, 19, 25, 31)
+
+
+def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> str:
+    """A sentence for a reason code and its detail (allocates: call only on a trip)."""
+    r = Reason(int(code))
+    i, v = int(detail[0]), float(detail[1])
+    if r is Reason.NONE:
+        return "all clear"
+    if r is Reason.NONFINITE:
+        k = max(j for j, o in enumerate(_DETAIL_OFFS) if i >= o)
+        return f"non-finite value in {_DETAIL_NAMES[k]}[{i - _DETAIL_OFFS[k]}]"
+    if r in (Reason.FORCE_LIMIT, Reason.TORQUE_LIMIT):
+        ax = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")[i]
+        s = f"{ax} = {v:.6g} over the limit"
+        if lim is not None:
+            s += f" {lim[L_FRAC] * lim[L_RATING + i]:.6g} ({lim[L_FRAC]:.0%} of the rating)"
+        return s
+    if r in (Reason.POSITION_BOX, Reason.ORIENTATION_BOX, Reason.LEG_TOO_SHORT, Reason.LEG_TOO_LONG):
+        ws = {Reason.POSITION_BOX: 3, Reason.ORIENTATION_BOX: 4, Reason.LEG_TOO_SHORT: 1, Reason.LEG_TOO_LONG: 2}[r]
+        return "command " + HX.describe(ws, detail)
+    return {
+        Reason.PLATFORM_ESTOP: "platform reports E_STOPPED",
+        Reason.PLATFORM_FAULT: "platform reports FAULT",
+        Reason.SENSOR_STALE: f"no new sensor sample for {v:.0f} cycles",
+        Reason.CRC_BURST: f"{v:.0f} CRC errors within the burst window",
+        Reason.SEQUENCE_GAP_BURST: f"{v:.0f} sequence gaps within the burst window",
+        Reason.COMMAND_VELOCITY: f"command speed {v:.6g} m/s over the limit",
+        Reason.COMMAND_ANGULAR_VELOCITY: f"command angular speed {v:.6g} rad/s over the limit",
+        Reason.COMMAND_ACCELERATION: f"command acceleration {v:.6g} m/s^2 over the limit",
+        Reason.COMMAND_ANGULAR_ACCELERATION: f"command angular acceleration {v:.6g} rad/s^2 over the limit",
+        Reason.OVERRUN_STREAK: f"{v:.0f} consecutive loop overruns",
+        Reason.HEARTBEAT_LOST: "the controlling console's heartbeat was lost",
+        Reason.PLATFORM_STALE: f"no platform STATUS for {v:.0f} cycles",
+        Reason.TRACKING_ERROR: f"platform tracking error {v:.6g} m over the limit (lag beyond spec)",
+        Reason.SENSOR_FROZEN: f"sensor raw values unchanged for {v:.0f} samples (frozen)",
+        Reason.ARM_TIMEOUT: f"arming did not finish within {v:.6g} s",
+    }[r]
+
+
+class SafetyMonitor:
+    """Preallocated state of :func:`check` plus the geometry it needs."""
+
+    def __init__(self, limits: SafetyLimits, geometry: HX.HexapodGeometry):
+        self.limits = limits
+        self.lim = limits.pack()
+        self.g = geometry
+        self.leg_lim = geometry.limits
+        self.ctr = np.zeros(4, dtype=np.int64)
+        self.crc_ring = np.zeros(max(1, limits.burst_window), dtype=np.int64)
+        self.gap_ring = np.zeros(max(1, limits.burst_window), dtype=np.int64)
+        self.lengths = np.zeros(6)
+        self.detail = np.zeros(2)
+        self._empty = np.zeros(0)
+
+    def check(self, pose_cmd, vel_cmd, acc_cmd, w_S, w_P, extra=None, *, new_sample=True, crc_new=0, gap_new=0,
+              platform_fault=False, platform_estop=False, overrun_streak=0, heartbeat_lost=False) -> int:
+        return check(self.lim, self.g.base, self.g.top, self.leg_lim, self.g.box, self.ctr, self.crc_ring,
+                     self.gap_ring, pose_cmd, vel_cmd, acc_cmd, w_S, w_P, self._empty if extra is None else extra,
+                     new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
+                     self.lengths, self.detail)
+
+    def describe(self, code: int) -> str:
+        return describe(code, self.detail, self.lim)
+
+    def reset(self) -> None:
+        self.ctr[:] = 0
+        self.crc_ring[:] = 0
+        self.gap_ring[:] = 0
+
+
+# ----------------------------------------------------------------------------- safe stop
+
+# state layout: p0(3) q0(4) v0(3) w0(3) T k dt done  (k = steps taken, t = k dt)
+SS_SIZE = 17
+
+
+@njit(**KERNEL)
+def safe_stop_init(state, pose, twist, a_max, alpha_max, dt):
+    """Start a stop from ``pose`` (7, top in B) and ``twist`` (6, [v; omega] in B). A
+    non-finite twist is taken as zero (stop in place); returns the stop time T (s)."""
+    for i in range(7):
+        state[i] = pose[i]
+    ok = True
+    for i in range(6):
+        if not math.isfinite(twist[i]):
+            ok = False
+    for i in range(6):
+        state[7 + i] = twist[i] if ok else 0.0
+    v = math.sqrt(state[7] ** 2 + state[8] ** 2 + state[9] ** 2)
+    w = math.sqrt(state[10] ** 2 + state[11] ** 2 + state[12] ** 2)
+    T = max(v / a_max, w / alpha_max)
+    state[13] = T
+    state[14] = 0.0
+    state[15] = dt
+    state[16] = 1.0 if T == 0.0 else 0.0
+    return T
+
+
+@njit(**KERNEL)
+def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
+    """Pose and twist of the stop trajectory at time t (rv (3), dq (4) scratch)."""
+    T = state[13]
+    if t > T:
+        t = T
+    # s(t) = t - t^2 / (2T): distance factor; sdot = 1 - t/T
+    if T > 0.0:
+        s = t - 0.5 * t * t / T
+        sd = 1.0 - t / T
+    else:
+        s = 0.0
+        sd = 0.0
+    for i in range(3):
+        pose_out[i] = state[i] + state[7 + i] * s
+        rv[i] = state[10 + i] * s
+        twist_out[i] = state[7 + i] * sd
+        twist_out[3 + i] = state[10 + i] * sd
+    S.quat_from_rotvec(rv, dq)
+    S.quat_mul(dq, state[3:7], pose_out[3:7])  # exp(phi) (x) q0, phi in B
+    S.quat_normalize(pose_out[3:7])
+
+
+@njit(**KERNEL)
+def safe_stop_step(state, pose_out, twist_out, rv, dq):
+    """Advance one period; writes the next command; returns True once at rest."""
+    return safe_stop_advance(state, state[15], pose_out, twist_out, rv, dq)
+
+
+@njit(**KERNEL)
+def safe_stop_advance(state, h, pose_out, twist_out, rv, dq):
+    """Advance by the time ``h`` that really passed (an overrunning loop skips slots: its cycles
+    are more than one period apart, and a stop stepped by the period would decelerate on the
+    platform's clock faster than the limit at its start); writes the command; True at rest.
+    ``state[14]`` counts the elapsed time in periods (``h = dt`` adds exactly 1)."""
+    state[14] += h / state[15]
+    t = state[14] * state[15]
+    safe_stop_eval(state, t, pose_out, twist_out, rv, dq)
+    if t >= state[13] - 1e-9 * state[15]:
+        state[16] = 1.0
+    return state[16] != 0.0
+
+
+class SafeStop:
+    """Bring the platform command to rest within the acceleration limits, then say FREEZE."""
+
+    def __init__(self, dt_s: float, a_max_m_s2: float, alpha_max_rad_s2: float):
+        self.dt = float(dt_s)
+        self.a_max = float(a_max_m_s2)
+        self.alpha_max = float(alpha_max_rad_s2)
+        self.state = np.zeros(SS_SIZE)
+        self.pose = np.zeros(7)
+        self.twist = np.zeros(6)
+        self._rv = np.zeros(3)
+        self._dq = np.zeros(4)
+        self.active = False
+
+    def start(self, pose: np.ndarray, twist: np.ndarray) -> float:
+        """Begin from the current command; returns the time to rest (s)."""
+        T = safe_stop_init(self.state, pose, twist, self.a_max, self.alpha_max, self.dt)
+        self.pose[:] = pose
+        self.twist[:] = self.state[7:13]
+        self.active = True
+        return T
+
+    def step(self, dt: float | None = None) -> bool:
+        """Next command into ``self.pose`` / ``self.twist`` one period later, or ``dt`` later
+        (the time since the last command, when the loop skipped slots); True when at rest
+        (-> FREEZE)."""
+        return bool(safe_stop_advance(self.state, self.dt if dt is None else float(dt), self.pose, self.twist,
+                                      self._rv, self._dq))
+
+    @property
+    def done(self) -> bool:
+        return bool(self.state[16])

@@ -1,0 +1,52 @@
+"""The stand emulator's and the digital reference's subcommands (``emulate``, ``simulate``,
+``demo``; docs/cli.md), registered with the CLI through the ``dockstand.commands`` entry
+points. :mod:`sim_stand.cli` (and the kernels) are imported only when a command runs."""
+from __future__ import annotations
+
+
+def add_parsers(sub) -> None:
+    """emulate / simulate / demo; sim_stand.cli is imported only when one runs."""
+    def lazy(name):
+        def f(args):
+            import sim_stand.cli as S
+            return getattr(S, name)(args)
+        return f
+
+    e = sub.add_parser("emulate", help="run the stand emulator on the stand config's endpoints")
+    e.add_argument("--stand", default="config/stand.toml")
+    e.add_argument("--emulator", default=None, help="emulator config (default config/emulator/default.toml)")
+    e.add_argument("--case", help="a case whose contact model the emulated hardware should carry")
+    e.add_argument("--lockstep", action="store_true", help="advance one period per platform frame")
+    e.add_argument("--fault", action="append", metavar="NAME@T",
+                   help="inject a fault at emulator time T s: sensor_dropout, garbage, sensor_frozen, "
+                        "platform_fault, platform_lag, link_loss (repeatable)")
+    e.add_argument("--sensor-endpoint", help="override the sensor link's zmq endpoint")
+    e.add_argument("--platform-endpoint", help="override the platform link's zmq endpoint")
+    e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")
+    e.add_argument("--summary", help="write a JSON summary here on exit")
+    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--world", choices=["stand", "free"], default="stand",
+                   help="stand: mechanism and contacts (default); free: the platform alone, nothing in contact")
+    e.set_defaults(func=lazy("cmd_emulate"))
+
+    s = sub.add_parser("simulate", help="all-digital reference run of a case (same kernels, same log format)")
+    s.add_argument("--case", default=None, help="default config/cases/nominal.toml")
+    s.add_argument("--stand", default=None, help="default config/stand.toml")
+    s.add_argument("--emulator", default=None)
+    s.add_argument("--log", help="run-log path (default runs/<time>-<case>-digital.dslog)")
+    s.add_argument("--stand-conditions", action="store_true",
+                   help="as on the stand: the mechanism in 1 g, its weight and inertia carried by the platform "
+                        "(the vehicles feel the contact wrench only); default: orbit, 0 g, mechanism inertia coupled")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=lazy("cmd_simulate"))
+
+    d = sub.add_parser("demo", help="closed-loop docking: emulator (lockstep) + controller, with a summary")
+    d.add_argument("--case", default=None, help="default config/cases/nominal.toml")
+    d.add_argument("--stand", default=None, help="default config/stand.toml")
+    d.add_argument("--emulator", default=None)
+    d.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    d.add_argument("--no-compensation", action="store_true")
+    d.add_argument("--no-filter", action="store_true", help="sensing without the low-pass (and its delay)")
+    d.add_argument("--fault", action="append", metavar="NAME@T", help="inject an emulator fault (see emulate)")
+    d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's runlog dir)")
+    d.set_defaults(func=lazy("cmd_demo"))

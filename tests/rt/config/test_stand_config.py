@@ -1,0 +1,103 @@
+"""config/stand.toml and rt.config.stand: the default loads; every bad value names file and key."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rt.stand import hexapod as HX
+from rt.config import ConfigError, load_any
+from rt.config.stand import load_stand
+
+REPO = Path(__file__).resolve().parents[3]
+DEFAULT = REPO / "config" / "stand.toml"
+TEXT = DEFAULT.read_text()
+
+
+def test_default_stand_loads():
+    s = load_any(DEFAULT)
+    assert s.name == "default" and s.rate_hz == 1000 and s.period_ns == 1_000_000
+    assert s.wait_policy == "hybrid" and s.spin_margin_ns == 200_000
+    assert s.adaptive_margin and s.margin_half_life_ns == 1_000_000_000 and s.realtime.timer_slack_ns == 1
+    assert s.sensor_link["transport"] == "zmq" and s.sensor_link["endpoint"].startswith("tcp://127.0.0.1:")
+    assert s.platform_link["endpoint"].startswith("tcp://127.0.0.1:")
+    assert s.telemetry["pub_endpoint"].startswith("tcp://127.0.0.1:") and s.telemetry["decimation"] == 20
+    assert s.sensing.calibration.shape == (6, 6) and s.sensing.tare_samples == 500
+    assert s.limits.sensor_rating == (7200.0, 7200.0, 18000.0, 1400.0, 1400.0, 1400.0)
+    assert math.isclose(s.limits.omega_max_rad_s, math.radians(20.0))
+    assert s.limits.contact_force_n == 50.0 and s.limits.capture_speed_max_m_s == 0.005
+    assert math.isclose(s.limits.capture_rate_max_rad_s, math.radians(0.2))
+    # the filter's group delay is part of the compensated delay
+    assert 0.002 < s.delays.filter_s < 0.0023
+    assert math.isclose(s.delays.total_s, 0.0005 + 0.001 + 0.0005 + 0.002 + s.delays.filter_s)
+    # the active unit's x axis is the platform top's z; P's x is the lab's z (approach upwards)
+    assert np.allclose(s.active_mount.R[:, 0], [0, 0, 1]) and np.allclose(s.passive_mount.R[:, 0], [0, 0, 1])
+    assert HX.Hexapod(s.hexapod).check_pose(s.hexapod.home)[0] == HX.Workspace.OK
+    assert s.raw["loop"]["rate_hz"] == 1000
+    assert s.runlog_dir == REPO / "config" / "runs"
+
+
+def bad(tmp_path, old, new):
+    assert old in TEXT, old
+    p = tmp_path / "stand.toml"
+    p.write_text(TEXT.replace(old, new, 1))
+    with pytest.raises(ConfigError) as e:
+        load_stand(p)
+    return e.value
+
+
+@pytest.mark.parametrize("old, new, key, words", [
+    ('rate_hz = 1000   ', 'rate_hz = -5   ', "loop.rate_hz", "> 0"),
+    ('wait_policy = "hybrid"', 'wait_policy = "sleep"', "loop.wait_policy", "must be one of"),
+    ('spin_margin_us = 200', 'spin_margin_us = 2000', "loop.spin_margin_us", "shorter than the period"),
+    ('sched_fifo_priority = 0', 'sched_fifo_priority = 120', "realtime.sched_fifo_priority", "<= 99"),
+    ('adaptive_margin = true', 'adaptive_margin = "yes"', "loop.adaptive_margin", "true or false"),
+    ('adaptive_margin_half_life_s = 1.0', 'adaptive_margin_half_life_s = 1e-10', "loop.adaptive_margin_half_life_s",
+     ">= 0.001"),
+    ('timer_slack_ns = 1 ', 'timer_slack_ns = -1 ', "realtime.timer_slack_ns", ">= 0"),
+    ('timer_slack_ns = 1 ', 'timer_slack_ns = 5000000000 ', "realtime.timer_slack_ns", "<= 1000000"),
+    ('    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0],\n]', '    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],\n]', "sensor.calibration", "ragged"),
+    ('cutoff_hz = 100.0', 'cutoff_hz = 700.0', "sensor.filter.cutoff_hz", "half the loop rate"),
+    ('transport = "zmq"\nendpoint = "tcp://127.0.0.1:5570"', 'transport = "can"\nendpoint = "tcp://127.0.0.1:5570"',
+     "sensor.link.transport", "must be one of"),
+    ('command_mode = "pose"', 'command_mode = "dof"', "platform.command_mode", "must be one of"),
+    ('home_height_m = 1.95', 'home_height_m = 2.9', "hexapod.home_height_m", "not reachable"),
+    ('length_max_m = 2.6', 'length_max_m = 1.0', "hexapod.length_max_m", "must exceed"),
+    ('rotation_max_deg = [20.0, 20.0, 28.0]', 'rotation_max_deg = [20.0, -30.0, 28.0]', "hexapod.box.rotation_max_deg", "exceed"),
+    ('orientation = { sequence = "yzx", angles_deg = [90.0, 0.0, 0.0] }', 'orientation = { dcm = [[1, 0, 0], [0, 1, 0], [0, 0, 2]] }',
+     "geometry.sensor_mount.orientation.dcm", "orthonormal"),
+    ('rating_fraction = 0.9', 'rating_fraction = 1.5', "limits.rating_fraction", "<= 1.0"),
+    ('rate_hz = 50', 'rate_hz = 5000', "telemetry.rate_hz", "cannot exceed"),
+    ('cmd_endpoint = "tcp://127.0.0.1:5560"', 'cmd_endpoint = "127.0.0.1:5560"', "telemetry.cmd_endpoint", "endpoint"),
+    ('servo_s = 0.002', 'servo_s = 0.002\nserv_s = 1', "delays.serv_s", "unknown key"),
+    ('capture_speed_max_m_s = 0.005', 'capture_speed_max_m_s = 0.0', "limits.capture_speed_max_m_s", "> 0"),
+    ('capture_speed_max_m_s = 0.005', 'capture_speed_max_m_s = 0.9', "limits.capture_speed_max_m_s", "v_max_m_s"),
+    ('capture_rate_max_deg_s = 0.2', 'capture_rate_max_deg_s = -1.0', "limits.capture_rate_max_deg_s", "> 0"),
+    ('contact_force_n = 50.0', 'contact_force_n = 7000.0', "limits.contact_force_n", "force trip level"),
+    # the compiled cycle walks a poll's frames by their length byte: framed protocols need checked frames
+    ('endpoint = "tcp://127.0.0.1:5571"', 'endpoint = "tcp://127.0.0.1:5571"\nframing = "raw"', "platform.link.framing",
+     "motion-platform protocol"),
+    ('endpoint = "tcp://127.0.0.1:5570"', 'endpoint = "tcp://127.0.0.1:5570"\nframing = "raw"', "sensor.link.framing",
+     "serial sensor protocol"),
+    ('protocol = "serial"  ', 'protocol = "rdt"  ', "sensor.link.framing", "ATI RDT"),
+])
+def test_bad_values_name_the_key(tmp_path, old, new, key, words):
+    e = bad(tmp_path, old, new)
+    assert e.key == key, str(e)
+    assert words in e.reason and str(tmp_path) in e.file
+
+
+def test_transport_options_validated_by_the_drivers(tmp_path):
+    pytest.importorskip("drivers.transport")
+    from drivers import transport
+    if not hasattr(transport, "validate_options"):
+        pytest.skip("drivers.transport has no validate_options yet")
+    e = bad(tmp_path, 'pattern = "pair"\n\n# ---', 'pattern = "pair"\nbaudrate = 9600\n\n# ---')
+    assert e.key == "sensor.link.baudrate" and "unknown option" in e.reason
+    e = bad(tmp_path, 'endpoint = "tcp://127.0.0.1:5571"', 'endpoint = "tcp:/oops"')
+    assert e.key == "platform.link.endpoint"
+
+
+def test_missing_file():
+    with pytest.raises(ConfigError, match="file not found"):
+        load_stand("/nonexistent/stand.toml")

@@ -1,0 +1,97 @@
+"""Coupling: the measured wrench into the spacecraft dynamics, prediction, stand geometry."""
+import math
+
+import numpy as np
+
+from rt.dynamics import coupling as C
+from rt.dynamics import spacecraft as S
+from rt.config.case import load_case
+from rt.config.vehicle import Control, Vehicle
+from rt.dynamics.spatial import quat_to_dcm
+
+
+def dcm(q):
+    R = np.empty((3, 3))
+    quat_to_dcm(np.asarray(q, float), R)
+    return R
+
+
+def unit(q):
+    q = np.asarray(q, float)
+    return q / np.linalg.norm(q)
+
+
+GEO = C.pack_geometry([0.1, -0.2, 1.5], unit([0.9, 0.1, -0.2, 0.3]), [-0.3, 0.05, 0.0], unit([0.8, 0.0, 0.5, 0.1]))
+
+
+def test_constant_wrench_reproduces_the_spacecraft_kernel_exactly():
+    case = load_case("config/cases/nominal.toml")
+    ref = S.Spacecraft.from_case(case)
+    cp = C.Coupling(S.Spacecraft.from_case(case), GEO, tau_s=0.005)
+    w = np.array([200.0, -30.0, 15.0, 4.0, -8.0, 2.0])
+    w_in = np.zeros((2, 6))
+    w_in[0] = w
+    dt = 1e-3
+    for i in range(2000):
+        ref.step(i * dt, dt, w_in)
+        cp.update(i * dt, dt, w)
+    assert np.array_equal(ref.x, cp.sc.x)  # bit for bit
+    rel = ref.relative()
+    assert np.array_equal(cp.out[C.O_REL:C.O_REL + S.REL_LEN], rel)
+
+
+def test_prediction_is_exact_for_constant_acceleration():
+    """Rigid vehicles without modes or rotation under a constant wrench through both centres of
+    mass: the relative acceleration is constant, so r(t + tau) predicted = r after tau."""
+    veh = lambda m, port: Vehicle("v", m, np.diag([1e3, 1e3, 1e3]), np.array(port, float), np.eye(3), (), Control())
+    sc = S.Spacecraft(veh(5000.0, [0.0, 0.0, 0.0]), veh(80000.0, [0.0, 0.0, 0.0]))
+    sc.x[0, S.S_R:S.S_R + 3] = [-0.3, 0.02, 0.01]
+    sc.x[0, S.S_V:S.S_V + 3] = [0.1, -0.01, 0.02]
+    cp = C.Coupling(sc, GEO, tau_s=0.012)
+    w = np.array([150.0, 20.0, -40.0, 0.0, 0.0, 0.0])
+    dt = 1e-3
+    cp.update(0.0, dt, w)
+    pred = cp.out[C.O_RPRED:C.O_RPRED + 3].copy()
+    acc = cp.out[C.O_ACC:C.O_ACC + 3]
+    assert np.allclose(acc, -w[:3] / 5000.0 - w[:3] / 80000.0, rtol=1e-9)
+    for i in range(12):
+        cp.update((i + 1) * dt, dt, w)
+    assert np.allclose(cp.out[C.O_REL + S.REL_R:C.O_REL + S.REL_R + 3], pred, atol=1e-12, rtol=0)
+    # compensation off commands the current pose
+    cp.mode = C.MODE_OFF
+    cp.update(0.013, dt, w)
+    assert np.array_equal(cp.out[C.O_RPRED:C.O_RPRED + 3], cp.out[C.O_REL:C.O_REL + 3])
+
+
+def test_predicted_rotation_for_constant_rate():
+    out = np.zeros(C.OUT_LEN)
+    q0 = unit([0.95, 0.1, 0.2, -0.1])
+    out[C.O_REL + S.REL_Q:C.O_REL + S.REL_Q + 4] = q0
+    w = np.array([0.02, -0.05, 0.03])
+    out[C.O_REL + S.REL_W:C.O_REL + S.REL_W + 3] = w
+    tau = 0.5
+    C.predict_pose(out, tau, C.MODE_PREDICT)
+    # rotating at constant w (P components) for tau: R(t+tau) = exp([w]x tau) R(t)
+    a = np.linalg.norm(w) * tau
+    u = w / np.linalg.norm(w)
+    K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
+    Rexp = np.eye(3) + math.sin(a) * K + (1 - math.cos(a)) * K @ K
+    assert np.allclose(dcm(out[C.O_QPRED:C.O_QPRED + 4]), Rexp @ dcm(q0), atol=1e-14)
+
+
+def test_platform_pose_composes_stand_frames():
+    out = np.zeros(C.OUT_LEN)
+    r = np.array([-0.25, 0.03, -0.02])
+    q = unit([0.99, 0.02, -0.03, 0.05])
+    out[C.O_RPRED:C.O_RPRED + 3] = r
+    out[C.O_QPRED:C.O_QPRED + 4] = q
+    C.platform_pose(GEO, out)
+
+    def T(p, qq):
+        M = np.eye(4)
+        M[:3, :3], M[:3, 3] = dcm(qq), p
+        return M
+
+    ref = T(GEO[0:3], GEO[3:7]) @ T(r, q) @ T(GEO[7:10], GEO[10:14])
+    assert np.allclose(out[C.O_PCMD:C.O_PCMD + 3], ref[:3, 3], atol=1e-14)
+    assert np.allclose(dcm(out[C.O_QCMD:C.O_QCMD + 4]), ref[:3, :3], atol=1e-14)

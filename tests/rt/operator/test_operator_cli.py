@@ -1,0 +1,60 @@
+"""`dockstand run` and `dockstand ctl` as a user runs them: a real controller process on private
+ipc endpoints, commands over its ROUTER socket, SIGTERM -> safe stop and a clean exit."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _stand(tmp_path: Path) -> Path:
+    text = (REPO / "config" / "stand.toml").read_text()
+    for old, new in (("tcp://127.0.0.1:5570", f"ipc://{tmp_path}/sensor"),
+                     ("tcp://127.0.0.1:5571", f"ipc://{tmp_path}/platform"),
+                     ("tcp://127.0.0.1:5561", f"ipc://{tmp_path}/pub"),
+                     ("tcp://127.0.0.1:5560", f"ipc://{tmp_path}/cmd")):
+        assert old in text
+        text = text.replace(old, new)
+    p = tmp_path / "stand.toml"
+    p.write_text(text)
+    return p
+
+
+def _ctl(tmp_path, *args):
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", *args, "--endpoint", f"ipc://{tmp_path}/cmd",
+                        "--timeout", "5"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    return r.returncode, (json.loads(r.stdout) if r.stdout.strip() else r.stderr)
+
+
+def test_run_ctl_and_sigterm(tmp_path):
+    stand = _stand(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "rt.cli", "run", "--stand", str(stand)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert "dockstand run" in first, proc.stderr.read() if proc.poll() is not None else first
+        rc, r = _ctl(tmp_path, "status")
+        assert rc == 0 and r["state"] == "IDLE" and r["ok"], r
+        w = r["wait"]   # the stand's wall-clock wait: hybrid, adaptive, never narrower than its minimum
+        assert w["policy"] == "hybrid" and w["adaptive"] and w["margin_us"] >= 200.0 and w["late_sleeps"] <= w["sleeps"]
+        rc, r = _ctl(tmp_path, "load", str(REPO / "config" / "cases" / "nominal.toml"))
+        assert rc == 0 and r["state"] == "CONFIGURED", r
+        rc, r = _ctl(tmp_path, "arm")   # nothing streams on the sensor link: refused, with the reason
+        assert rc == 1 and r["state"] == "CONFIGURED" and "not streaming" in r["reason"], r
+        rc, r = _ctl(tmp_path, "start")
+        assert rc == 1 and "not allowed in state CONFIGURED" in r["reason"]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        summary = json.loads(out.strip().splitlines()[-1])
+        assert summary["state"] in ("ABORTED", "CONFIGURED")
+        assert summary["cycles"] > 0 and summary["wait"]["policy"] == "hybrid"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
