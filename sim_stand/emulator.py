@@ -376,7 +376,7 @@ class Emulator:
     # ------------------------------------------------------------------ modes
     def run_lockstep(self, stop=lambda: False, idle_timeout_s: float | None = None) -> int:
         """Tick once per platform frame received (each frame is one controller period)."""
-        from rt.control.controller import wait_readable
+        from rt.control.links import wait_readable
         last = time.monotonic()
         while not stop():
             if not wait_readable(self.p_tr, time.monotonic() + 0.05):

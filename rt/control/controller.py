@@ -1,32 +1,31 @@
-"""The real-time controller: drivers + sensing + coupling + safety + supervisor + run log +
-telemetry on one fixed-step loop (issue 6; docs/controller.md, "Controller").
+"""The real-time controller: a small orchestrator over its parts on one fixed-step loop
+(docs/controller.md, "Controller"):
+
+* :class:`rt.control.links.Links` — sensor and platform I/O with their counters;
+* :mod:`rt.control.phases` — the phase sequence and the command guards, as tables;
+* :class:`rt.control.supervisor.Supervisor` — the operator-facing state machine;
+* :class:`rt.control.recorder.Recorder` — the run log and the events;
+* :class:`rt.control.session.RealtimeSession` — gc frozen while running;
+* the compiled kernels (:mod:`rt.control.kernels`): one compiled call per DYNAMICS cycle.
 
 Every cycle (:class:`Controller` is the loop's work object):
 
 * **read** — newest F/T sample (its raw counts), newest platform STATUS, link counters, and
   pending operator requests (telemetry ROUTER);
-* **update** — the phase of the current supervisor state produces the platform-top command:
-
-  ========  ===================================================================
-  phase     command
-  ========  ===================================================================
-  IDLE      none (platform not commanded; HEARTBEAT only)
-  ENGAGE    ARMED: ENGAGE sent, waiting for the platform to report ENGAGED
-  TARE      ARMED: holding the present pose while the sensor tare averages
-  MOVE      ARMED: quintic rest-to-rest move to the run-up start pose
-  READY     ARMED: holding the run-up start pose; ``start`` is accepted
-  RUNUP     RUNNING: uniform acceleration into the case's initial relative state
-  DYNAMICS  RUNNING: sensing -> spacecraft step -> prediction at t + tau -> pose
-  STOP      after a trip, abort, stop or finish: ``SafeStop`` along the current path
-  FROZEN    FREEZE sent; the platform holds
-  ========  ===================================================================
-
+* **update** — the phase of the current supervisor state produces the platform-top command
+  (the phase table and its transitions: :mod:`rt.control.phases`),
   then the command's rates (backward differences) and the safety checks
   (``rt.control.kernels.supervise``) whenever the platform is engaged; a trip stops the
   integration, starts the safe stop and logs/publishes the named reason;
 * **write** — exactly one platform frame per cycle (the state command when one is due, else
   the POSE/LENGTHS set-point, else a HEARTBEAT: the device's watchdog sees the loop's pulse,
   and the lockstep emulator advances one period per frame), the run-log record, telemetry.
+
+Real time: :meth:`Controller.read`, :meth:`Controller.update` and :meth:`Controller.write` are
+the loop's work (called once per cycle by the loop thread, allocation-free in DYNAMICS);
+:meth:`Controller.command` runs in the loop thread between cycles (operator requests are polled
+at the end of write). Construction, :meth:`open`, :meth:`close`, :meth:`warm_up`,
+:meth:`make_loop`, :meth:`status` and :meth:`summary` are not real-time.
 
 Time: the controller's clock is the loop's slot time; a skipped slot (overrun) advances the
 dynamics by the time that really passed. In lockstep (``StepClock`` with :meth:`lockstep_gate`)
@@ -38,29 +37,32 @@ import logging
 import math
 import time
 from dataclasses import replace
-from enum import IntEnum
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-import rt
-from drivers.framing import MAX_FRAME, OVERHEAD, SEQ_STATE_LEN
+from drivers.framing import MAX_FRAME, OVERHEAD
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
 from rt.stand import hexapod as HX
-from rt import realtime as RT
 from rt.dynamics import spacecraft as SCM
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
 from rt.control.clock import StepClock, WallClock
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
+from rt.control.links import Links
 from rt.control.loop import FixedStepLoop
-from rt.record.runlog import CUR_CLOSED, RunLogWriter, git_describe
+from rt.control.phases import ENGAGED_PHASES, GUARDS, Phase, check_transition
+from rt.control.recorder import Recorder, closed_sink, record_fields
+from rt.control.session import RealtimeSession
+from rt.control.warmup import warm_up
+from rt.record.runlog import git_describe
 from rt.stand.safety import Reason, SafeStop, SafetyMonitor
 from rt.stand.sensing import Sensing
 from rt.control.supervisor import Event, State, Supervisor
@@ -71,21 +73,6 @@ _IN_LK_ERR, _IN_TXLEN = CK.IN_LK_ERR, CK.IN_TXLEN
 _S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
 
 log = logging.getLogger("dockstand.controller")
-
-
-class Phase(IntEnum):
-    IDLE = 0
-    ENGAGE = 1
-    TARE = 2
-    MOVE = 3
-    READY = 4
-    RUNUP = 5
-    DYNAMICS = 6
-    STOP = 7
-    FROZEN = 8
-
-
-ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP)
 
 
 def _inv_pose(p, R):
@@ -109,15 +96,6 @@ def stand_geometry(stand: Stand) -> np.ndarray:
     return CP.pack_geometry(p_BP_B, _q(R_BP), p_AT_A, _q(R_AT))
 
 
-def record_fields(n_raw: int, ns: int) -> dict[str, int]:
-    """Run-log (and telemetry) record layout of the controller (docs/controller.md)."""
-    return {"t": 1, "cycle": 1, "state": 1, "phase": 1, "trip": 1, "timing_ns": 4, "new_sample": 1,
-            "raw": n_raw, "w_S": 6, "w_P": 6, "x": 2 * ns, "rel_pose": 7, "rel_twist": 6, "rel_acc": 6,
-            "cmd_pose": 7, "cmd_twist": 6, "cmd_acc": 6, "cmd_lengths": 6, "meas_pose": 7, "meas_lengths": 6,
-            "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "crc_errors": 1, "seq_gaps": 1,
-            "missed": 1}
-
-
 class Controller:
     """See the module docstring. Build with drivers from the stand config (default) or given
     ones (tests: memory transports); ``open()``, then drive with :meth:`run` (own loop) or
@@ -131,15 +109,6 @@ class Controller:
         self.compensate = bool(compensate)
         self.lockstep = bool(lockstep)
         self.lockstep_timeout_s = float(lockstep_timeout_s)
-        self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
-                                                      "channels": stand.sensing.calibration.shape[1],
-                                                      "ft_rate_hz": stand.sensor_rate_hz,
-                                                      "counts_per_force": float(stand.sensing.counts_per_unit[0]),
-                                                      "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
-        self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
-        self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
-        self._s_tr = self.sensor.transport
-        self._p_tr = self.platform.transport
         self.sensing = Sensing(stand.sensing)
         self.hexapod = HX.Hexapod(stand.hexapod)
         self.safety = SafetyMonitor(stand.limits, stand.hexapod)
@@ -147,25 +116,19 @@ class Controller:
         self.safe_stop = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
         self.geo = stand_geometry(stand)
         self.tau = stand.delays.total_s
-        self.supervisor = Supervisor(guards={"load_case": self._guard_load, "arm": self._guard_arm,
-                                             "start": self._guard_start, "tare": self._guard_tare,
-                                             "reset": self._guard_reset},
+        self.supervisor = Supervisor(guards={name: partial(g, self) for name, g in GUARDS.items()},
                                      listeners=[self._on_event])
         self.runup_lead = 0.0
         self.t_dynamics_start: float | None = None   # controller time (s) when the dynamics began
-        self.runlog_enabled = bool(runlog)
-        self.log_dir = Path(log_dir) if log_dir is not None else stand.runlog_dir
-        self.writer: RunLogWriter | None = None
-        self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
-        self.log_path: Path | None = None
+        self.recorder = Recorder(runlog, Path(log_dir) if log_dir is not None else stand.runlog_dir,
+                                 stand.runlog_flush_interval_s,
+                                 clock=lambda: (self.t, self.loop.cycles if self.loop else 0))
         self.git = git_describe()   # once, at start-up: arming never starts a subprocess
-        self._gc = RT.GcPause(stand.realtime.gc_freeze)   # entered while RUNNING
-        self.gc_reports: list[RT.Report] = []
+        self.session = RealtimeSession(stand.realtime.gc_freeze)   # gc frozen while RUNNING
         self.telemetry_enabled = bool(telemetry)
         self.telemetry = None
         self.loop: FixedStepLoop | None = None
         self.stop_when: Callable[["Controller"], bool] | None = None
-        self.events: list[dict] = []
         # numeric state (allocated once; resized only when a case with other mode count loads)
         n_raw = self.sensing.n_raw
         self._alloc(n_raw, SCM.N_RIGID)
@@ -188,21 +151,9 @@ class Controller:
         # allocated once: its counters' previous values outlive a reallocation of the record
         self.ins = np.zeros(CK.IN_LEN)
         self.meas = np.zeros(WK.ST_LEN)          # the newest valid STATUS (rt.stand.wire_kernels ST_*)
-        self._framed_sensor = self.sensor.protocol == "serial"
-        self.ins[CK.IN_NCH] = n_raw if self._framed_sensor else 0
-        # the framed links' checks (CRC, framing, sequence) are the compiled scan's
-        # (rt.stand.wire_kernels._walk); their counts go back to the links' Counters (_add_link_counts)
-        links = ((self._s_tr, CK.IN_LK_S), (self._p_tr, CK.IN_LK_P))
-        self._checked_links = links if self._framed_sensor else links[1:]
-        for tr, b in self._checked_links:
-            tr.delegate_checks(self.ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
-            self.ins[b + WK.LK_SEQ_ON] = tr.seq_check
-            self.ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
-        self._s_poll, self._p_poll = self._s_tr.poll_messages, self._p_tr.poll_messages
-        self._s_cnt = self._s_tr.counters
-        self._send = self.platform.send_encoded
-        self._sbuf = b""                         # this cycle's sensor frames, concatenated
-        self._pbuf = b""                         # this cycle's platform frames, concatenated
+        self.links = Links(stand, self.ins, n_raw, sensor=sensor, platform=platform,
+                           lockstep_timeout_s=lockstep_timeout_s)
+        self._send = self.links.send
         self.tx = np.zeros(MAX_FRAME, dtype=np.uint8)   # the cycle's platform frame
         self._txmv = memoryview(self.tx)
         self._tx_ready = False                   # the DYNAMICS kernel has encoded this cycle's frame
@@ -213,15 +164,27 @@ class Controller:
         # the DYNAMICS kernel's frame in tx: its length is fixed by the type
         self._set_point_frame = self._txmv[:OVERHEAD + 8 * self._set_point_n]
         self._heartbeat_lost = False
-        self._outstanding = 0      # lockstep: frames sent whose answer has not been awaited
-        self._gate_misses = 0
         self.contact_threshold_n = lim.contact_force_n   # |f| above this (N, filtered) counts as contact
         self._home = stand.hexapod.home.copy()
+        # the phase's work per cycle outside DYNAMICS (DYNAMICS itself is one compiled call)
+        self._phase_step = {Phase.IDLE: self._step_none, Phase.ENGAGE: self._step_engage, Phase.TARE: self._step_tare,
+                            Phase.MOVE: self._step_move, Phase.READY: self._step_ready, Phase.RUNUP: self._step_runup,
+                            Phase.DYNAMICS: self._step_none, Phase.STOP: self._step_stop,
+                            Phase.FROZEN: self._step_none}
+
+    # the parts' state, under the names the controller has always shown
+    sensor = property(lambda self: self.links.sensor, doc="the F/T sensor driver")
+    platform = property(lambda self: self.links.platform, doc="the motion-platform driver")
+    writer = property(lambda self: self.recorder.writer, doc="the open run log's writer, or None")
+    log_path = property(lambda self: self.recorder.log_path, doc="the newest run log's path")
+    log_dir = property(lambda self: self.recorder.log_dir, doc="where run logs go")
+    events = property(lambda self: self.recorder.events, doc="the newest events (bounded history)")
+    gc_reports = property(lambda self: self.session.reports, doc="what the real-time session did")
 
     # ------------------------------------------------------------------ allocation
     def _alloc(self, n_raw: int, ns: int) -> None:
-        if getattr(self, "writer", None) is not None:
-            self._close_log(block=False)    # its records are rows of the old layout
+        if self.recorder.writer is not None:
+            self.recorder.close(block=False)    # its records are rows of the old layout
         self.ns = ns
         self.fields = record_fields(n_raw, ns)
         self.row = np.zeros(sum(self.fields.values()))
@@ -260,9 +223,7 @@ class Controller:
         self._x0 = np.zeros((2, ns))             # the record's vehicle states before a case is loaded
         # where the kernels commit the row (rt.record.runlog RunLogWriter.ring / .cursor): the open
         # writer's, else a closed stand-in
-        self._log_ring = np.zeros((1, self.row.shape[0]))
-        self._log_cursor = np.zeros(4, dtype=np.int64)
-        self._log_cursor[CUR_CLOSED] = 1
+        self._log_ring, self._log_cursor = closed_sink(self.row.shape[0])
         self._hil_pack = None
         self.xlim = np.zeros(CK.XL_LEN)
         lim = self.stand.limits
@@ -280,8 +241,7 @@ class Controller:
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
-        self.sensor.open()
-        self.platform.open()
+        self.links.open()
         if self.telemetry_enabled and self.telemetry is None:
             from rt.record.telemetry import TelemetryServer
             tc = self.stand.telemetry
@@ -290,18 +250,16 @@ class Controller:
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
                                              handler=self._handle_request, on_lease_lost=self._lease_lost,
                                              on_lease_acquired=self._lease_acquired)
+            self.recorder.publish = self.telemetry.publish_event
 
     def close(self) -> None:
-        self._close_log(block=True)
-        self._gc_leave()
+        self.recorder.close(block=True)
+        self.session.leave()
         if self.telemetry is not None:
+            self.recorder.publish = None
             self.telemetry.close()
             self.telemetry = None
-        for d in (self.platform, self.sensor):
-            try:
-                d.close()
-            except Exception:  # noqa: BLE001 - closing must go on
-                pass
+        self.links.close()
 
     def __enter__(self):
         self.open()
@@ -311,67 +269,9 @@ class Controller:
         self.close()
 
     def warm_up(self) -> None:
-        """Compile (or load from the cache) every kernel the loop calls, before real time: each
-        is called once on scratch data or on copies of the controller's arrays, with the
-        argument types of the loop's calls, so no state is disturbed and no kernel compiles
-        in the loop (tests/rt/test_controller.py checks that no njit dispatcher gains a
-        signature during a whole run after this)."""
-        self.sensing.warm_up()
-        self.hexapod.warm_up()
-        case = self.case
-        if case is None:
-            case = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "nominal.toml")
-        sc = SCM.Spacecraft.from_case(case)           # scratch vehicles: self.sc is untouched
-        # the cycle's kernels on copies, with the argument types of the loop's calls
-        cp = self._copy_args
-        fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
-        sbuf, pbuf = bytes(8), bytes(fr)
-        ins, meas, row, rix, timing = cp((self.ins, self.meas, self.row, self.rix, self._timing))
-        arrays = cp(self._hil_arrays(sc))
-        arrays[0][CK.IN_DT] = self.period_s          # its ins
-        link = self._link_inputs(0)
-        CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, self._ftype, self.tau, self._mode,
-                            self._pack(arrays).table, *link)
-        CK.set_link_inputs(ins, *link)
-        CK.ingest(sbuf, pbuf, self.sensing.raw.copy(), meas, ins, row, rix)
-        CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
-                rix, self.sensing.w_S.copy(), self.sensing.w_P.copy(), sc.x.copy(), self.out.copy(), timing,
-                np.zeros((4, row.shape[0])), np.zeros(4, dtype=np.int64), True)
-        CK.supervise(*cp(self._supervise_args(self._home.copy())))
-        pose = self._home.copy()
-        scr = self.scr.copy()
-        CK.quintic(0.5)
-        mv = np.zeros(CK.MV_LEN)
-        CK.move_setup(mv, pose, pose, 1.0, 1.0, 1.0, 1.0)
-        CK.move_eval(mv, 0.0, np.zeros(7), scr)
-        ru = np.zeros(CK.RU_LEN)
-        ru[CK.RU_Q0] = 1.0
-        out = np.zeros(CP.OUT_LEN)
-        CK.runup_eval(ru, self.geo, -0.1, out, scr)
-        for first in (True, False):
-            CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, first, scr)
-        # the coupling's pieces as the controller calls them outside hil_cycle_packed (run-up
-        # target: relative_rates) and as rt.dynamics.coupling.Coupling does (initial command, update)
-        w = sc.ws
-        CP.relative_rates(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0], w.xt, w.ws,
-                          w.rel)
-        CP.predict_pose(out, self.tau, self._mode)
-        CP.platform_pose(self.geo, out)
-        cpl = CP.Coupling(SCM.Spacecraft.from_case(case), self.geo, self.tau, self.compensate)
-        cpl.initial_command()
-        cpl.update(0.0, self.period_s, np.zeros(6))
-        # the safe stop (its own instance: self.safe_stop's state is untouched)
-        lim = self.stand.limits
-        ss = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
-        tw = np.zeros(6)
-        tw[0] = 1e-3
-        ss.start(pose, tw)
-        while not ss.step():
-            pass
-
-    @staticmethod
-    def _copy_args(args: tuple) -> tuple:
-        return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        """Compile (or load from the cache) every kernel the loop calls, before real time
+        (:func:`rt.control.warmup.warm_up`). Not real-time."""
+        warm_up(self)
 
     # ------------------------------------------------------------------ commands
     def command(self, name: str, client: str | None = "local", **args: Any):
@@ -411,40 +311,6 @@ class Controller:
         report = getattr(self.loop.clock, "report", None) if self.loop else None
         return report() if report else None
 
-    def _guard_load(self, case=None, path=None, **_):
-        if not isinstance(case, Case):
-            return "load_case needs a case: a path to config/cases/*.toml"
-        if self.phase is Phase.STOP:
-            return "the platform is still stopping (its run log is still being written): load once it is frozen"
-        return None
-
-    def _guard_arm(self, **_):
-        if not self.sensor.transport.is_open or not self.platform.transport.is_open:
-            return "drivers are not open"
-        if not self.samples or self.stale_sensor():
-            return f"the F/T sensor is not streaming (link {self.sensor.transport.status})"
-        st = self.platform_state()
-        if st is None:
-            return f"no STATUS from the motion platform yet (link {self.platform.transport.status})"
-        if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
-            return f"the platform reports {st.name} (fault {int(self.meas[WK.ST_FAULT])}); reset_fault first"
-        return None
-
-    def _guard_start(self, **_):
-        if self.phase is not Phase.READY:
-            return f"not ready: arming is in phase {self.phase.name}"
-        return None
-
-    def _guard_tare(self, **_):
-        if self.phase in (Phase.MOVE,):
-            return "cannot tare while the platform moves"
-        return None
-
-    def _guard_reset(self, **_):
-        if self.phase is Phase.STOP:
-            return "the platform is still stopping; reset when it is frozen"
-        return None
-
     def _after_command(self, name: str, args: dict) -> None:
         st = self.supervisor.state
         if name == "load_case":
@@ -483,6 +349,7 @@ class Controller:
     # ------------------------------------------------------------------ phases
     def _set_phase(self, ph: Phase) -> None:
         if ph is not self.phase:
+            check_transition(self.phase, ph)
             self.phase = ph
             self.ins[CK.IN_PHASE] = ph
             self.phase_t = 0.0
@@ -592,14 +459,7 @@ class Controller:
 
     # ------------------------------------------------------------------ events and log
     def _event(self, ev: dict) -> None:
-        ev = {"t": self.t, "cycle": self.loop.cycles if self.loop else 0, **ev}
-        self.events.append(ev)
-        if len(self.events) > 10000:
-            del self.events[:5000]
-        if self.writer is not None:
-            self.writer.event(ev["kind"], **{k: v for k, v in ev.items() if k != "kind"})
-        if self.telemetry is not None:
-            self.telemetry.publish_event(ev)
+        self.recorder.event(ev)
 
     def _on_event(self, e: Event) -> None:
         self.ins[CK.IN_STATE] = self.supervisor.state
@@ -610,70 +470,23 @@ class Controller:
             log.warning("safety trip: %s (%s)", e.reason, e.detail)
         elif e.kind == "transition":
             log.info("state %s -> %s (%s)", e.previous, e.state, e.reason or e.command)
-            if e.state == "RUNNING":
-                self._gc_enter()
-            elif e.previous == "RUNNING":
-                self._gc_leave()
-
-    def _gc_enter(self) -> None:
-        """Entering RUNNING: gc collected, frozen and disabled ([realtime] gc_freeze)."""
-        r = self._gc.enter()
-        if r is not None:
-            self.gc_reports.append(r)
-            log.info("realtime: %s", r)
-
-    def _gc_leave(self) -> None:
-        """Leaving RUNNING (or closing): gc unfrozen and re-enabled."""
-        r = self._gc.leave()
-        if r is not None:
-            self.gc_reports.append(r)
-            log.info("realtime: %s", r)
+            self.session.on_transition(e.previous, e.state)
 
     def _open_log(self) -> None:
-        self._close_log(block=False)
-        if not self.runlog_enabled:
-            return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{self.case.name if self.case else 'run'}"
-        path = self.log_dir / f"{name}.dslog"
-        k = 1
-        while path.exists():
-            path = self.log_dir / f"{name}-{k}.dslog"
-            k += 1
         hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
                "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
                "rate_hz": self.stand.rate_hz,
                # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
                "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
                                   "damping": self.stand.sensing.filter_damping}}
-        w = self.writer = RunLogWriter(path, self.fields, header=hdr, staging=self.row,
-                                       flush_interval_s=self.stand.runlog_flush_interval_s)
-        assert w.kernel_commit_ok and w.staging is self.row
-        self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
-        self._hil_pack = None
-        self.log_path = path
-
-    def _close_log(self, block: bool = True) -> None:
-        """Stop logging. ``block=False`` (from the loop thread): the writer thread writes the
-        rest, the footer, fsyncs and closes the file on its own; :meth:`wait_log_closed`
-        (or :meth:`close`) joins it."""
-        w = self.writer
+        w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
         if w is not None:
-            self.writer = None
-            w.request_close()
-            self._closing.append(w)
-        if block:
-            self.wait_log_closed()
-        elif self._closing:
-            self._closing = [c for c in self._closing if not c.finished]
+            self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
+            self._hil_pack = None
 
     def wait_log_closed(self) -> bool:
-        """Join the writers whose close was requested; True when every file is closed."""
-        for w in self._closing:
-            w.close()
-        ok = all(w.finished for w in self._closing)
-        self._closing.clear()
-        return ok
+        """Join the run logs whose close was requested; True when every file is closed."""
+        return self.recorder.wait_closed()
 
     # ------------------------------------------------------------------ loop work
     def stale_sensor(self) -> bool:
@@ -689,16 +502,7 @@ class Controller:
         self._prev_tns = t_ns
         self.dt = dt
         self.t += dt
-        if self._framed_sensor:
-            self._sbuf = self._s_poll()
-        else:   # RDT: the driver decodes and sequence-checks the records
-            samples = self.sensor.poll()
-            ins = self.ins
-            ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
-            if samples:
-                self.sensing.raw[:] = samples[-1].counts
-                ins[CK.IN_SAMPLES] += len(samples)
-        self._pbuf = self._p_poll()
+        self.links.read(self.sensing.raw)
         sv = self.supervisor
         sv.cycle = cycle
         sv.t_ns = t_ns
@@ -706,7 +510,7 @@ class Controller:
     def _link_inputs(self, cycle: int) -> tuple:
         """The shell's per-cycle inputs of the kernels (rt.control.kernels.set_link_inputs'
         arguments after ``ins``)."""
-        c = self._s_cnt
+        c = self.links.s_counters
         crc = c.crc_errors
         lp = self.loop
         if lp is not None:
@@ -718,41 +522,17 @@ class Controller:
         return (self.dt, cycle, streak, missed, ti, crc + c.malformed, crc, c.seq_gaps,
                 self._heartbeat_lost and self.telemetry is not None)
 
-    def _add_link_counts(self, s_acc: int, p_acc: int, refused, now: float) -> None:
-        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
-        ``time.monotonic()`` = ``now``) and, if ``refused``, refused this cycle into the links'
-        Counters, as the transports' own checks would have counted it."""
-        if p_acc or s_acc:
-            if p_acc:
-                self._p_tr.accepted(p_acc, now)
-            if s_acc:
-                self._s_tr.accepted(s_acc, now)
-        if refused:
-            for tr, b in self._checked_links:
-                WK.add_link_errors(tr.counters, self.ins, b)
-
-    def _count_refused(self) -> None:
-        """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
-        drivers' own decoders count them)."""
-        ins = self.ins
-        if ins[CK.IN_S_BAD]:
-            self._s_tr.counters.malformed += int(ins[CK.IN_S_BAD])   # ingest counted them in IN_BAD_PREV
-            ins[CK.IN_S_BAD] = 0.0
-        if ins[CK.IN_P_BAD]:
-            self._p_tr.counters.malformed += int(ins[CK.IN_P_BAD])
-            ins[CK.IN_P_BAD] = 0.0
-
     def platform_state(self) -> PlatformState | None:
         """The state of the newest valid STATUS (None before the first)."""
-        return PlatformState(int(self.meas[WK.ST_STATE])) if self.ins[CK.IN_STATUS_SEEN] else None
+        return self.links.platform_state(self.meas)
 
     def links_seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""
-        return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])
+        return self.links.seen()
 
     @property
     def samples(self) -> int:
-        return int(self.ins[CK.IN_SAMPLES])
+        return self.links.samples
 
     def update(self, cycle: int, t_ns: int) -> None:
         self._tx_ready = False
@@ -761,52 +541,18 @@ class Controller:
             return
         ins = self.ins
         CK.set_link_inputs(ins, *self._link_inputs(cycle))
-        CK.ingest(self._sbuf, self._pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
-        self._add_link_counts(int(ins[_S_ACC]) if self._framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
-                              time.monotonic())
-        self._count_refused()
+        links = self.links
+        CK.ingest(links.sbuf, links.pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
+        links.add_counts(int(ins[_S_ACC]) if links.framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
+                         time.monotonic())
+        links.count_refused()
         dt = self.dt
         ph = self.phase
         self.phase_t += dt
         sv = self.supervisor
         pstate = self.platform_state()
-        command = False
         self.sensing.step()
-        if ph is Phase.ENGAGE:
-            if not self._engage_sent:
-                self._pending_cmd = Command.ENGAGE
-                self._engage_sent = True
-            elif pstate is PlatformState.ENGAGED:
-                self.cmd_pose[:] = self.meas_pose
-                self.sent_pose[:] = self.meas_pose
-                self.sent_twist[:] = 0.0
-                self._have_cmd = True
-                self.prev_pose[:] = self.cmd_pose
-                self.prev_vel[:] = 0.0
-                self.sensing.begin_tare()
-                self._set_phase(Phase.TARE)
-                command = True
-        elif ph is Phase.TARE:
-            command = True
-            if self.sensing.tared:
-                self._begin_move()
-        elif ph is Phase.MOVE:
-            command = True
-            if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
-                self._set_phase(Phase.READY)
-        elif ph is Phase.READY:
-            command = True
-        elif ph is Phase.RUNUP:
-            self.t_run += dt
-            CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
-            self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
-            command = True
-            if self.t_run >= -0.5 * dt:
-                self.t_run = 0.0
-                self.t_dynamics_start = self.t
-                self._set_phase(Phase.DYNAMICS)
-        elif ph is Phase.STOP:
-            self._stop_step()
+        command = self._phase_step[ph](dt, pstate)
         self._command = command or ph is Phase.STOP
         if command:
             CK.command_rates(self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc, dt,
@@ -837,6 +583,54 @@ class Controller:
             self._stop_step()
             self._command = True
 
+    # the phase's work outside DYNAMICS (rt.control.phases): each returns whether it commands
+    # a set-point this cycle
+    def _step_none(self, dt: float, pstate) -> bool:
+        return False
+
+    def _step_engage(self, dt: float, pstate) -> bool:
+        if not self._engage_sent:
+            self._pending_cmd = Command.ENGAGE
+            self._engage_sent = True
+        elif pstate is PlatformState.ENGAGED:
+            self.cmd_pose[:] = self.meas_pose
+            self.sent_pose[:] = self.meas_pose
+            self.sent_twist[:] = 0.0
+            self._have_cmd = True
+            self.prev_pose[:] = self.cmd_pose
+            self.prev_vel[:] = 0.0
+            self.sensing.begin_tare()
+            self._set_phase(Phase.TARE)
+            return True
+        return False
+
+    def _step_tare(self, dt: float, pstate) -> bool:
+        if self.sensing.tared:
+            self._begin_move()
+        return True
+
+    def _step_move(self, dt: float, pstate) -> bool:
+        if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
+            self._set_phase(Phase.READY)
+        return True
+
+    def _step_ready(self, dt: float, pstate) -> bool:
+        return True
+
+    def _step_runup(self, dt: float, pstate) -> bool:
+        self.t_run += dt
+        CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
+        self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
+        if self.t_run >= -0.5 * dt:
+            self.t_run = 0.0
+            self.t_dynamics_start = self.t
+            self._set_phase(Phase.DYNAMICS)
+        return True
+
+    def _step_stop(self, dt: float, pstate) -> bool:
+        self._stop_step()
+        return False
+
     def _supervise_args(self, pose, platform_fault: bool = False, platform_estop: bool = False) -> tuple:
         """rt.control.kernels.supervise's arguments outside DYNAMICS (command ``pose``)."""
         s = self.sensing
@@ -858,22 +652,23 @@ class Controller:
         pk = self._hil_pack
         if pk is None:
             pk = self._hil_pack = self._pack(self._hil_arrays(self.sc))
+        links = self.links
         now_ns = time.monotonic_ns()
         code, s_acc, p_acc, flags = CK.hil_cycle_packed(
-            self._sbuf, self._pbuf, self.platform.seq, now_ns, self.t_run, self._ftype, self.tau,
+            links.sbuf, links.pbuf, links.platform.seq, now_ns, self.t_run, self._ftype, self.tau,
             self._mode, pk.table, *self._link_inputs(cycle))
         dt = self.dt
         self.phase_t += dt
         self.t_run += dt
         self._command = True
         self._tx_ready = True
-        self._add_link_counts(s_acc, p_acc, flags & CK.F_LK_ERR, now_ns * 1e-9)
+        links.add_counts(s_acc, p_acc, flags & CK.F_LK_ERR, now_ns * 1e-9)
         if flags:
             self._dynamics_outcome(code, flags)
 
     def _dynamics_outcome(self, code: int, flags: int) -> None:
         if flags & CK.F_REFUSED:
-            self._count_refused()
+            self.links.count_refused()
         st = self.stats
         if flags & CK.F_FIRST_CONTACT:
             self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
@@ -927,14 +722,14 @@ class Controller:
             self._send(self._set_point_frame)
         else:
             self._write_frame()
-        self._outstanding = 1
+        self.links.outstanding = 1
         if self.writer is not None:       # (the row went to the log with the frame: emit)
             # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
             # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
             ph = self.phase
             if (ph is Phase.FROZEN or ph is Phase.IDLE) and \
                     self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
-                self._close_log(block=False)
+                self.recorder.close(block=False)
         tm = self.telemetry
         if tm is not None:
             tm.publish(cycle, t_ns, int(self.supervisor.state), self.row)
@@ -945,7 +740,7 @@ class Controller:
     def _write_frame(self) -> None:
         """The frame of a cycle whose frame the DYNAMICS kernel did not encode: a pending
         state command, else the set-point, else a HEARTBEAT; encoded with the run-log row."""
-        p = self.platform
+        p = self.links.platform
         pc = self._pending_cmd
         vals, n = self.cmd_pose, 0
         if pc is not None:
@@ -970,16 +765,7 @@ class Controller:
     # ------------------------------------------------------------------ lockstep
     def lockstep_gate(self, deadline_ns: int) -> None:
         """StepClock gate: wait (wall time, bounded) for the emulator's answer to the last frame."""
-        if not self._outstanding:
-            return
-        self._outstanding = 0
-        # the STATUS is the emulator's answer to the frame; the sensor sample was sent just
-        # before it. A silent emulator costs the full timeout once, then only a short wait per
-        # cycle (so a safe stop is not slowed down by a dead link).
-        wait = self.lockstep_timeout_s if self._gate_misses == 0 else 0.01
-        got = wait_readable(self.platform.transport, time.monotonic() + wait)
-        self._gate_misses = 0 if got else self._gate_misses + 1
-        wait_readable(self.sensor.transport, time.monotonic() + (0.05 if got else 0.0))
+        self.links.gate()
 
     # ------------------------------------------------------------------ running
     def make_loop(self, clock=None) -> FixedStepLoop:
@@ -1016,47 +802,6 @@ class Controller:
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
                 "missed_deadlines": lp.missed if lp else 0, "wait": self._wait_report(),
                 "log": str(self.log_path) if self.log_path else None, "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
-
-
-def wait_readable(transport, t_end: float) -> bool:
-    """Block (bounded by the wall-clock instant ``t_end``) until ``transport`` has something to
-    read. zmq: socket poll; serial/udp: select on the descriptor; memory: the queue."""
-    while True:
-        left = t_end - time.monotonic()
-        if left <= 0:
-            return False
-        sock = getattr(transport, "_sock", None)
-        if sock is not None and hasattr(sock, "poll") and transport.kind == "zmq":
-            if sock.poll(int(min(left, 0.05) * 1000) + 1):
-                return True
-            continue
-        fd = _fileno(transport)
-        if fd is not None:
-            import select
-            r, _, _ = select.select([fd], [], [], min(left, 0.05))
-            if r:
-                return True
-            continue
-        ch = getattr(transport, "_ch", None)
-        if ch is not None and ch.queues[transport._end]:
-            return True
-        time.sleep(20e-6)
-
-
-def _fileno(transport):
-    for name in ("_sock", "_port", "_fd"):
-        o = getattr(transport, name, None)
-        if o is None:
-            continue
-        if isinstance(o, int):
-            return o
-        f = getattr(o, "fileno", None)
-        if f is not None:
-            try:
-                return f()
-            except Exception:  # noqa: BLE001
-                return None
-    return None
 
 
 def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,

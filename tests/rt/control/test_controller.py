@@ -624,7 +624,9 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 from sim_stand.kinematic_rig import NOMINAL, Rig
 from rt.control.controller import Phase
-from rt.control import kernels as CK, coupling as CP, safety as SF, sensing as SN, hexapod as HX
+from rt.control import kernels as CK
+from rt.dynamics import coupling as CP
+from rt.stand import safety as SF, sensing as SN, hexapod as HX
 
 def dispatchers():
     out = {}

@@ -16,7 +16,8 @@ from drivers.motion_platform import Command, MotionPlatform, MotionPlatformDevic
 from drivers.transport import memory_pair, open_transport
 from rt.control import kernels as CK
 from rt.config.stand import load_stand
-from rt.control.controller import Controller, wait_readable
+from rt.control.controller import Controller
+from rt.control.links import wait_readable
 from rt.control.controller import Phase
 from sim_stand.kinematic_rig import NOMINAL, STAND, Rig
 

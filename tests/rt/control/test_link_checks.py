@@ -49,7 +49,7 @@ def damaged_stream(seed: int, n: int) -> list[bytes]:
 
 
 class Delegated:
-    """The controller's way of reading one link (rt.control.controller: read, ingest, _add_link_counts)."""
+    """The controller's way of reading one link (rt.control.links and rt.control.controller: read, ingest, add_counts)."""
 
     def __init__(self, tr):
         self.tr = tr

@@ -129,7 +129,7 @@ def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path, mode):
         rig.arm_and_start()
         rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
         rig.run(300)
-        sbuf, pbuf = c._sbuf, c._pbuf
+        sbuf, pbuf = c.links.sbuf, c.links.pbuf
         assert sbuf and pbuf
         base = c._hil_arrays(c.sc)
         assert len(base) == len(CK.HIL_ARRAYS)

@@ -1,0 +1,188 @@
+"""The controller's two device links: the F/T sensor and the motion platform (drivers), with
+their counters and the lockstep gate (docs/controller.md, "Links").
+
+A :class:`Links` owns both drivers and the cycle's received bytes. The framed links' checks
+(CRC, framing, sequence) are delegated to the compiled scan (``rt.stand.wire_kernels``): the
+scan's state lives in the controller's ``ins`` array (``rt.control.kernels`` ``IN_LK_*``)
+and what it accepted and refused goes back to each transport's ``Counters`` here. An RDT
+sensor (UDP, its own record format) is decoded and sequence-checked by its driver.
+
+Real time: :meth:`Links.read`, :meth:`Links.add_counts`, :meth:`Links.count_refused` and
+:meth:`Links.platform_state` are called by the loop thread every cycle; construction,
+:meth:`Links.open`, :meth:`Links.close` and :meth:`Links.gate` (lockstep only, it waits) are
+not real-time.
+"""
+from __future__ import annotations
+
+import select
+import time
+
+import numpy as np
+
+from drivers.framing import SEQ_STATE_LEN
+from drivers.ft_sensor import FtSensor
+from drivers.motion_platform import MotionPlatform, PlatformState
+from rt.config.stand import Stand
+from rt.control import kernels as CK
+from rt.stand import wire_kernels as WK
+
+
+class Links:
+    """Sensor and platform drivers built from the stand (default) or given (tests: memory
+    transports); ``ins`` is the controller's cycle-input array, which holds the delegated
+    checks' state and the samples / STATUS flags."""
+
+    def __init__(self, stand: Stand, ins: np.ndarray, n_raw: int, *, sensor: FtSensor | None = None,
+                 platform: MotionPlatform | None = None, lockstep_timeout_s: float = 2.0):
+        self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
+                                                      "channels": stand.sensing.calibration.shape[1],
+                                                      "ft_rate_hz": stand.sensor_rate_hz,
+                                                      "counts_per_force": float(stand.sensing.counts_per_unit[0]),
+                                                      "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
+        self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
+        self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
+        self.ins = ins
+        self.s_tr = self.sensor.transport
+        self.p_tr = self.platform.transport
+        self.framed_sensor = self.sensor.protocol == "serial"
+        ins[CK.IN_NCH] = n_raw if self.framed_sensor else 0
+        # the framed links' checks (CRC, framing, sequence) are the compiled scan's
+        # (rt.stand.wire_kernels._walk); their counts go back to the links' Counters (add_counts)
+        links = ((self.s_tr, CK.IN_LK_S), (self.p_tr, CK.IN_LK_P))
+        self.checked = links if self.framed_sensor else links[1:]
+        for tr, b in self.checked:
+            tr.delegate_checks(ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
+            ins[b + WK.LK_SEQ_ON] = tr.seq_check
+            ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
+        self._s_poll, self._p_poll = self.s_tr.poll_messages, self.p_tr.poll_messages
+        self.s_counters = self.s_tr.counters
+        self.send = self.platform.send_encoded
+        self.sbuf = b""                         # this cycle's sensor frames, concatenated
+        self.pbuf = b""                         # this cycle's platform frames, concatenated
+        self.outstanding = 0                    # lockstep: frames sent whose answer has not been awaited
+        self.lockstep_timeout_s = float(lockstep_timeout_s)
+        self._gate_misses = 0
+
+    # ------------------------------------------------------------------ lifecycle (not real-time)
+    def open(self) -> None:
+        self.sensor.open()
+        self.platform.open()
+
+    def close(self) -> None:
+        for d in (self.platform, self.sensor):
+            try:
+                d.close()
+            except Exception:  # noqa: BLE001 - closing must go on
+                pass
+
+    @property
+    def is_open(self) -> bool:
+        return self.s_tr.is_open and self.p_tr.is_open
+
+    # ------------------------------------------------------------------ the cycle (real-time)
+    def read(self, raw: np.ndarray) -> None:
+        """Every frame of both links since the last cycle, as received (the compiled kernels
+        decode them). RDT: the driver decodes the records and the newest sample's counts go
+        to ``raw``."""
+        if self.framed_sensor:
+            self.sbuf = self._s_poll()
+        else:   # RDT: the driver decodes and sequence-checks the records
+            samples = self.sensor.poll()
+            ins = self.ins
+            ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
+            if samples:
+                raw[:] = samples[-1].counts
+                ins[CK.IN_SAMPLES] += len(samples)
+        self.pbuf = self._p_poll()
+
+    def add_counts(self, s_acc: int, p_acc: int, refused, now: float) -> None:
+        """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
+        ``time.monotonic()`` = ``now``) and, if ``refused``, refused this cycle into the links'
+        Counters, as the transports' own checks would have counted it."""
+        if p_acc or s_acc:
+            if p_acc:
+                self.p_tr.accepted(p_acc, now)
+            if s_acc:
+                self.s_tr.accepted(s_acc, now)
+        if refused:
+            for tr, b in self.checked:
+                WK.add_link_errors(tr.counters, self.ins, b)
+
+    def count_refused(self) -> None:
+        """Frames the compiled scan refused go to their link's ``malformed`` counter (as the
+        drivers' own decoders count them)."""
+        ins = self.ins
+        if ins[CK.IN_S_BAD]:
+            self.s_tr.counters.malformed += int(ins[CK.IN_S_BAD])   # ingest counted them in IN_BAD_PREV
+            ins[CK.IN_S_BAD] = 0.0
+        if ins[CK.IN_P_BAD]:
+            self.p_tr.counters.malformed += int(ins[CK.IN_P_BAD])
+            ins[CK.IN_P_BAD] = 0.0
+
+    def platform_state(self, meas: np.ndarray) -> PlatformState | None:
+        """The state of the newest valid STATUS ``meas`` (None before the first)."""
+        return PlatformState(int(meas[WK.ST_STATE])) if self.ins[CK.IN_STATUS_SEEN] else None
+
+    @property
+    def samples(self) -> int:
+        """Sensor samples received since the links were built."""
+        return int(self.ins[CK.IN_SAMPLES])
+
+    def seen(self) -> bool:
+        """Both devices have been heard: a sensor sample and a platform STATUS."""
+        return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])
+
+    # ------------------------------------------------------------------ lockstep (waits)
+    def gate(self) -> None:
+        """StepClock gate: wait (wall time, bounded) for the emulator's answer to the last frame."""
+        if not self.outstanding:
+            return
+        self.outstanding = 0
+        # the STATUS is the emulator's answer to the frame; the sensor sample was sent just
+        # before it. A silent emulator costs the full timeout once, then only a short wait per
+        # cycle (so a safe stop is not slowed down by a dead link).
+        wait = self.lockstep_timeout_s if self._gate_misses == 0 else 0.01
+        got = wait_readable(self.p_tr, time.monotonic() + wait)
+        self._gate_misses = 0 if got else self._gate_misses + 1
+        wait_readable(self.s_tr, time.monotonic() + (0.05 if got else 0.0))
+
+
+def wait_readable(transport, t_end: float) -> bool:
+    """Block (bounded by the wall-clock instant ``t_end``) until ``transport`` has something to
+    read. zmq: socket poll; serial/udp: select on the descriptor; memory: the queue. Not
+    real-time: the lockstep gate and the emulator use it."""
+    while True:
+        left = t_end - time.monotonic()
+        if left <= 0:
+            return False
+        sock = getattr(transport, "_sock", None)
+        if sock is not None and hasattr(sock, "poll") and transport.kind == "zmq":
+            if sock.poll(int(min(left, 0.05) * 1000) + 1):
+                return True
+            continue
+        fd = _fileno(transport)
+        if fd is not None:
+            r, _, _ = select.select([fd], [], [], min(left, 0.05))
+            if r:
+                return True
+            continue
+        ch = getattr(transport, "_ch", None)
+        if ch is not None and ch.queues[transport._end]:
+            return True
+        time.sleep(20e-6)
+
+
+def _fileno(transport):
+    for name in ("_sock", "_port", "_fd"):
+        o = getattr(transport, name, None)
+        if o is None:
+            continue
+        if isinstance(o, int):
+            return o
+        f = getattr(o, "fileno", None)
+        if f is not None:
+            try:
+                return f()
+            except Exception:  # noqa: BLE001
+                return None
+    return None

@@ -1,0 +1,129 @@
+"""The controller's phase sequence and command guards, as tables (docs/controller.md,
+"Controller").
+
+The supervisor (:mod:`rt.control.supervisor`) says what the operator may do (IDLE, CONFIGURED,
+ARMED, RUNNING, DONE, SAFE, ABORTED); the phase says what the platform is being told this
+cycle. ``TRANSITIONS`` lists every phase change the controller makes, with its cause;
+``Controller._set_phase`` refuses any other (a programming error, never an operator's).
+
+========  ========================================================================  ======================
+phase     command to the platform                                                   goes to (cause)
+========  ========================================================================  ======================
+IDLE      none (platform not commanded; HEARTBEAT only)                             ENGAGE (arm)
+ENGAGE    ARMED: ENGAGE sent, waiting for the platform to report ENGAGED            TARE (ENGAGED)
+TARE      ARMED: holding the present pose while the sensor tare averages            MOVE (tared)
+MOVE      ARMED: quintic rest-to-rest move to the run-up start pose                 READY (arrived)
+READY     ARMED: holding the run-up start pose; ``start`` is accepted               RUNUP / DYNAMICS (start)
+RUNUP     RUNNING: uniform acceleration into the case's initial relative state      DYNAMICS (run-up done)
+DYNAMICS  RUNNING: sensing -> spacecraft step -> prediction at t + tau -> pose      STOP (trip, end, stop)
+STOP      after a trip, abort, stop or finish: ``SafeStop`` along the current path  FROZEN (at rest)
+FROZEN    FREEZE sent; the platform holds                                           ENGAGE (arm)
+========  ========================================================================  ======================
+
+Any engaged phase (TARE ... DYNAMICS) goes to STOP on a trip, abort, stop or disarm, and
+ENGAGE or an engaged phase that never sent a set-point goes straight to FROZEN. A disarm
+leaves the supervisor CONFIGURED while the platform still stops, so ``arm`` may come in STOP.
+
+The guards (``GUARDS``) are the controller's conditions on operator commands, checked by the
+supervisor before it accepts one: each takes the controller and the command's arguments and
+returns None (accepted) or the reason for the refusal.
+
+Real time: everything here is called from the loop thread (commands are polled there); the
+guards do no I/O.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Callable
+
+from drivers.motion_platform import PlatformState
+from rt.config.case import Case
+from rt.stand import wire_kernels as WK
+
+
+class Phase(IntEnum):
+    IDLE = 0
+    ENGAGE = 1
+    TARE = 2
+    MOVE = 3
+    READY = 4
+    RUNUP = 5
+    DYNAMICS = 6
+    STOP = 7
+    FROZEN = 8
+
+
+#: phases in which the platform is engaged and follows set-points
+ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP)
+
+_STOPPING = frozenset({Phase.STOP, Phase.FROZEN})
+
+#: phase -> the phases it may go to (the table of the module docstring)
+TRANSITIONS: dict[Phase, frozenset[Phase]] = {
+    Phase.IDLE: frozenset({Phase.ENGAGE}),
+    Phase.ENGAGE: frozenset({Phase.TARE, Phase.FROZEN}),
+    Phase.TARE: frozenset({Phase.MOVE}) | _STOPPING,
+    Phase.MOVE: frozenset({Phase.READY}) | _STOPPING,
+    Phase.READY: frozenset({Phase.RUNUP, Phase.DYNAMICS}) | _STOPPING,
+    Phase.RUNUP: frozenset({Phase.DYNAMICS}) | _STOPPING,
+    Phase.DYNAMICS: _STOPPING,
+    Phase.STOP: frozenset({Phase.FROZEN, Phase.ENGAGE}),
+    Phase.FROZEN: frozenset({Phase.ENGAGE}),
+}
+
+
+class PhaseError(RuntimeError):
+    """A phase change that ``TRANSITIONS`` does not have."""
+
+
+def check_transition(current: Phase, nxt: Phase) -> None:
+    if nxt is not current and nxt not in TRANSITIONS[current]:
+        raise PhaseError(f"no phase transition {current.name} -> {nxt.name} "
+                         f"(allowed: {', '.join(sorted(p.name for p in TRANSITIONS[current]))})")
+
+
+# ---------------------------------------------------------------------- command guards
+def guard_load(ctl, case=None, path=None, **_: Any) -> str | None:
+    if not isinstance(case, Case):
+        return "load_case needs a case: a path to config/cases/*.toml"
+    if ctl.phase is Phase.STOP:
+        return "the platform is still stopping (its run log is still being written): load once it is frozen"
+    return None
+
+
+def guard_arm(ctl, **_: Any) -> str | None:
+    links = ctl.links
+    if not links.is_open:
+        return "drivers are not open"
+    if not links.samples or ctl.stale_sensor():
+        return f"the F/T sensor is not streaming (link {links.s_tr.status})"
+    st = ctl.platform_state()
+    if st is None:
+        return f"no STATUS from the motion platform yet (link {links.p_tr.status})"
+    if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
+        return f"the platform reports {st.name} (fault {int(ctl.meas[WK.ST_FAULT])}); reset_fault first"
+    return None
+
+
+def guard_start(ctl, **_: Any) -> str | None:
+    if ctl.phase is not Phase.READY:
+        return f"not ready: arming is in phase {ctl.phase.name}"
+    return None
+
+
+def guard_tare(ctl, **_: Any) -> str | None:
+    if ctl.phase in (Phase.MOVE,):
+        return "cannot tare while the platform moves"
+    return None
+
+
+def guard_reset(ctl, **_: Any) -> str | None:
+    if ctl.phase is Phase.STOP:
+        return "the platform is still stopping; reset when it is frozen"
+    return None
+
+
+#: supervisor command -> its guard (the supervisor's own table says in which states it is legal)
+GUARDS: dict[str, Callable[..., str | None]] = {
+    "load_case": guard_load, "arm": guard_arm, "start": guard_start, "tare": guard_tare, "reset": guard_reset,
+}
