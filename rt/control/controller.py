@@ -108,7 +108,6 @@ class Controller:
         self.period_s = stand.period_ns * 1e-9
         self.compensate = bool(compensate)
         self.lockstep = bool(lockstep)
-        self.lockstep_timeout_s = float(lockstep_timeout_s)
         self.sensing = Sensing(stand.sensing)
         self.hexapod = HX.Hexapod(stand.hexapod)
         self.safety = SafetyMonitor(stand.limits, stand.hexapod)
