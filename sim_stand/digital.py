@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics import spacecraft as S
+from rt.dynamics import spatial as SP
 from rt.config.case import Case, load_case
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
@@ -53,11 +54,11 @@ from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
 from sim_stand.mechanism import layout as ML
 from sim_stand.mechanism.kernels import mechanism_derivatives
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
-from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, K_A, K_E, K_G, K_P, K_R,
-                             K_V, K_VP, K_W, K_WP, KIN_LEN, ST_EABS, ST_LEN, ST_MAXEXC, ST_MAXPEN, ST_PEAKF,
-                             ST_PEAKM, ST_PEN, ST_POW, ST_T, ST_TCAP, absorbed_power, dock_base_motion,
-                             dock_contact, max_class1_penetration, record_events, rest_state,
-                             sie_ring_update)
+from sim_stand.kin import K_A, K_E, K_G, K_R, KIN_LEN, kin_from_ports
+from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, ST_EABS, ST_LEN,
+                             ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_TCAP, absorbed_power,
+                             dock_base_motion, dock_contact, max_class1_penetration, record_events, rest_state,
+                             sie_ring_update, step_stats)
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
 # end reasons
@@ -101,36 +102,6 @@ LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetra
 
 # ====================================================================== kernels
 @njit(cache=True, error_model="numpy")
-def kin_from_ports(ws, kin):
-    """A's and P's absolute kinematics in P (the ``K_*`` record; accelerations untouched) from
-    the two vehicles' port states in ``ws`` (rt.dynamics.spacecraft layout)."""
-    for i in range(3):
-        d = 0.0
-        va = 0.0
-        wa = 0.0
-        vp = 0.0
-        wp = 0.0
-        for k in range(3):
-            c = ws[1, S.W_RID + 3 * k + i]      # R_IP[k, i]
-            d += c * (ws[0, S.W_PI + k] - ws[1, S.W_PI + k])
-            va += c * ws[0, S.W_VI + k]
-            wa += c * ws[0, S.W_WI + k]
-            vp += c * ws[1, S.W_VI + k]
-            wp += c * ws[1, S.W_WI + k]
-        kin[K_P + i] = d
-        kin[K_V + i] = va
-        kin[K_W + i] = wa
-        kin[K_VP + i] = vp
-        kin[K_WP + i] = wp
-        kin[K_G + i] = 0.0
-        for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += ws[1, S.W_RID + 3 * k + i] * ws[0, S.W_RID + 3 * k + j]
-            kin[K_R + 3 * i + j] = s
-
-
-@njit(cache=True, error_model="numpy")
 def port_accel(par, x, xdot, ws, s, kin):
     """Absolute acceleration of port s's origin and its angular acceleration, from the state
     derivative (module docstring), into kin[K_A], kin[K_E] in P components (ws row 1 = P)."""
@@ -138,27 +109,9 @@ def port_accel(par, x, xdot, ws, s, kin):
     wx, wy, wz = ws[s, S.W_WREL], ws[s, S.W_WREL + 1], ws[s, S.W_WREL + 2]
     dx, dy, dz = ws[s, S.W_RCD], ws[s, S.W_RCD + 1], ws[s, S.W_RCD + 2]
     tx, ty, tz = ws[s, S.W_TH], ws[s, S.W_TH + 1], ws[s, S.W_TH + 2]
-    vfx = vfy = vfz = 0.0      # d' = Phi_r eta'
-    afx = afy = afz = 0.0      # d'' = Phi_r eta''
-    tdx = tdy = tdz = 0.0      # theta' = Phi_theta eta'
-    tax = tay = taz = 0.0      # theta''
-    ph = S.P_MODES + 2 * nm
-    for k in range(int(par[s, S.P_NM])):
-        ed = x[s, S.S_ETA + nm + k]
-        edd = xdot[s, S.S_ETA + nm + k]
-        j = ph + 6 * k
-        vfx += par[s, j] * ed
-        vfy += par[s, j + 1] * ed
-        vfz += par[s, j + 2] * ed
-        afx += par[s, j] * edd
-        afy += par[s, j + 1] * edd
-        afz += par[s, j + 2] * edd
-        tdx += par[s, j + 3] * ed
-        tdy += par[s, j + 4] * ed
-        tdz += par[s, j + 5] * ed
-        tax += par[s, j + 3] * edd
-        tay += par[s, j + 4] * edd
-        taz += par[s, j + 5] * edd
+    # d' = Phi_r eta', theta' = Phi_theta eta'; d'' = Phi_r eta'', theta'' = Phi_theta eta''
+    vfx, vfy, vfz, tdx, tdy, tdz = S.modal_sum(par, s, nm, x, S.S_ETA + nm, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    afx, afy, afz, tax, tay, taz = S.modal_sum(par, s, nm, xdot, S.S_ETA + nm, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     ax_, ay_, az_ = xdot[s, S.S_W], xdot[s, S.S_W + 1], xdot[s, S.S_W + 2]
     # w x d, w x (w x d)
     cx = wy * dz - wz * dy
@@ -169,13 +122,12 @@ def port_accel(par, x, xdot, ws, s, kin):
     ac2 = (ax_ * dy - ay_ * dx) + (wx * cy - wy * cx) + 2.0 * (wx * vfy - wy * vfx) + afz
     # mount rotation rate w_f = T(theta) theta', and its derivative T theta'' - (theta.theta'/(2 den)) w_f
     den = 1.0 + 0.25 * (tx * tx + ty * ty + tz * tz)
-    wf0 = (tdx + 0.5 * (ty * tdz - tz * tdy)) / den
-    wf1 = (tdy + 0.5 * (tz * tdx - tx * tdz)) / den
-    wf2 = (tdz + 0.5 * (tx * tdy - ty * tdx)) / den
+    wf0, wf1, wf2 = S.mount_rate(den, tx, ty, tz, tdx, tdy, tdz)
     g = 0.5 * (tx * tdx + ty * tdy + tz * tdz) / den
-    wd0 = (tax + 0.5 * (ty * taz - tz * tay)) / den - g * wf0
-    wd1 = (tay + 0.5 * (tz * tax - tx * taz)) / den - g * wf1
-    wd2 = (taz + 0.5 * (tx * tay - ty * tax)) / den - g * wf2
+    wd0, wd1, wd2 = S.mount_rate(den, tx, ty, tz, tax, tay, taz)
+    wd0 -= g * wf0
+    wd1 -= g * wf1
+    wd2 -= g * wf2
     ec0 = ax_ + wd0 + (wy * wf2 - wz * wf1)
     ec1 = ay_ + wd1 + (wz * wf0 - wx * wf2)
     ec2 = az_ + wd2 + (wx * wf1 - wy * wf0)
@@ -251,9 +203,7 @@ def sc_sie_update(par, env, x, xdot, dt):
             x[s, S.S_ETA + k] += dt * x[s, S.S_ETA + nm + k]
         qw, qx, qy, qz = x[s, S.S_Q], x[s, S.S_Q + 1], x[s, S.S_Q + 2], x[s, S.S_Q + 3]
         # body rate relative to I (Hill: minus the orbit rate about I's z, in C)
-        R20 = 2.0 * (qx * qz - qw * qy)
-        R21 = 2.0 * (qy * qz + qw * qx)
-        R22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+        _, _, _, _, _, _, R20, R21, R22 = SP.quat_dcm_entries(qw, qx, qy, qz)
         wx = x[s, S.S_W] - R20 * hw
         wy = x[s, S.S_W + 1] - R21 * hw
         wz = x[s, S.S_W + 2] - R22 * hw
@@ -265,10 +215,7 @@ def sc_sie_update(par, env, x, xdot, dt):
             c = math.cos(0.5 * a)
             k = math.sin(0.5 * a) / a * dt
         dw, dx_, dy_, dz_ = c, k * wx, k * wy, k * wz
-        nw = qw * dw - qx * dx_ - qy * dy_ - qz * dz_
-        nx = qw * dx_ + qx * dw + qy * dz_ - qz * dy_
-        ny = qw * dy_ - qx * dz_ + qy * dw + qz * dx_
-        nz = qw * dz_ + qx * dy_ - qy * dx_ + qz * dw
+        nw, nx, ny, nz = SP.quat_mul_entries(qw, qx, qy, qz, dw, dx_, dy_, dz_)
         n = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         x[s, S.S_Q] = nw * n
         x[s, S.S_Q + 1] = nx * n
@@ -319,11 +266,13 @@ def passive_min_x(feat: np.ndarray) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
+def _row_head(row, lay, t, wrench_P, rel13, x):
+    """The log fields both field sets begin with (``t``, ``w_P``, ``rel_pose``, ``rel_twist``,
+    ``x``; :data:`LOG_FIELDS_MECH`, :data:`LOG_FIELDS_ROD`) into ``row`` at the offsets ``lay``;
+    ``rel13`` is the relative state (``rt.dynamics.spacecraft.relative_state``)."""
     row[lay[0]] = t
     for i in range(6):
         row[lay[1] + i] = wrench_P[i]
-    S.relative_state(par, env, x, rel13, ws)
     for i in range(7):
         row[lay[2] + i] = rel13[i]
     for i in range(6):
@@ -332,6 +281,12 @@ def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, x
     for s in range(2):
         for i in range(ns):
             row[lay[4] + s * ns + i] = x[s, i]
+
+
+@njit(cache=True, error_model="numpy")
+def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
+    S.relative_state(par, env, x, rel13, ws)
+    _row_head(row, lay, t, wrench_P, rel13, x)
     row[lay[5]] = cst[CK.S_CAPTURED]
     row[lay[6]] = pen
     row[lay[7]] = ncont
@@ -346,24 +301,6 @@ def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, x
         row[lay[10] + i] = mout[bo + i]
     row[lay[11]] = eabs
     row[lay[12]] = phase
-
-
-@njit(cache=True, error_model="numpy")
-def _stats(t, wrench_P, pen, power, dt, stats, captured):
-    f = math.sqrt(wrench_P[0] ** 2 + wrench_P[1] ** 2 + wrench_P[2] ** 2)
-    m = math.sqrt(wrench_P[3] ** 2 + wrench_P[4] ** 2 + wrench_P[5] ** 2)
-    if f > stats[ST_PEAKF]:
-        stats[ST_PEAKF] = f
-    if m > stats[ST_PEAKM]:
-        stats[ST_PEAKM] = m
-    stats[ST_PEN] = pen
-    if pen > stats[ST_MAXPEN]:
-        stats[ST_MAXPEN] = pen
-    stats[ST_EABS] += 0.5 * dt * (stats[ST_POW] + power)
-    stats[ST_POW] = power
-    if captured != 0 and stats[ST_TCAP] < 0.0:
-        stats[ST_TCAP] = t
-    stats[ST_T] = t
 
 
 @njit(cache=True, error_model="numpy")
@@ -446,8 +383,8 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
         evst[I_NEV] = istate[J_NEV]
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
-        _stats(t, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt, stats,
-               cst_in[CK.S_CAPTURED])
+        step_stats(t, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt, stats,
+                   cst_in[CK.S_CAPTURED])
         if info[0] & CK.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
             break
@@ -516,8 +453,8 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
                 istate[J_NEV] = evst[I_NEV]
                 stats[ST_POW] = absorbed_power(mp, mout)
-                _stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
-                       cst_in[CK.S_CAPTURED])
+                step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
+                           cst_in[CK.S_CAPTURED])
                 # finish this log period with fine steps
                 rem = spr - (istate[J_STEPS] - int(round(t0 / dt)))
                 if rem > 0:
@@ -558,21 +495,11 @@ def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, t
             pw = rp[R_C] * ro[RO_RATE] * ro[RO_RATE] if f > 0.0 else 0.0
             if f > 0.0 and stats[ST_FIRST] < 0.0:
                 stats[ST_FIRST] = t
-            _stats(t, w_in[0], ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats, 0)
+            step_stats(t, w_in[0], ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats, 0)
         t = istate[J_STEPS] * dt
         _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate)
         row = logbuf[nrow]
-        row[lay[0]] = t
-        for i in range(6):
-            row[lay[1] + i] = w_in[0, i]
-        for i in range(7):
-            row[lay[2] + i] = rel13[i]
-        for i in range(6):
-            row[lay[3] + i] = rel13[7 + i]
-        ns = x.shape[1]
-        for s in range(2):
-            for i in range(ns):
-                row[lay[4] + s * ns + i] = x[s, i]
+        _row_head(row, lay, t, w_in[0], rel13, x)
         row[lay[5]] = 0.0
         row[lay[6]] = ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0
         row[lay[7]] = ro[RO_FORCE]

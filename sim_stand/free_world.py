@@ -12,10 +12,10 @@ import numpy as np
 
 from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
-from sim_stand.platform_model import PlatformModel, PlatformParams
+from sim_stand.platform_model import PlatformModel, PlatformParams, PlatformReadings
 
 
-class FreeSpaceWorld:
+class FreeSpaceWorld(PlatformReadings):
     def __init__(self, stand: Stand, params: PlatformParams | None = None):
         self.stand = stand
         self.params = params or PlatformParams(bandwidth_hz=60.0, damping_ratio=0.85, transport_delay_s=0.0005,
@@ -29,22 +29,6 @@ class FreeSpaceWorld:
         self._start = np.zeros(3)
         self.stats = {"peak_force_n": 0.0, "peak_moment_nm": 0.0, "max_penetration_m": 0.0,
                       "energy_absorbed_j": 0.0, "time_to_capture_s": None, "max_excursion_m": 0.0}
-
-    @property
-    def top_pose(self) -> np.ndarray:
-        return self.platform.pose
-
-    @property
-    def top_twist(self) -> np.ndarray:
-        return self.platform.twist
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return self.platform.L
-
-    @property
-    def platform_fault(self) -> int:
-        return int(self.platform.fault)
 
     def reset(self, top_pose: np.ndarray) -> None:
         self.platform.reset_to_pose(np.asarray(top_pose, dtype=np.float64))

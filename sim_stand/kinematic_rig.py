@@ -24,6 +24,7 @@ from drivers.ft_sensor import FtSensor, SerialSensorDevice
 from drivers.motion_platform import Command, MotionPlatform, MotionPlatformDevice, PlatformState
 from drivers.transport import memory_pair
 from rt.control.clock import StepClock
+from rt.dynamics import spatial as SP
 from rt.config.case import Case
 from rt.config.stand import load_stand
 from rt.control.controller import Controller, Phase, stand_geometry
@@ -35,11 +36,10 @@ _names = itertools.count()
 
 
 def _dcm(q) -> np.ndarray:
-    """R (parent <- child) of a unit quaternion [w, x, y, z]."""
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    """R (parent <- child) of a unit quaternion [w, x, y, z] (``spatial.quat_to_dcm``), a new array."""
+    R = np.empty((3, 3))
+    SP.quat_to_dcm(np.ascontiguousarray(q, dtype=np.float64), R)
+    return R
 
 
 class Rig:

@@ -140,3 +140,31 @@ class PlatformModel:
         H.solve6(self._J, self._b, self.twist)
         self.accel[:] = (self.twist - self.twist_prev) / self.par[PP_DT]
         return int(status)
+
+
+class PlatformReadings:
+    """The platform's part of the world interface (``sim_stand.world.StandWorld``,
+    ``sim_stand.free_world.FreeSpaceWorld``): what the emulator reports of the motion platform,
+    read from the world's :class:`PlatformModel` ``self.platform``."""
+
+    platform: PlatformModel
+
+    @property
+    def top_pose(self) -> np.ndarray:
+        """``[p_BT_B, q_BT]``: the top's pose in the base frame B (rt.stand.hexapod layout)."""
+        return self.platform.pose
+
+    @property
+    def top_twist(self) -> np.ndarray:
+        """``[v; omega]`` of the top, B components."""
+        return self.platform.twist
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """The six actuator lengths (m)."""
+        return self.platform.L
+
+    @property
+    def platform_fault(self) -> int:
+        """Fault bits (``FAULT_STROKE``, ``FAULT_VELOCITY``, and the world's own)."""
+        return int(self.platform.fault)

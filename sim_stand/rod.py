@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics import spacecraft as S
+from sim_stand.kin import K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN, kin_from_ports
 
 # rod parameter array
 R_K, R_C, R_TIP = 0, 1, 2
@@ -154,22 +155,24 @@ def restitution_with_delay(zeta: float, omega: float, tau: float) -> float:
 
 # ------------------------------------------------------------------ kernels
 @njit(cache=True, error_model="numpy")
-def rod_eval(rp, p_PA, R_PA, v_A, w_A, v_P, w_P, wrench_P, ro):
-    """Rod wrench on the passive unit ``wrench_P`` ([f; m] in P about P's origin) from the pose of
-    A in P (``p_PA``, ``R_PA`` 3x3), A's absolute velocity and angular velocity ``v_A``, ``w_A``
-    and the passive unit's ``v_P``, ``w_P`` (absolute, P components). ``ro`` (RO_LEN) receives
-    delta, delta', the force and the contact point. Returns the force."""
+def rod_eval(rp, kin, wrench_P, ro):
+    """Rod wrench on the passive unit ``wrench_P`` ([f; m] in P about P's origin) from the
+    kinematic record ``kin`` of A in P (``sim_stand.kin``): the pose of A in P (``K_P``,
+    ``K_R``), A's absolute velocity and angular velocity (``K_V``, ``K_W``) and the passive
+    unit's (``K_VP``, ``K_WP``), all P components. ``ro`` (RO_LEN) receives delta, delta', the
+    force and the contact point. Returns the force."""
     t = rp[R_TIP]
-    cx = p_PA[0] + R_PA[0, 0] * t
-    cy = p_PA[1] + R_PA[1, 0] * t
-    cz = p_PA[2] + R_PA[2, 0] * t
+    # tip c = p_PA + R_PA c_A, c_A = [t, 0, 0]: column 0 of R_PA
+    cx = kin[K_P] + kin[K_R] * t
+    cy = kin[K_P + 1] + kin[K_R + 3] * t
+    cz = kin[K_P + 2] + kin[K_R + 6] * t
     delta = cx
     # tip velocity (x component): v_A + w_A x (R_PA c_A); face point velocity: v_P + w_P x x_C
-    rx = cx - p_PA[0]
-    ry = cy - p_PA[1]
-    rz = cz - p_PA[2]
-    vt = v_A[0] + w_A[1] * rz - w_A[2] * ry
-    vf = v_P[0] + w_P[1] * cz - w_P[2] * cy
+    rx = cx - kin[K_P]
+    ry = cy - kin[K_P + 1]
+    rz = cz - kin[K_P + 2]
+    vt = kin[K_V] + kin[K_W + 1] * rz - kin[K_W + 2] * ry
+    vf = kin[K_VP] + kin[K_WP + 1] * cz - kin[K_WP + 2] * cy
     rate = vt - vf
     f = 0.0
     if delta > 0.0:
@@ -192,44 +195,17 @@ def rod_eval(rp, p_PA, R_PA, v_A, w_A, v_P, w_P, wrench_P, ro):
 
 
 @njit(cache=True, error_model="numpy")
-def _rod_from_ports(rp, ws, w_in, ro, tmp):
+def _rod_from_ports(rp, ws, w_in, ro, kin):
     """The rod wrench from the two vehicles' port states in ``ws`` (rt.dynamics.spacecraft layout) into
-    w_in[0] (wrench on the passive unit)."""
-    R_IP = tmp[0:3, 0:3]
-    R_IA = tmp[3:6, 0:3]
-    R_PA = tmp[6:9, 0:3]
-    for i in range(3):
-        for j in range(3):
-            R_IP[i, j] = ws[1, S.W_RID + 3 * i + j]
-            R_IA[i, j] = ws[0, S.W_RID + 3 * i + j]
-    for i in range(3):
-        for j in range(3):
-            R_PA[i, j] = R_IP[0, i] * R_IA[0, j] + R_IP[1, i] * R_IA[1, j] + R_IP[2, i] * R_IA[2, j]
-    v = tmp[9]
-    for i in range(3):
-        d = 0.0
-        va = 0.0
-        wa = 0.0
-        vp = 0.0
-        wp = 0.0
-        for k in range(3):
-            d += R_IP[k, i] * (ws[0, S.W_PI + k] - ws[1, S.W_PI + k])
-            va += R_IP[k, i] * ws[0, S.W_VI + k]
-            wa += R_IP[k, i] * ws[0, S.W_WI + k]
-            vp += R_IP[k, i] * ws[1, S.W_VI + k]
-            wp += R_IP[k, i] * ws[1, S.W_WI + k]
-        v[i] = d
-        v[3 + i] = va
-        tmp[10, i] = wa
-        tmp[10, 3 + i] = vp
-        tmp[11, i] = wp
+    w_in[0] (wrench on the passive unit); ``kin`` (KIN_LEN) is scratch for A's and P's motion in P."""
     # velocities are absolute (frame I inertial); P's origin velocity is subtracted in rod_eval
     # through the face-point velocity v_P + w_P x x_C
-    rod_eval(rp, v[0:3], R_PA, v[3:6], tmp[10, 0:3], tmp[10, 3:6], tmp[11, 0:3], w_in[0], ro)
+    kin_from_ports(ws, kin)
+    rod_eval(rp, kin, w_in[0], ro)
 
 
 @njit(cache=True, error_model="numpy")
-def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, tmp):
+def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, kin):
     """State derivative of the two vehicles coupled by the rod: the rod wrench is evaluated from
     this very state (no hold), then rt.dynamics.spacecraft.derivatives with ``react = 1`` (the active unit
     gets the opposite wrench on the same line of action)."""
@@ -237,31 +213,31 @@ def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, tmp):
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
     S._port(par, x, 0, nm, hw, ws)
     S._port(par, x, 1, nm, hw, ws)
-    _rod_from_ports(rp, ws, w_in, ro, tmp)
+    _rod_from_ports(rp, ws, w_in, ro, kin)
     for i in range(6):
         w_in[1, i] = 0.0
     S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
 
 
 @njit(cache=True, error_model="numpy")
-def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, tmp):
+def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, kin):
     """One classical RK4 step of the two vehicles with the rod force evaluated at every stage.
     Afterwards ``w_in[0]`` and ``ro`` hold the rod at the new state. Quaternions renormalised."""
     ns = x.shape[1]
-    rod_derivatives(par, env, rp, x, t, w_in, k[0], ws, rel, ro, tmp)
+    rod_derivatives(par, env, rp, x, t, w_in, k[0], ws, rel, ro, kin)
     h = 0.5 * dt
     for s in range(2):
         for i in range(ns):
             xt[s, i] = x[s, i] + h * k[0, s, i]
-    rod_derivatives(par, env, rp, xt, t + h, w_in, k[1], ws, rel, ro, tmp)
+    rod_derivatives(par, env, rp, xt, t + h, w_in, k[1], ws, rel, ro, kin)
     for s in range(2):
         for i in range(ns):
             xt[s, i] = x[s, i] + h * k[1, s, i]
-    rod_derivatives(par, env, rp, xt, t + h, w_in, k[2], ws, rel, ro, tmp)
+    rod_derivatives(par, env, rp, xt, t + h, w_in, k[2], ws, rel, ro, kin)
     for s in range(2):
         for i in range(ns):
             xt[s, i] = x[s, i] + dt * k[2, s, i]
-    rod_derivatives(par, env, rp, xt, t + dt, w_in, k[3], ws, rel, ro, tmp)
+    rod_derivatives(par, env, rp, xt, t + dt, w_in, k[3], ws, rel, ro, kin)
     h6 = dt / 6.0
     for s in range(2):
         for i in range(ns):
@@ -275,8 +251,9 @@ def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, tmp):
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
     S._port(par, x, 0, nm, hw, ws)
     S._port(par, x, 1, nm, hw, ws)
-    _rod_from_ports(rp, ws, w_in, ro, tmp)
+    _rod_from_ports(rp, ws, w_in, ro, kin)
 
 
 def rod_scratch() -> np.ndarray:
-    return np.zeros((12, 6))
+    """The ``kin`` scratch of :func:`rod_rk4_step` / :func:`rod_derivatives` (a ``sim_stand.kin`` record)."""
+    return np.zeros(KIN_LEN)

@@ -24,9 +24,9 @@ once per step, at the step's end state. One compiled call integrates a whole
 :meth:`StandWorld.advance` (every physics step of one controller period).
 
 Shared kernels (also used by the all-digital reference ``sim_stand.digital``): the kinematic
-record ``kin`` of A in P (``K_*``), :func:`dock_contact` (ring pose/twist in P, contact
-evaluation, the ring's contact wrench in C), :func:`dock_base_motion`,
-:func:`sie_ring_update`, :func:`absorbed_power`, :func:`record_events`.
+record ``kin`` of A in P (``K_*``, defined in ``sim_stand.kin``), :func:`dock_contact` (ring
+pose/twist in P, contact evaluation, the ring's contact wrench in C), :func:`dock_base_motion`,
+:func:`sie_ring_update`, :func:`absorbed_power`, :func:`record_events`, :func:`step_stats`.
 """
 from __future__ import annotations
 
@@ -41,25 +41,14 @@ from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
-from sim_stand.contact.model import EVENT_NAMES
+from sim_stand.contact.model import EVENT_NAMES, latch_state_names
+from sim_stand.kin import K_A, K_E, K_G, K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN  # the kinematic record of A in P
 from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
 from sim_stand.mechanism import layout as ML
 from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
-from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, servo_step
+from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, PlatformReadings, servo_step
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
-
-# ------------------------------------------------------------------ kinematic record of A in P
-K_P = 0        # p_PA_P (3)
-K_R = 3        # R_PA, row-major (9)
-K_V = 12       # absolute velocity of A's origin, P components (3)
-K_W = 15       # absolute angular velocity of A, P components (3)
-K_A = 18       # absolute acceleration of A's origin, P components (3)
-K_E = 21       # absolute angular acceleration of A, P components (3)
-K_G = 24       # gravity, P components (3)
-K_VP = 27      # absolute velocity of P's origin, P components (3) (zero on the stand)
-K_WP = 30      # absolute angular velocity of P, P components (3)
-KIN_LEN = 33
 
 # ------------------------------------------------------------------ world parameters (float64)
 W_DT = 0
@@ -291,21 +280,7 @@ def top_rates(base, top, pose, Ld, Ldd, twist, acc, J, J2, b6, Ltmp):
             J2[i, j] = J[i, j]
     if not HX.solve6(J2, b6, twist):
         return False
-    qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
-    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    qw /= n
-    qx /= n
-    qy /= n
-    qz /= n
-    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-    r01 = 2.0 * (qx * qy - qw * qz)
-    r02 = 2.0 * (qx * qz + qw * qy)
-    r10 = 2.0 * (qx * qy + qw * qz)
-    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-    r12 = 2.0 * (qy * qz - qw * qx)
-    r20 = 2.0 * (qx * qz - qw * qy)
-    r21 = 2.0 * (qy * qz + qw * qx)
-    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = HX.pose_dcm(pose)
     vx, vy, vz = twist[0], twist[1], twist[2]
     wx, wy, wz = twist[3], twist[4], twist[5]
     for i in range(6):
@@ -337,21 +312,7 @@ def platform_kin(wpar, pose, twist, acc, kin):
     acceleration in B (A rides on T at p_TA_T, R_TA; B and P are fixed in the lab W):
     p_PA = p_PB + R_PB (p_BT + r), r = R_BT p_TA; R_PA = R_PB R_BT R_TA;
     v_A = R_PB (v_T + w x r); a_A = R_PB (a_T + eps x r + w x (w x r)); w, eps: R_PB w, R_PB eps."""
-    qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
-    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    qw /= n
-    qx /= n
-    qy /= n
-    qz /= n
-    b00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-    b01 = 2.0 * (qx * qy - qw * qz)
-    b02 = 2.0 * (qx * qz + qw * qy)
-    b10 = 2.0 * (qx * qy + qw * qz)
-    b11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-    b12 = 2.0 * (qy * qz - qw * qx)
-    b20 = 2.0 * (qx * qz - qw * qy)
-    b21 = 2.0 * (qy * qz + qw * qx)
-    b22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = HX.pose_dcm(pose)    # R_BT
     pta = wpar[W_PTA:W_PTA + 3]
     rta = wpar[W_RTA:W_RTA + 9]
     rpb = wpar[W_RPB:W_RPB + 9]
@@ -430,9 +391,13 @@ def _interp_kin(k0, k1, km):
 
 
 @njit(cache=True, error_model="numpy")
-def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
-    f = math.sqrt(wrench_P[0] ** 2 + wrench_P[1] ** 2 + wrench_P[2] ** 2)
-    m = math.sqrt(wrench_P[3] ** 2 + wrench_P[4] ** 2 + wrench_P[5] ** 2)
+def step_stats(t, wrench_P, pen, power_new, dt, stats, captured):
+    """The run statistics ``ST_*`` after a physics step to ``t`` (the emulated world's and the
+    digital reference's): peak magnitudes of the force and the moment of the wrench on the
+    passive unit (``wrench_P``, P, about P's origin), the penetration now and its maximum, the
+    energy absorbed (trapezoid of the absorbed power over the step ``dt``: ``power_new`` at its
+    end), the time of capture (the first step with ``captured`` != 0), and ``t``."""
+    f, m = SP.wrench_norms(wrench_P)
     if f > stats[ST_PEAKF]:
         stats[ST_PEAKF] = f
     if m > stats[ST_PEAKM]:
@@ -442,13 +407,21 @@ def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
         stats[ST_MAXPEN] = pen
     stats[ST_EABS] += 0.5 * dt * (stats[ST_POW] + power_new)
     stats[ST_POW] = power_new
+    if captured != 0 and stats[ST_TCAP] < 0.0:
+        stats[ST_TCAP] = t
+    stats[ST_T] = t
+
+
+@njit(cache=True, error_model="numpy")
+def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
+    """:func:`step_stats` of the stand (captured: the contact state's flag, if it has one) and
+    the platform top's largest excursion from its position at reset."""
+    step_stats(t, wrench_P, pen, power_new, dt, stats,
+               1 if cst_in.shape[0] > CK.S_CAPTURED and cst_in[CK.S_CAPTURED] != 0 else 0)
     d = math.sqrt((pose[0] - wpar[W_TOP0]) ** 2 + (pose[1] - wpar[W_TOP0 + 1]) ** 2
                   + (pose[2] - wpar[W_TOP0 + 2]) ** 2)
     if d > stats[ST_MAXEXC]:
         stats[ST_MAXEXC] = d
-    if cst_in.shape[0] > CK.S_CAPTURED and cst_in[CK.S_CAPTURED] != 0 and stats[ST_TCAP] < 0.0:
-        stats[ST_TCAP] = t
-    stats[ST_T] = t
 
 
 @njit(cache=True, error_model="numpy")
@@ -504,12 +477,7 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
             _stats_update(t, wpar, pose, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt,
                           stats, cst_in)
         else:
-            R = aC
-            for i in range(3):
-                for j in range(3):
-                    R[i, j] = kin1[K_R + 3 * i + j]
-            f = rod_eval(rp, kin1[K_P:K_P + 3], R, kin1[K_V:K_V + 3], kin1[K_W:K_W + 3], kin1[K_VP:K_VP + 3],
-                         kin1[K_WP:K_WP + 3], wrench_P, ro)
+            f = rod_eval(rp, kin1, wrench_P, ro)
             if f > 0.0 and istate[I_CONTACT] == 0:
                 istate[I_CONTACT] = 1
                 _event(ev, istate, t, CK.EV_FIRST_CONTACT, -1.0, 0.0)
@@ -589,7 +557,7 @@ def rest_state(mech: Mechanism, base_motion: np.ndarray, x0: np.ndarray | None =
     return x
 
 
-class StandWorld:
+class StandWorld(PlatformReadings):
     """The emulated stand's physics (module docstring). Interface used by the emulator shell::
 
         world = StandWorld(stand, emu)         # emu: EmulatorConfig (None: defaults)
@@ -691,9 +659,7 @@ class StandWorld:
             self.xr[:] = rest_state(self.mech, self.bm)
             self._evaluate_now()
         else:
-            R = self.kin0[K_R:K_R + 9].reshape(3, 3).copy()
-            rod_eval(self.rp, self.kin0[K_P:K_P + 3].copy(), R, self.kin0[K_V:K_V + 3].copy(),
-                     self.kin0[K_W:K_W + 3].copy(), np.zeros(3), np.zeros(3), self.wrench_P, self.ro)
+            rod_eval(self.rp, self.kin0, self.wrench_P, self.ro)   # P at rest: kin0's K_VP, K_WP are zero
             if self.ro[RO_FORCE] > 0.0:
                 self.istate[I_CONTACT] = 1
         self._drain_events()
@@ -779,24 +745,8 @@ class StandWorld:
         return float(self.istate[I_STEPS] * self.dt)
 
     @property
-    def top_pose(self) -> np.ndarray:
-        return self.platform.pose
-
-    @property
-    def top_twist(self) -> np.ndarray:
-        return self.platform.twist
-
-    @property
     def top_accel(self) -> np.ndarray:
         return self.acc
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return self.platform.L
-
-    @property
-    def platform_fault(self) -> int:
-        return int(self.platform.fault)
 
     @property
     def captured(self) -> bool:
@@ -822,15 +772,7 @@ class StandWorld:
         return self.rec[:min(int(self.info[2]), len(self.rec))]
 
     def latch_states(self) -> list[str]:
-        from sim_stand.contact.model import LATCH_STATE_NAMES
-        out = []
-        for l in range(self.packed.lat.shape[0]):
-            s = int(self.cst[CK.S_LATCH0 + l])
-            if self.packed.lat[l, CK.L_KIND] == 1.0:
-                out.append("triggered" if s == CK.SEN_TRIGGERED else "idle")
-            else:
-                out.append(LATCH_STATE_NAMES[s])
-        return out
+        return latch_state_names(self.packed, self.cst)
 
     @property
     def stats(self) -> dict:
@@ -851,4 +793,4 @@ class StandWorld:
 
 
 __all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "rest_state", "contact_buffers", "dock_contact", "dock_base_motion",
-           "sie_ring_update", "absorbed_power", "record_events", "ring_link_state", "KIN_LEN"]
+           "sie_ring_update", "absorbed_power", "record_events", "ring_link_state", "step_stats", "KIN_LEN"]

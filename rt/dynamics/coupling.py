@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics import spacecraft as S
+from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
 
 # output record layout
@@ -45,30 +46,12 @@ MODE_OFF, MODE_PREDICT = 0, 1
 
 
 @njit(**KERNEL)
-def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
-    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
-            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
-            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
-
-
-@njit(**KERNEL)
 def _qexp(x, y, z):
     a = math.sqrt(x * x + y * y + z * z)
     if a < 1e-12:
         return 1.0, 0.5 * x, 0.5 * y, 0.5 * z
     s = math.sin(0.5 * a) / a
     return math.cos(0.5 * a), s * x, s * y, s * z
-
-
-@njit(**KERNEL)
-def _rotate(q0, q1, q2, q3, x, y, z):
-    tx = 2.0 * (q2 * z - q3 * y)
-    ty = 2.0 * (q3 * x - q1 * z)
-    tz = 2.0 * (q1 * y - q2 * x)
-    return (x + q0 * tx + (q2 * tz - q3 * ty),
-            y + q0 * ty + (q3 * tx - q1 * tz),
-            z + q0 * tz + (q1 * ty - q2 * tx))
 
 
 @njit(**KERNEL)
@@ -106,7 +89,7 @@ def predict_pose(out, tau, mode):
         out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h
     p0, p1, p2, p3 = _qexp(out[w] * tau + out[a + 3] * h, out[w + 1] * tau + out[a + 4] * h,
                            out[w + 2] * tau + out[a + 5] * h)
-    q0, q1, q2, q3 = _qmul(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
+    q0, q1, q2, q3 = SP.quat_mul_entries(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
     n = 1.0 / math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0 * n, q1 * n, q2 * n, q3 * n
 
@@ -118,12 +101,13 @@ def platform_pose(geo, out):
     ``geo`` (14): p_BP_B (3), q_BP (4), p_AT_A (3), q_AT (4)."""
     # T_BA = T_BP . T_PA
     qb0, qb1, qb2, qb3 = geo[3], geo[4], geo[5], geo[6]
-    rx, ry, rz = _rotate(qb0, qb1, qb2, qb3, out[O_RPRED], out[O_RPRED + 1], out[O_RPRED + 2])
-    a0, a1, a2, a3 = _qmul(qb0, qb1, qb2, qb3, out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3])
+    rx, ry, rz = SP.quat_rotate_entries(qb0, qb1, qb2, qb3, out[O_RPRED], out[O_RPRED + 1], out[O_RPRED + 2])
+    a0, a1, a2, a3 = SP.quat_mul_entries(qb0, qb1, qb2, qb3, out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2],
+                                         out[O_QPRED + 3])
     px, py, pz = geo[0] + rx, geo[1] + ry, geo[2] + rz
     # T_BT = T_BA . T_AT
-    tx, ty, tz = _rotate(a0, a1, a2, a3, geo[7], geo[8], geo[9])
-    c0, c1, c2, c3 = _qmul(a0, a1, a2, a3, geo[10], geo[11], geo[12], geo[13])
+    tx, ty, tz = SP.quat_rotate_entries(a0, a1, a2, a3, geo[7], geo[8], geo[9])
+    c0, c1, c2, c3 = SP.quat_mul_entries(a0, a1, a2, a3, geo[10], geo[11], geo[12], geo[13])
     n = 1.0 / math.sqrt(c0 * c0 + c1 * c1 + c2 * c2 + c3 * c3)
     out[O_PCMD], out[O_PCMD + 1], out[O_PCMD + 2] = px + tx, py + ty, pz + tz
     out[O_QCMD], out[O_QCMD + 1], out[O_QCMD + 2], out[O_QCMD + 3] = c0 * n, c1 * n, c2 * n, c3 * n

@@ -241,6 +241,43 @@ WS_LEN = 52
 _JIT = dict(KERNEL, error_model="numpy", fastmath={"contract"})
 
 
+@njit(inline="always", **_JIT)
+def modal_sum(par, s, nm, q, o, a0, a1, a2, a3, a4, a5):
+    """``(a0, ..., a5) + sum_k Phi_k q[s, o + k]`` over vehicle s's port-mount modes (six
+    scalars; ``Phi_k = [Phi_r; Phi_theta]`` the mode's shape at the port, in the body frame C,
+    ``nm`` the padded mode count of the state layout): the port's modal translation (first
+    three, ``Phi_r q``) and rotation vector (last three, ``Phi_theta q``) for ``q`` = eta
+    (``o = S_ETA``), eta_dot (``o = S_ETA + nm``) or, in a state derivative, eta_ddot
+    (docs/models/spacecraft.md, "Flexible mounts"). The sums start from ``a0 .. a5`` (e.g.
+    ``r_CD = l_CD + Phi_r eta``) and add the modes in order. Inlined into the caller at numba IR
+    level (compiled with the caller's options)."""
+    ph = P_MODES + 2 * nm
+    for k in range(int(par[s, P_NM])):
+        e = q[s, o + k]
+        j = ph + 6 * k
+        a0 += par[s, j] * e
+        a1 += par[s, j + 1] * e
+        a2 += par[s, j + 2] * e
+        a3 += par[s, j + 3] * e
+        a4 += par[s, j + 4] * e
+        a5 += par[s, j + 5] * e
+    return a0, a1, a2, a3, a4, a5
+
+
+@njit(inline="always", **_JIT)
+def mount_rate(den, tx, ty, tz, ux, uy, uz):
+    """``T(theta) u`` with ``T(theta) = (I + 1/2 [theta]x) / (1 + |theta|^2/4)`` (three scalars),
+    ``den = 1 + |theta|^2/4`` given by the caller: the port mount's flexible rotation
+    ``R_flex`` = the rotation of quaternion normalise([1, theta/2]) has the angular velocity
+    ``T(theta) theta'`` (docs/models/spacecraft.md, "Flexible mounts"), and its time
+    derivative contains ``T(theta) theta''``. ``theta`` (the mount's rotation vector Phi_theta
+    eta) and ``u`` are in the carrier's body frame C, and so is the result. Inlined into the
+    caller at numba IR level (compiled with the caller's options)."""
+    return ((ux + 0.5 * (ty * uz - tz * uy)) / den,
+            (uy + 0.5 * (tz * ux - tx * uz)) / den,
+            (uz + 0.5 * (tx * uy - ty * ux)) / den)
+
+
 @njit(**_JIT)
 def _port(par, x, s, nm, hill_w, ws):
     """Port pose and twist of vehicle s into ws[s] (seed 002 §4.4, §4.6):
@@ -253,16 +290,8 @@ def _port(par, x, s, nm, hill_w, ws):
     vector theta/2): angle 2 atan(|theta|/2) = |theta| + O(|theta|^3), orthonormal so momentum
     bookkeeping is exact; its angular velocity is T(theta) Phi_theta eta_dot, and the modal
     equations use T^T so the mount exchanges energy exactly (docs/models/spacecraft.md)."""
-    w, a, b, c = x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2], x[s, S_Q + 3]
-    R00 = 1.0 - 2.0 * (b * b + c * c)
-    R01 = 2.0 * (a * b - w * c)
-    R02 = 2.0 * (a * c + w * b)
-    R10 = 2.0 * (a * b + w * c)
-    R11 = 1.0 - 2.0 * (a * a + c * c)
-    R12 = 2.0 * (b * c - w * a)
-    R20 = 2.0 * (a * c - w * b)
-    R21 = 2.0 * (b * c + w * a)
-    R22 = 1.0 - 2.0 * (a * a + b * b)
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = spatial.quat_dcm_entries(
+        x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2], x[s, S_Q + 3])
     ws[s, W_RIC + 0], ws[s, W_RIC + 1], ws[s, W_RIC + 2] = R00, R01, R02
     ws[s, W_RIC + 3], ws[s, W_RIC + 4], ws[s, W_RIC + 5] = R10, R11, R12
     ws[s, W_RIC + 6], ws[s, W_RIC + 7], ws[s, W_RIC + 8] = R20, R21, R22
@@ -270,51 +299,18 @@ def _port(par, x, s, nm, hill_w, ws):
     wy = x[s, S_W + 1] - R21 * hill_w
     wz = x[s, S_W + 2] - R22 * hill_w
     ws[s, W_WREL], ws[s, W_WREL + 1], ws[s, W_WREL + 2] = wx, wy, wz
-    dx, dy, dz = par[s, P_LCD], par[s, P_LCD + 1], par[s, P_LCD + 2]
-    tx = ty = tz = 0.0
-    vfx = vfy = vfz = 0.0
-    wfx = wfy = wfz = 0.0
-    ph = P_MODES + 2 * nm
-    for k in range(int(par[s, P_NM])):
-        e = x[s, S_ETA + k]
-        ed = x[s, S_ETA + nm + k]
-        j = ph + 6 * k
-        dx += par[s, j] * e
-        dy += par[s, j + 1] * e
-        dz += par[s, j + 2] * e
-        tx += par[s, j + 3] * e
-        ty += par[s, j + 4] * e
-        tz += par[s, j + 5] * e
-        vfx += par[s, j] * ed
-        vfy += par[s, j + 1] * ed
-        vfz += par[s, j + 2] * ed
-        wfx += par[s, j + 3] * ed
-        wfy += par[s, j + 4] * ed
-        wfz += par[s, j + 5] * ed
+    # r_cd = l_CD + Phi_r eta, theta = Phi_theta eta; v_f = Phi_r eta_dot, Phi_theta eta_dot
+    dx, dy, dz, tx, ty, tz = modal_sum(par, s, nm, x, S_ETA, par[s, P_LCD], par[s, P_LCD + 1],
+                                       par[s, P_LCD + 2], 0.0, 0.0, 0.0)
+    vfx, vfy, vfz, wfx, wfy, wfz = modal_sum(par, s, nm, x, S_ETA + nm, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     ws[s, W_RCD], ws[s, W_RCD + 1], ws[s, W_RCD + 2] = dx, dy, dz
     ws[s, W_TH], ws[s, W_TH + 1], ws[s, W_TH + 2] = tx, ty, tz
     qx, qy, qz = 0.5 * tx, 0.5 * ty, 0.5 * tz
     den = 1.0 + qx * qx + qy * qy + qz * qz
-    # angular velocity of R_flex (in C) for this parametrisation: T(theta) theta_dot with
-    # T = (I + 1/2 [theta]x) / (1 + |theta|^2/4); the modal force uses T^T (energy-consistent)
-    a0 = (wfx + 0.5 * (ty * wfz - tz * wfy)) / den
-    a1 = (wfy + 0.5 * (tz * wfx - tx * wfz)) / den
-    a2 = (wfz + 0.5 * (tx * wfy - ty * wfx)) / den
-    wfx, wfy, wfz = a0, a1, a2
+    # angular velocity of R_flex (in C): T(theta) theta_dot; the modal force uses T^T
+    wfx, wfy, wfz = mount_rate(den, tx, ty, tz, wfx, wfy, wfz)
     inv = 1.0 / math.sqrt(den)
-    qw = inv
-    qx *= inv
-    qy *= inv
-    qz *= inv
-    f00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-    f01 = 2.0 * (qx * qy - qw * qz)
-    f02 = 2.0 * (qx * qz + qw * qy)
-    f10 = 2.0 * (qx * qy + qw * qz)
-    f11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-    f12 = 2.0 * (qy * qz - qw * qx)
-    f20 = 2.0 * (qx * qz - qw * qy)
-    f21 = 2.0 * (qy * qz + qw * qx)
-    f22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    f00, f01, f02, f10, f11, f12, f20, f21, f22 = spatial.quat_dcm_entries(inv, qx * inv, qy * inv, qz * inv)
     for j in range(3):
         c0 = par[s, P_RCD + j]
         c1 = par[s, P_RCD + 3 + j]
@@ -374,40 +370,11 @@ def _relative(ws, out, o):
 
 @njit(**_JIT)
 def _dcm_row_to_quat(ws, r, out, o):
-    """out[o:o+4] = quaternion of the 3x3 DCM stored row-major at ws[0, r:r+9] (Shepperd)."""
-    m00, m01, m02 = ws[0, r], ws[0, r + 1], ws[0, r + 2]
-    m10, m11, m12 = ws[0, r + 3], ws[0, r + 4], ws[0, r + 5]
-    m20, m21, m22 = ws[0, r + 6], ws[0, r + 7], ws[0, r + 8]
-    tr = m00 + m11 + m22
-    if tr >= m00 and tr >= m11 and tr >= m22:
-        k = 2.0 * math.sqrt(1.0 + tr)
-        qw, qx, qy, qz = 0.25 * k, (m21 - m12) / k, (m02 - m20) / k, (m10 - m01) / k
-    elif m00 >= m11 and m00 >= m22:
-        k = 2.0 * math.sqrt(1.0 + m00 - m11 - m22)
-        qw, qx, qy, qz = (m21 - m12) / k, 0.25 * k, (m01 + m10) / k, (m02 + m20) / k
-    elif m11 >= m22:
-        k = 2.0 * math.sqrt(1.0 + m11 - m00 - m22)
-        qw, qx, qy, qz = (m02 - m20) / k, (m01 + m10) / k, 0.25 * k, (m12 + m21) / k
-    else:
-        k = 2.0 * math.sqrt(1.0 + m22 - m00 - m11)
-        qw, qx, qy, qz = (m10 - m01) / k, (m02 + m20) / k, (m12 + m21) / k, 0.25 * k
-    if qw < 0.0:
-        qw, qx, qy, qz = -qw, -qx, -qy, -qz
-    n = 1.0 / math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    out[o], out[o + 1], out[o + 2], out[o + 3] = qw * n, qx * n, qy * n, qz * n
-
-
-@njit(**_JIT)
-def _rotvec(qw, qx, qy, qz):
-    """Rotation vector of a unit quaternion (shortest rotation)."""
-    if qw < 0.0:
-        qw, qx, qy, qz = -qw, -qx, -qy, -qz
-    sn = math.sqrt(qx * qx + qy * qy + qz * qz)
-    if sn < 1e-12:
-        k = 2.0 / qw
-    else:
-        k = 2.0 * math.atan2(sn, qw) / sn
-    return k * qx, k * qy, k * qz
+    """out[o:o+4] = quaternion of the 3x3 DCM stored row-major at ws[0, r:r+9]
+    (``spatial.dcm_quat_entries``: Shepperd)."""
+    out[o], out[o + 1], out[o + 2], out[o + 3] = spatial.dcm_quat_entries(
+        ws[0, r], ws[0, r + 1], ws[0, r + 2], ws[0, r + 3], ws[0, r + 4], ws[0, r + 5],
+        ws[0, r + 6], ws[0, r + 7], ws[0, r + 8])
 
 
 @njit(**_JIT)
@@ -419,7 +386,7 @@ def _coupling_wrench(env, ws, rel):
     exact (docs/models/spacecraft.md)."""
     _relative(ws, rel, 0)
     r0, r1, r2 = rel[REL_R], rel[REL_R + 1], rel[REL_R + 2]
-    t0, t1, t2 = _rotvec(rel[REL_Q], rel[REL_Q + 1], rel[REL_Q + 2], rel[REL_Q + 3])
+    t0, t1, t2 = spatial.quat_rotvec_entries(rel[REL_Q], rel[REL_Q + 1], rel[REL_Q + 2], rel[REL_Q + 3])
     k, c, kr, cr = env[E_KLIN], env[E_CLIN], env[E_KROT], env[E_CROT]
     f0 = k * (r0 - env[E_R0]) + c * rel[REL_V]
     f1 = k * (r1 - env[E_R0 + 1]) + c * rel[REL_V + 1]
@@ -448,11 +415,8 @@ def _control(par, x, s, t, ws):
     if par[s, P_ROTMODE] != 0.0 or par[s, P_ROTMODE + 1] != 0.0 or par[s, P_ROTMODE + 2] != 0.0:
         # error quaternion q_e = q_ref^* (x) q  (rotation of the body away from the reference)
         rw, rx, ry, rz = par[s, P_QREF], -par[s, P_QREF + 1], -par[s, P_QREF + 2], -par[s, P_QREF + 3]
-        qw, qx, qy, qz = x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2], x[s, S_Q + 3]
-        ew = rw * qw - rx * qx - ry * qy - rz * qz
-        ex = rw * qx + rx * qw + ry * qz - rz * qy
-        ey = rw * qy - rx * qz + ry * qw + rz * qx
-        ez = rw * qz + rx * qy - ry * qx + rz * qw
+        ew, ex, ey, ez = spatial.quat_mul_entries(rw, rx, ry, rz, x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2],
+                                                  x[s, S_Q + 3])
         sg = 2.0 if ew >= 0.0 else -2.0
         for i in range(3):
             if par[s, P_ROTMODE + i] != 0.0:
@@ -578,12 +542,9 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
         xdot[s, S_W + 1] = par[s, j + 3] * t0 + par[s, j + 4] * t1 + par[s, j + 5] * t2
         xdot[s, S_W + 2] = par[s, j + 6] * t0 + par[s, j + 7] * t1 + par[s, j + 8] * t2
         # q' = 1/2 q (x) [0, w_rel]
-        qw, qx, qy, qz = x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2], x[s, S_Q + 3]
-        ox, oy, oz = ws[s, W_WREL], ws[s, W_WREL + 1], ws[s, W_WREL + 2]
-        xdot[s, S_Q] = 0.5 * (-qx * ox - qy * oy - qz * oz)
-        xdot[s, S_Q + 1] = 0.5 * (qw * ox + qy * oz - qz * oy)
-        xdot[s, S_Q + 2] = 0.5 * (qw * oy - qx * oz + qz * ox)
-        xdot[s, S_Q + 3] = 0.5 * (qw * oz + qx * oy - qy * ox)
+        xdot[s, S_Q], xdot[s, S_Q + 1], xdot[s, S_Q + 2], xdot[s, S_Q + 3] = spatial.quat_rate_entries(
+            x[s, S_Q], x[s, S_Q + 1], x[s, S_Q + 2], x[s, S_Q + 3], ws[s, W_WREL], ws[s, W_WREL + 1],
+            ws[s, W_WREL + 2])
         # port-mount modes; rotational generalised force with T(theta)^T m (see _port)
         th0, th1, th2 = ws[s, W_TH], ws[s, W_TH + 1], ws[s, W_TH + 2]
         den = 1.0 + 0.25 * (th0 * th0 + th1 * th1 + th2 * th2)
@@ -721,7 +682,7 @@ def spacecraft_invariants(par, env, x, out, ws, rel):
         out[I_L + 2] += m * (rx * vy - ry * vx)
     if env[E_COUPLED] != 0.0:
         _relative(ws, rel, 0)
-        t0, t1, t2 = _rotvec(rel[REL_Q], rel[REL_Q + 1], rel[REL_Q + 2], rel[REL_Q + 3])
+        t0, t1, t2 = spatial.quat_rotvec_entries(rel[REL_Q], rel[REL_Q + 1], rel[REL_Q + 2], rel[REL_Q + 3])
         d0 = rel[REL_R] - env[E_R0]
         d1 = rel[REL_R + 1] - env[E_R0 + 1]
         d2 = rel[REL_R + 2] - env[E_R0 + 2]

@@ -12,9 +12,13 @@ Conventions (docs/conventions.md, ../shared/docs/architecture.md):
 * Wrenches are ``[f; m]`` with m about the frame origin, twists ``[v; omega]`` with v the
   velocity of the frame origin.
 
-Every function is ``@njit(cache=True)``, writes into caller-provided ``out`` arrays and
+Every function is ``@njit(**rt.jit.KERNEL)``, writes into caller-provided ``out`` arrays and
 allocates nothing, so kernels can call them inside their inner loops. ``out`` may not alias
-an input unless the docstring says so.
+an input unless the docstring says so. The formulas that kernels also need on scalars (a
+rotation kept in nine locals, a quaternion in four) are written once, as ``*_entries``
+functions that take and return scalars (tuples) and are inlined into their caller at numba IR
+level, so they compile with the caller's own options (fastmath contraction, error model); the
+array functions are those same formulas over arrays.
 """
 from __future__ import annotations
 
@@ -100,15 +104,24 @@ def mattmul3(A, B, out):
 # -------------------------------------------------------------------------- quaternions
 
 
+@njit(inline="always", **KERNEL)
+def quat_mul_entries(pw, px, py, pz, qw, qx, qy, qz):
+    """Hamilton product ``p (x) q`` of two quaternions given as scalars (scalar first), returned
+    as ``(w, x, y, z)``: ``[pw qw - p.q, pw q + qw p + p x q]``; with p = q_ab, q = q_bc it is
+    q_ac (docs/conventions.md). For kernels that keep quaternions in scalars; inlined into the
+    caller at numba IR level (compiled with the caller's options). :func:`quat_mul` is this
+    formula over arrays."""
+    return (pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw)
+
+
 @njit(**KERNEL)
 def quat_mul(p, q, out):
-    """Hamilton product out = p (x) q; with p = q_ab, q = q_bc gives q_ac."""
-    pw, px, py, pz = p[0], p[1], p[2], p[3]
-    qw, qx, qy, qz = q[0], q[1], q[2], q[3]
-    out[0] = pw * qw - px * qx - py * qy - pz * qz
-    out[1] = pw * qx + px * qw + py * qz - pz * qy
-    out[2] = pw * qy - px * qz + py * qw + pz * qx
-    out[3] = pw * qz + px * qy - py * qx + pz * qw
+    """Hamilton product out = p (x) q; with p = q_ab, q = q_bc gives q_ac
+    (:func:`quat_mul_entries`; out may alias p or q)."""
+    out[0], out[1], out[2], out[3] = quat_mul_entries(p[0], p[1], p[2], p[3], q[0], q[1], q[2], q[3])
 
 
 @njit(**KERNEL)
@@ -131,90 +144,117 @@ def quat_normalize(q):
     return n
 
 
+@njit(inline="always", **KERNEL)
+def quat_dcm_entries(w, x, y, z):
+    """The nine entries of ``R_ab``, row-major ``(r00, r01, r02, r10, ..., r22)``, of the unit
+    Hamilton quaternion ``q_ab = [w, x, y, z]`` (scalar first; b-components -> a-components):
+
+        R = I + 2 w [u]x + 2 [u]x^2,   u = (x, y, z)
+
+    (the Euler–Rodrigues form, in the conventions of docs/conventions.md). For kernels that
+    keep R in scalars (no array, no allocation); inlined into the caller at numba IR level, so
+    it compiles with the caller's own options (fastmath, error model). :func:`quat_to_dcm` is
+    this formula into an array."""
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
+            2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
+            2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y))
+
+
 @njit(**KERNEL)
 def quat_to_dcm(q, out):
-    """out = R_ab for q = q_ab (q must be unit)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    out[0, 1] = 2.0 * (x * y - w * z)
-    out[0, 2] = 2.0 * (x * z + w * y)
-    out[1, 0] = 2.0 * (x * y + w * z)
-    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    out[1, 2] = 2.0 * (y * z - w * x)
-    out[2, 0] = 2.0 * (x * z - w * y)
-    out[2, 1] = 2.0 * (y * z + w * x)
-    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    """out = R_ab for q = q_ab (q must be unit); the entries of :func:`quat_dcm_entries`."""
+    (out[0, 0], out[0, 1], out[0, 2], out[1, 0], out[1, 1], out[1, 2],
+     out[2, 0], out[2, 1], out[2, 2]) = quat_dcm_entries(q[0], q[1], q[2], q[3])
+
+
+@njit(inline="always", **KERNEL)
+def dcm_quat_entries(m00, m01, m02, m10, m11, m12, m20, m21, m22):
+    """``q_ab = (w, x, y, z)`` of ``R_ab`` given by its nine entries (row-major): Shepperd's
+    method (S. W. Shepperd, "Quaternion from rotation matrix", J. Guidance and Control 1(3),
+    1978: the largest of w, x, y, z from the trace or a diagonal entry, the others from the
+    off-diagonal sums and differences), scalar part made non-negative, normalised (a zero
+    result is returned as it is). For kernels that keep R in scalars; inlined into the caller
+    at numba IR level (compiled with the caller's options). :func:`dcm_to_quat` is this formula
+    over arrays."""
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        s = 2.0 * math.sqrt(1.0 + tr)
+        qw, qx, qy, qz = 0.25 * s, (m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s
+    elif m00 >= m11 and m00 >= m22:
+        s = 2.0 * math.sqrt(1.0 + m00 - m11 - m22)
+        qw, qx, qy, qz = (m21 - m12) / s, 0.25 * s, (m01 + m10) / s, (m02 + m20) / s
+    elif m11 >= m22:
+        s = 2.0 * math.sqrt(1.0 + m11 - m00 - m22)
+        qw, qx, qy, qz = (m02 - m20) / s, (m01 + m10) / s, 0.25 * s, (m12 + m21) / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + m22 - m00 - m11)
+        qw, qx, qy, qz = (m10 - m01) / s, (m02 + m20) / s, (m12 + m21) / s, 0.25 * s
+    if qw < 0.0:
+        qw, qx, qy, qz = -qw, -qx, -qy, -qz
+    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    if n > 0.0:
+        inv = 1.0 / n
+        qw *= inv
+        qx *= inv
+        qy *= inv
+        qz *= inv
+    return qw, qx, qy, qz
 
 
 @njit(**KERNEL)
 def dcm_to_quat(R, out):
-    """out = q_ab for R = R_ab (Shepperd's method, scalar part made non-negative)."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr >= R[0, 0] and tr >= R[1, 1] and tr >= R[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + tr)
-        out[0] = 0.25 * s
-        out[1] = (R[2, 1] - R[1, 2]) / s
-        out[2] = (R[0, 2] - R[2, 0]) / s
-        out[3] = (R[1, 0] - R[0, 1]) / s
-    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        out[0] = (R[2, 1] - R[1, 2]) / s
-        out[1] = 0.25 * s
-        out[2] = (R[0, 1] + R[1, 0]) / s
-        out[3] = (R[0, 2] + R[2, 0]) / s
-    elif R[1, 1] >= R[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        out[0] = (R[0, 2] - R[2, 0]) / s
-        out[1] = (R[0, 1] + R[1, 0]) / s
-        out[2] = 0.25 * s
-        out[3] = (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        out[0] = (R[1, 0] - R[0, 1]) / s
-        out[1] = (R[0, 2] + R[2, 0]) / s
-        out[2] = (R[1, 2] + R[2, 1]) / s
-        out[3] = 0.25 * s
-    if out[0] < 0.0:
-        for i in range(4):
-            out[i] = -out[i]
-    quat_normalize(out)
+    """out = q_ab for R = R_ab (Shepperd's method, scalar part made non-negative;
+    :func:`dcm_quat_entries`)."""
+    out[0], out[1], out[2], out[3] = dcm_quat_entries(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
+                                                      R[2, 0], R[2, 1], R[2, 2])
+
+
+@njit(inline="always", **KERNEL)
+def quat_rotate_entries(w, x, y, z, vx, vy, vz):
+    """``R(q) v`` for the unit quaternion ``q = [w, x, y, z]`` and ``v`` given as scalars, i.e.
+    ``v_a`` from ``v_b`` for ``q = q_ab``, without forming R: with ``u = (x, y, z)``,
+    ``t = 2 u x v``, ``R(q) v = v + w t + u x t`` (docs/conventions.md). ``R(q)^T v`` is the same
+    with ``u`` negated. Inlined into the caller at numba IR level (compiled with the caller's
+    options); :func:`quat_rotate` and :func:`quat_rotate_inv` are this formula over arrays."""
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return (vx + w * tx + (y * tz - z * ty),
+            vy + w * ty + (z * tx - x * tz),
+            vz + w * tz + (x * ty - y * tx))
 
 
 @njit(**KERNEL)
 def quat_rotate(q, v, out):
-    """out = R(q) @ v, i.e. v_a from v_b for q = q_ab (out may not alias v)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    # t = 2 (u x v); out = v + w t + u x t, u = (x, y, z)
-    tx = 2.0 * (y * v[2] - z * v[1])
-    ty = 2.0 * (z * v[0] - x * v[2])
-    tz = 2.0 * (x * v[1] - y * v[0])
-    out[0] = v[0] + w * tx + (y * tz - z * ty)
-    out[1] = v[1] + w * ty + (z * tx - x * tz)
-    out[2] = v[2] + w * tz + (x * ty - y * tx)
+    """out = R(q) @ v, i.e. v_a from v_b for q = q_ab (:func:`quat_rotate_entries`; out may
+    alias v)."""
+    out[0], out[1], out[2] = quat_rotate_entries(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
 
 
 @njit(**KERNEL)
 def quat_rotate_inv(q, v, out):
-    """out = R(q).T @ v, i.e. v_b from v_a for q = q_ab (out may not alias v)."""
-    w, x, y, z = q[0], -q[1], -q[2], -q[3]
-    tx = 2.0 * (y * v[2] - z * v[1])
-    ty = 2.0 * (z * v[0] - x * v[2])
-    tz = 2.0 * (x * v[1] - y * v[0])
-    out[0] = v[0] + w * tx + (y * tz - z * ty)
-    out[1] = v[1] + w * ty + (z * tx - x * tz)
-    out[2] = v[2] + w * tz + (x * ty - y * tx)
+    """out = R(q).T @ v, i.e. v_b from v_a for q = q_ab (:func:`quat_rotate_entries` of the
+    conjugate; out may alias v)."""
+    out[0], out[1], out[2] = quat_rotate_entries(q[0], -q[1], -q[2], -q[3], v[0], v[1], v[2])
+
+
+@njit(inline="always", **KERNEL)
+def quat_rate_entries(w, x, y, z, ox, oy, oz):
+    """Quaternion kinematics in scalars: for ``q_ab = [w, x, y, z]`` and ``(ox, oy, oz)`` the
+    angular velocity of b relative to a in b-components, ``q_dot = 1/2 q (x) [0, omega_b]``
+    (docs/conventions.md) as ``(w', x', y', z')``. Inlined into the caller at numba IR level
+    (compiled with the caller's options); :func:`quat_kinematics` is this formula over arrays."""
+    return (0.5 * (-x * ox - y * oy - z * oz),
+            0.5 * (w * ox + y * oz - z * oy),
+            0.5 * (w * oy - x * oz + z * ox),
+            0.5 * (w * oz + x * oy - y * ox))
 
 
 @njit(**KERNEL)
 def quat_kinematics(q, omega_b, out):
     """Quaternion rate: for q = q_ab and omega_b the angular velocity of b relative to a in
-    b-components, out = q_dot = 1/2 q (x) [0, omega_b]."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    ox, oy, oz = omega_b[0], omega_b[1], omega_b[2]
-    out[0] = 0.5 * (-x * ox - y * oy - z * oz)
-    out[1] = 0.5 * (w * ox + y * oz - z * oy)
-    out[2] = 0.5 * (w * oy - x * oz + z * ox)
-    out[3] = 0.5 * (w * oz + x * oy - y * ox)
+    b-components, out = q_dot = 1/2 q (x) [0, omega_b] (:func:`quat_rate_entries`)."""
+    out[0], out[1], out[2], out[3] = quat_rate_entries(q[0], q[1], q[2], q[3], omega_b[0], omega_b[1], omega_b[2])
 
 
 @njit(**KERNEL)
@@ -233,11 +273,15 @@ def quat_from_rotvec(phi, out):
     out[3] = k * phi[2]
 
 
-@njit(**KERNEL)
-def quat_to_rotvec(q, out):
-    """Inverse of :func:`quat_from_rotvec` (shortest rotation, angle in [0, pi])."""
-    w = q[0]
-    s = math.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+@njit(inline="always", **KERNEL)
+def quat_rotvec_entries(w, x, y, z):
+    """Rotation vector ``phi`` (3 scalars) of the unit quaternion ``[w, x, y, z]``, the shortest
+    rotation (angle in [0, pi]): ``phi = 2 atan2(|u|, |w|) / |u| * sign(w) u``, ``u = (x, y, z)``;
+    below |u| = 1e-12 the limit ``2 / |w| * sign(w) u`` (zero for a zero quaternion). The
+    inverse of :func:`quat_from_rotvec` (q_ab <-> phi in a- (= b-) components). Inlined into
+    the caller at numba IR level (compiled with the caller's options); :func:`quat_to_rotvec`
+    is this formula over arrays."""
+    s = math.sqrt(x * x + y * y + z * z)
     sign = 1.0
     if w < 0.0:
         w = -w
@@ -247,20 +291,25 @@ def quat_to_rotvec(q, out):
         k = 2.0 / w if w > 0.0 else 0.0
     else:
         k = angle / s
-    out[0] = sign * k * q[1]
-    out[1] = sign * k * q[2]
-    out[2] = sign * k * q[3]
+    return sign * k * x, sign * k * y, sign * k * z
+
+
+@njit(**KERNEL)
+def quat_to_rotvec(q, out):
+    """Inverse of :func:`quat_from_rotvec` (shortest rotation, angle in [0, pi];
+    :func:`quat_rotvec_entries`)."""
+    out[0], out[1], out[2] = quat_rotvec_entries(q[0], q[1], q[2], q[3])
 
 
 # ------------------------------------------------------------------ rotation sequences
 
 
 @njit(**KERNEL)
-def dcm_axis(axis, angle, out):
-    """Elementary DCM of a frame rotated by ``angle`` about its own ``axis`` (0, 1, 2):
-    ``out = R_new_old`` = the seeds' alpha^x, alpha^y, alpha^z (seed-digest §0)."""
-    c = math.cos(angle)
-    s = math.sin(angle)
+def dcm_axis_cs(axis, c, s, out):
+    """:func:`dcm_axis` from the angle's cosine ``c`` and sine ``s`` (for callers that have
+    them already): ``out = R_new_old`` of a frame rotated about its own ``axis`` (0, 1, 2), the
+    seeds' elementary matrices alpha^x, alpha^y, alpha^z (seed-digest §0), e.g. alpha^z =
+    [[c, s, 0], [-s, c, 0], [0, 0, 1]]."""
     for i in range(3):
         for j in range(3):
             out[i, j] = 0.0
@@ -282,6 +331,13 @@ def dcm_axis(axis, angle, out):
         out[0, 1] = s
         out[1, 0] = -s
         out[1, 1] = c
+
+
+@njit(**KERNEL)
+def dcm_axis(axis, angle, out):
+    """Elementary DCM of a frame rotated by ``angle`` about its own ``axis`` (0, 1, 2):
+    ``out = R_new_old`` = the seeds' alpha^x, alpha^y, alpha^z (seed-digest §0)."""
+    dcm_axis_cs(axis, math.cos(angle), math.sin(angle), out)
 
 
 @njit(**KERNEL)
@@ -345,6 +401,15 @@ def sequence_from_dcm(axes, R_BA, out):
 
 
 # ------------------------------------------------------------------ wrench and twist
+
+
+@njit(inline="always", **KERNEL)
+def wrench_norms(w):
+    """``(|f|, |m|)``: the magnitudes of the force and of the moment of a wrench ``w = [f; m]``
+    (any frame: both are invariant under rotation; |m| depends on the moment's reference point).
+    Inlined into the caller (compiled with its options)."""
+    return (math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2),
+            math.sqrt(w[3] ** 2 + w[4] ** 2 + w[5] ** 2))
 
 
 @njit(**KERNEL)

@@ -26,6 +26,7 @@ from enum import IntEnum
 import numpy as np
 from numba import njit
 
+from rt.dynamics import linalg as LA
 from rt.dynamics import spatial as S
 from rt.jit import KERNEL
 
@@ -129,12 +130,11 @@ def default_geometry() -> HexapodGeometry:
 # ----------------------------------------------------------------------------- kernels
 
 
-@njit(**KERNEL)
-def inverse(base, top, pose, lengths_out, J_out):
-    """Leg lengths (6) and the Jacobian J (6, 6) of the top pose ``[p_BT_B, q_BT]``.
-
-    ``q_BT`` need not be exactly unit: it is used normalised (the array itself is untouched).
-    """
+@njit(inline="always", **KERNEL)
+def pose_quat(pose):
+    """``q_BT`` of a top pose ``[p_BT_B, q_BT]`` (T-components -> B-components, scalar first) as
+    four scalars, normalised: ``q / |q|``; a zero quaternion is returned as it is. The pose array
+    is untouched. Inlined into the caller (compiled with its options)."""
     qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
     n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
     if n > 0.0:
@@ -142,16 +142,25 @@ def inverse(base, top, pose, lengths_out, J_out):
         qx /= n
         qy /= n
         qz /= n
-    # R_BT entries
-    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-    r01 = 2.0 * (qx * qy - qw * qz)
-    r02 = 2.0 * (qx * qz + qw * qy)
-    r10 = 2.0 * (qx * qy + qw * qz)
-    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-    r12 = 2.0 * (qy * qz - qw * qx)
-    r20 = 2.0 * (qx * qz - qw * qy)
-    r21 = 2.0 * (qy * qz + qw * qx)
-    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    return qw, qx, qy, qz
+
+
+@njit(inline="always", **KERNEL)
+def pose_dcm(pose):
+    """The nine entries of ``R_BT`` (row-major; T-components -> B-components) of a top pose
+    ``[p_BT_B, q_BT]``, its quaternion used normalised (:func:`pose_quat`,
+    ``spatial.quat_dcm_entries``). Inlined into the caller (compiled with its options)."""
+    qw, qx, qy, qz = pose_quat(pose)
+    return S.quat_dcm_entries(qw, qx, qy, qz)
+
+
+@njit(**KERNEL)
+def inverse(base, top, pose, lengths_out, J_out):
+    """Leg lengths (6) and the Jacobian J (6, 6) of the top pose ``[p_BT_B, q_BT]``.
+
+    ``q_BT`` need not be exactly unit: it is used normalised (the array itself is untouched).
+    """
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = pose_dcm(pose)
     for i in range(6):
         tx, ty, tz = top[i, 0], top[i, 1], top[i, 2]
         rx = r00 * tx + r01 * ty + r02 * tz
@@ -175,13 +184,7 @@ def inverse(base, top, pose, lengths_out, J_out):
 @njit(**KERNEL)
 def leg_lengths(base, top, pose, lengths_out):
     """Leg lengths only (no Jacobian)."""
-    qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
-    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    if n > 0.0:
-        qw /= n
-        qx /= n
-        qy /= n
-        qz /= n
+    qw, qx, qy, qz = pose_quat(pose)
     for i in range(6):
         tx, ty, tz = top[i, 0], top[i, 1], top[i, 2]
         # r = t + 2 w (u x t) + 2 u x (u x t)
@@ -211,23 +214,8 @@ def solve6(A, b, x):
     if not scale > 0.0:
         return False
     for k in range(n):
-        p = k
-        best = abs(A[k, k])
-        for i in range(k + 1, n):
-            a = abs(A[i, k])
-            if a > best:
-                best = a
-                p = i
-        if best <= 1e-14 * scale:
+        if not LA.partial_pivot(A, b, k, n, 1e-14 * scale):
             return False
-        if p != k:
-            for j in range(n):
-                t = A[k, j]
-                A[k, j] = A[p, j]
-                A[p, j] = t
-            t = b[k]
-            b[k] = b[p]
-            b[p] = t
         inv = 1.0 / A[k, k]
         for i in range(k + 1, n):
             f = A[i, k] * inv
@@ -235,11 +223,7 @@ def solve6(A, b, x):
                 for j in range(k, n):
                     A[i, j] -= f * A[k, j]
                 b[i] -= f * b[k]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for j in range(i + 1, n):
-            s -= A[i, j] * x[j]
-        x[i] = s / A[i, i]
+    LA.back_substitute(A, b, x, n)
     return True
 
 
@@ -297,11 +281,8 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
         pose_out[2] += dx[2]
         # q <- exp(dphi) (x) q  (dphi in B)
         S.quat_from_rotvec(dx[3:6], dq)
-        w, x, y, z = pose_out[3], pose_out[4], pose_out[5], pose_out[6]
-        pose_out[3] = dq[0] * w - dq[1] * x - dq[2] * y - dq[3] * z
-        pose_out[4] = dq[0] * x + dq[1] * w + dq[2] * z - dq[3] * y
-        pose_out[5] = dq[0] * y - dq[1] * z + dq[2] * w + dq[3] * x
-        pose_out[6] = dq[0] * z + dq[1] * y - dq[2] * x + dq[3] * w
+        pose_out[3], pose_out[4], pose_out[5], pose_out[6] = S.quat_mul_entries(
+            dq[0], dq[1], dq[2], dq[3], pose_out[3], pose_out[4], pose_out[5], pose_out[6])
         S.quat_normalize(pose_out[3:7])
         if rmax < tol_m and smax < 1e3 * tol_m:
             if pose_out[3] < 0.0:

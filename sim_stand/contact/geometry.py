@@ -82,6 +82,27 @@ def edge_plane(f, i):
             f[F_NU] * ey - f[F_NU + 1] * ex)
 
 
+@njit(inline="always", **JIT)
+def _clip_halfspace(g0, gd, t0, t1):
+    """One clipping step of a segment p(t), t in [t0, t1], against a half-space g(p) >= 0 (the
+    Cyrus–Beck step): ``g0`` is g at t = 0 and ``gd`` its rate along the segment, so the
+    segment is inside for g0 + t gd >= 0. Returns ``(inside, t0, t1)``: the interval narrowed
+    to that part (which may leave it empty, t0 > t1), or inside = False when the segment runs
+    parallel to the plane (|gd| < EPS) outside it."""
+    if abs(gd) < EPS:
+        if g0 < 0.0:
+            return False, t0, t1
+    elif gd > 0.0:
+        t = -g0 / gd
+        if t > t0:
+            t0 = t
+    else:
+        t = -g0 / gd
+        if t < t1:
+            t1 = t
+    return True, t0, t1
+
+
 @njit(**JIT)
 def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     """Clip the segment a + t (b - a), t in [0, 1], to the prism of a one-sided face row ``f``
@@ -99,34 +120,16 @@ def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     # depth window: nu.(p - o) + depth >= 0
     g0 = (ax - f[F_A]) * nx + (ay - f[F_A + 1]) * ny + (az - f[F_A + 2]) * nz + f[F_DEPTH]
     gd = dx * nx + dy * ny + dz * nz
-    if abs(gd) < EPS:
-        if g0 < 0.0:
-            return False
-    elif gd > 0.0:
-        t = -g0 / gd
-        if t > t0:
-            t0 = t
-    else:
-        t = -g0 / gd
-        if t < t1:
-            t1 = t
+    inside, t0, t1 = _clip_halfspace(g0, gd, t0, t1)
+    if not inside:
+        return False
     if f[F_KIND] == K_POLYGON:
         for i in range(int(f[F_NV])):
             k, mx, my, mz = edge_plane(f, i)
             g0 = (ax - f[k]) * mx + (ay - f[k + 1]) * my + (az - f[k + 2]) * mz
             gd = dx * mx + dy * my + dz * mz
-            if abs(gd) < EPS:
-                if g0 < 0.0:
-                    return False
-            elif gd > 0.0:
-                t = -g0 / gd
-                if t > t0:
-                    t0 = t
-            else:
-                t = -g0 / gd
-                if t < t1:
-                    t1 = t
-            if t0 > t1:
+            inside, t0, t1 = _clip_halfspace(g0, gd, t0, t1)
+            if not inside or t0 > t1:
                 return False
     if t0 > t1:
         return False

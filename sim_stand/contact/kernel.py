@@ -150,6 +150,18 @@ _AFF = 40          # AFF_FACES * AW floats: affine latch rows
 SCRATCH = _AFF + AFF_FACES * AW
 
 
+@njit(inline="always", **JIT)
+def _point_to_P(feat, featP, i, k, R, px, py, pz):
+    """The point at ``feat[i, k:k+3]`` (link frame E_j) into ``featP[i, k:k+3]`` (P):
+    ``p_P = p_PE + R_PE p_E``, with ``R = R_PE`` and ``(px, py, pz) = p_PE``."""
+    x = feat[i, k]
+    y = feat[i, k + 1]
+    z = feat[i, k + 2]
+    featP[i, k] = px + R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
+    featP[i, k + 1] = py + R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
+    featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+
+
 @njit(**JIT)
 def transform_active(feat, featP, link_pose, Rl):
     """Active feature rows (E_j) -> P rows in ``featP`` (passive rows are left untouched)."""
@@ -167,12 +179,7 @@ def transform_active(feat, featP, link_pose, Rl):
         kind = feat[i, F_KIND]
         # points: A, B, bounding centre, polygon vertices; vectors: NU
         for k in (F_A, F_B, F_BC):
-            x = feat[i, k]
-            y = feat[i, k + 1]
-            z = feat[i, k + 2]
-            featP[i, k] = px + R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
-            featP[i, k + 1] = py + R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
-            featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+            _point_to_P(feat, featP, i, k, R, px, py, pz)
         x = feat[i, F_NU]
         y = feat[i, F_NU + 1]
         z = feat[i, F_NU + 2]
@@ -181,13 +188,7 @@ def transform_active(feat, featP, link_pose, Rl):
         featP[i, F_NU + 2] = R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
         if kind == K_POLYGON:
             for v in range(int(feat[i, F_NV])):
-                k = F_V + 3 * v
-                x = feat[i, k]
-                y = feat[i, k + 1]
-                z = feat[i, k + 2]
-                featP[i, k] = px + R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
-                featP[i, k + 1] = py + R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
-                featP[i, k + 2] = pz + R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+                _point_to_P(feat, featP, i, F_V + 3 * v, R, px, py, pz)
 
 
 @njit(**JIT)

@@ -20,6 +20,20 @@ LATCH_STATE_NAMES = {K.LAT_FREE: "free", K.LAT_DEFLECTED: "deflected",
                      K.LAT_BOTTOMED: "bottomed", K.LAT_ENGAGED: "engaged"}
 
 
+def latch_state_names(packed: Packed, state: np.ndarray) -> list[str]:
+    """The state of every latch of a packed interface, by name, from a contact state array
+    (``kernel.S_LATCH0`` on): "triggered" / "idle" for a capture sensor, else
+    :data:`LATCH_STATE_NAMES`."""
+    out = []
+    for l in range(packed.lat.shape[0]):
+        s = int(state[K.S_LATCH0 + l])
+        if packed.lat[l, K.L_KIND] == 1.0:
+            out.append("triggered" if s == K.SEN_TRIGGERED else "idle")
+        else:
+            out.append(LATCH_STATE_NAMES[s])
+    return out
+
+
 class PenetrationLimitExceeded(RuntimeError):
     """A contact penetrated deeper than its limit (seed 002 §4.7 abort rule). The message is::
 
@@ -125,14 +139,7 @@ class ContactModel:
         return int(self.info[0])
 
     def latch_states(self) -> list[str]:
-        out = []
-        for l in range(self.packed.lat.shape[0]):
-            s = int(self.state[K.S_LATCH0 + l])
-            if self.packed.lat[l, K.L_KIND] == 1.0:
-                out.append("triggered" if s == K.SEN_TRIGGERED else "idle")
-            else:
-                out.append(LATCH_STATE_NAMES[s])
-        return out
+        return latch_state_names(self.packed, self.state)
 
     @property
     def captured(self) -> bool:

@@ -35,18 +35,25 @@ def _k_at(P, lo, s, n):
 
 
 @njit(cache=True)
+def _table_point(P, lo, s, n):
+    """Index i of the spring table's last point at or below the stroke s (0 below the first
+    point): s lies in the table segment [s_i, s_i+1) (the last one extends to the right), on
+    which the stiffness is linear."""
+    if n == 1 or s <= P[lo + L_SP_S]:
+        return 0
+    i = 0
+    while i < n - 1 and P[lo + L_SP_S + i + 1] <= s:
+        i += 1
+    return i
+
+
+@njit(cache=True)
 def spring_K(P, lo, s):
     """K(s) = int_0^s k(sigma) d sigma (exact for the piecewise-linear table)."""
     n = int(P[lo + L_SP_NT])
     if n == 0:
         return 0.0
-    # find the table point i at or below s (or the first one); K(s_i) is precomputed
-    if n == 1 or s <= P[lo + L_SP_S]:
-        i = 0
-    else:
-        i = 0
-        while i < n - 1 and P[lo + L_SP_S + i + 1] <= s:
-            i += 1
+    i = _table_point(P, lo, s, n)       # K(s_i) is precomputed
     si = P[lo + L_SP_S + i]
     ki = _k_at(P, lo, si, n)
     ks = _k_at(P, lo, s, n)
@@ -68,12 +75,7 @@ def spring_potential(P, lo, s):
     n = int(P[lo + L_SP_NT])
     if n == 0:
         return 0.0
-    if n == 1 or s <= P[lo + L_SP_S]:
-        i = 0
-    else:
-        i = 0
-        while i < n - 1 and P[lo + L_SP_S + i + 1] <= s:
-            i += 1
+    i = _table_point(P, lo, s, n)
     si = P[lo + L_SP_S + i]
     # no table point lies strictly between s_i and s, so K is quadratic there: Simpson is exact
     acc = P[lo + L_SP_VC + i] + (s - si) / 6.0 * (

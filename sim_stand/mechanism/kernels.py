@@ -32,6 +32,8 @@ import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
 
+from rt.dynamics import linalg as LA
+from rt.dynamics import spatial as SP
 from sim_stand.mechanism import devices as dv
 from sim_stand.mechanism.layout import (DEV_BRAKE, DEV_DAMPER, DEV_DRIVE, DEV_EMD, DEV_SPRING,
                                         DEV_STOP, H_IC, H_MC, H_NEWTON, H_NLEGS, H_OUT, H_WS, HDR,
@@ -78,32 +80,6 @@ def ring_dcm(psi, theta, phi, R):
     R[2, 2] = -sph * sth * sps + cph * cps
 
 
-@njit(inline="always", **_JIT)
-def _elem(axis, c, s, R):
-    """Elementary frame-rotation DCM alpha^axis (seed-digest §0)."""
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = 0.0
-    if axis == 0:
-        R[0, 0] = 1.0
-        R[1, 1] = c
-        R[1, 2] = s
-        R[2, 1] = -s
-        R[2, 2] = c
-    elif axis == 1:
-        R[1, 1] = 1.0
-        R[0, 0] = c
-        R[0, 2] = -s
-        R[2, 0] = s
-        R[2, 2] = c
-    else:
-        R[2, 2] = 1.0
-        R[0, 0] = c
-        R[0, 1] = s
-        R[1, 0] = -s
-        R[1, 1] = c
-
-
 # ======================================================================= leg kinematics
 @njit(**_JIT)
 def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
@@ -128,25 +104,12 @@ def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
             for m in range(3):
                 acc += g[3 * ax + m] * tau[j, m, b]
             e0[j, b] = acc
-        # beta = alpha(p) gamma
-        if isP:
-            for a in range(3):
-                for b in range(3):
-                    beta[j, a, b] = g[3 * a + b]
-        else:
-            c = math.cos(p[j])
-            s = math.sin(p[j])
-            # rows of gamma mixed by the elementary rotation
-            if ax == 0:
-                r1, r2 = 1, 2
-            elif ax == 1:
-                r1, r2 = 2, 0
-            else:
-                r1, r2 = 0, 1
+        # beta = alpha(p) gamma (a revolute joint's elementary rotation mixes two rows of gamma)
+        for a in range(3):
             for b in range(3):
-                beta[j, ax, b] = g[3 * ax + b]
-                beta[j, r1, b] = c * g[3 * r1 + b] + s * g[3 * r2 + b]
-                beta[j, r2, b] = -s * g[3 * r1 + b] + c * g[3 * r2 + b]
+                beta[j, a, b] = g[3 * a + b]
+        if not isP:
+            SP.premul_axis(ax, p[j], beta[j])
         # r_{j-1,j} = l + gamma^T t
         for a in range(3):
             rloc[j, a] = lj[a]
@@ -211,22 +174,8 @@ def _lu(A, LU, piv, m):
             scale = max(scale, abs(A[i, j]))
     tol = PIVOT_TOL * max(scale, TINY)
     for k in range(m):
-        best = k
-        bv = abs(LU[k, k])
-        for i in range(k + 1, m):
-            if abs(LU[i, k]) > bv:
-                bv = abs(LU[i, k])
-                best = i
-        if bv <= tol:
+        if not LA.partial_pivot(LU, piv, k, m, tol):
             return False
-        if best != k:
-            for j in range(m):
-                t = LU[k, j]
-                LU[k, j] = LU[best, j]
-                LU[best, j] = t
-            t2 = piv[k]
-            piv[k] = piv[best]
-            piv[best] = t2
         for i in range(k + 1, m):
             f = LU[i, k] / LU[k, k]
             LU[i, k] = f
@@ -255,11 +204,7 @@ def _lu_solve(LU, piv, m, x):
         for j in range(i):
             s -= LU[i, j] * x[j]
         x[i] = s
-    for i in range(m - 1, -1, -1):
-        s = x[i]
-        for j in range(i + 1, m):
-            s -= LU[i, j] * x[j]
-        x[i] = s / LU[i, i]
+    LA.back_substitute(LU, x, x, m)
 
 
 @njit(**_JIT)
@@ -352,11 +297,11 @@ def leg_ik(P, lo, rC, aC, p, Z, T):
             return STATUS_OK
         p[3] = L - P[lo + L_IKA]
         # zero-twist frame Z = alpha^z(p2) alpha^y(p1) gamma_0
-        _elem(1, math.cos(p[0]), math.sin(p[0]), T)
+        SP.dcm_axis_cs(1, math.cos(p[0]), math.sin(p[0]), T)
         for a in range(3):
             for b in range(3):
                 Z[a, b] = T[a, 0] * g0[b] + T[a, 1] * g0[3 + b] + T[a, 2] * g0[6 + b]
-        _elem(2, math.cos(p[1]), math.sin(p[1]), T)
+        SP.dcm_axis_cs(2, math.cos(p[1]), math.sin(p[1]), T)
         return _twist_after(P, lo, aC, T, Z, p, 2)
     # Hunt legs: crank about y of the base joint frame; tip = l12 [c1, 0, -s1]
     l12 = P[lo + L_IKA]
@@ -388,7 +333,7 @@ def leg_ik(P, lo, rC, aC, p, Z, T):
     if st != STATUS_OK or typ == RUS:
         return st
     # zero-twist frame Z = alpha^z(p3) alpha^y(p2) gamma_1 alpha^y(p1) gamma_0
-    _elem(1, c1, s1, T)
+    SP.dcm_axis_cs(1, c1, s1, T)
     for a in range(3):
         for b in range(3):
             Z[a, b] = T[a, 0] * g0[b] + T[a, 1] * g0[3 + b] + T[a, 2] * g0[6 + b]
@@ -400,9 +345,9 @@ def leg_ik(P, lo, rC, aC, p, Z, T):
         Z[0, b] = g1[0] * z0 + g1[1] * z1 + g1[2] * z2
         Z[1, b] = g1[3] * z0 + g1[4] * z1 + g1[5] * z2
         Z[2, b] = g1[6] * z0 + g1[7] * z1 + g1[8] * z2
-    _elem(1, math.cos(p[1]), math.sin(p[1]), T)
+    SP.dcm_axis_cs(1, math.cos(p[1]), math.sin(p[1]), T)
     _premul(T, Z)
-    _elem(2, math.cos(p[2]), math.sin(p[2]), T)
+    SP.dcm_axis_cs(2, math.cos(p[2]), math.sin(p[2]), T)
     return _twist_after(P, lo, aC, T, Z, p, 3)
 
 
@@ -502,19 +447,7 @@ def leg_crba(P, lo, beta, rloc, A, tmp):
                 else:
                     tmp[4 + b, ax] = 1.0
             else:
-                # v_b = beta_b (v_{b-1} + om_{b-1} x r);  om_b = beta_b om_{b-1}
-                o0 = tmp[4 + b - 1, 0]
-                o1 = tmp[4 + b - 1, 1]
-                o2 = tmp[4 + b - 1, 2]
-                r0_ = rloc[b, 0]
-                r1_ = rloc[b, 1]
-                r2_ = rloc[b, 2]
-                x0 = tmp[b - 1, 0] + o1 * r2_ - o2 * r1_
-                x1 = tmp[b - 1, 1] + o2 * r0_ - o0 * r2_
-                x2 = tmp[b - 1, 2] + o0 * r1_ - o1 * r0_
-                for a in range(3):
-                    tmp[b, a] = beta[b, a, 0] * x0 + beta[b, a, 1] * x1 + beta[b, a, 2] * x2
-                    tmp[4 + b, a] = beta[b, a, 0] * o0 + beta[b, a, 1] * o1 + beta[b, a, 2] * o2
+                _propagate(beta, rloc, b, tmp)
             v0 = tmp[b, 0]
             v1 = tmp[b, 1]
             v2 = tmp[b, 2]
@@ -542,23 +475,50 @@ def leg_crba(P, lo, beta, rloc, A, tmp):
 
 
 @njit(inline="always", **_JIT)
-def _carry(beta, rloc, b, T, fi, mi, fo, mo):
-    """Add the wrench (T[fi], T[mi]) at O_b, frame b, moved to O_{b-1} in frame b-1, to
-    (T[fo], T[mo]): f += beta^T f_b;  m += beta^T m_b + r x (beta^T f_b)."""
-    g0 = beta[b, 0, 0] * T[fi, 0] + beta[b, 1, 0] * T[fi, 1] + beta[b, 2, 0] * T[fi, 2]
-    g1 = beta[b, 0, 1] * T[fi, 0] + beta[b, 1, 1] * T[fi, 1] + beta[b, 2, 1] * T[fi, 2]
-    g2 = beta[b, 0, 2] * T[fi, 0] + beta[b, 1, 2] * T[fi, 1] + beta[b, 2, 2] * T[fi, 2]
+def _propagate(beta, rloc, b, T):
+    """Twist of body b from its predecessor's, both in their own frames (seed 001 §5, rows
+    T[b] = v, T[4 + b] = omega): v_b = beta_b (v_{b-1} + om_{b-1} x r_{b-1,b});
+    om_b = beta_b om_{b-1}."""
+    o0 = T[4 + b - 1, 0]
+    o1 = T[4 + b - 1, 1]
+    o2 = T[4 + b - 1, 2]
+    r0_ = rloc[b, 0]
+    r1_ = rloc[b, 1]
+    r2_ = rloc[b, 2]
+    x0 = T[b - 1, 0] + o1 * r2_ - o2 * r1_
+    x1 = T[b - 1, 1] + o2 * r0_ - o0 * r2_
+    x2 = T[b - 1, 2] + o0 * r1_ - o1 * r0_
+    for a in range(3):
+        T[b, a] = beta[b, a, 0] * x0 + beta[b, a, 1] * x1 + beta[b, a, 2] * x2
+        T[4 + b, a] = beta[b, a, 0] * o0 + beta[b, a, 1] * o1 + beta[b, a, 2] * o2
+
+
+@njit(inline="always", **_JIT)
+def _carry_to(beta, rloc, b, f, m, fo, mo):
+    """Add the wrench (f, m) at O_b, frame b, moved to O_{b-1} in frame b-1, to (fo, mo):
+    fo += beta^T f;  mo += beta^T m + r x (beta^T f)  (r = r_{b-1,b}; body 0's predecessor is
+    the mechanism base, frame 0, origin O_0)."""
+    g0 = beta[b, 0, 0] * f[0] + beta[b, 1, 0] * f[1] + beta[b, 2, 0] * f[2]
+    g1 = beta[b, 0, 1] * f[0] + beta[b, 1, 1] * f[1] + beta[b, 2, 1] * f[2]
+    g2 = beta[b, 0, 2] * f[0] + beta[b, 1, 2] * f[1] + beta[b, 2, 2] * f[2]
     r0 = rloc[b, 0]
     r1 = rloc[b, 1]
     r2 = rloc[b, 2]
-    T[fo, 0] += g0
-    T[fo, 1] += g1
-    T[fo, 2] += g2
+    fo[0] += g0
+    fo[1] += g1
+    fo[2] += g2
     for a in range(3):
-        T[mo, a] += beta[b, 0, a] * T[mi, 0] + beta[b, 1, a] * T[mi, 1] + beta[b, 2, a] * T[mi, 2]
-    T[mo, 0] += r1 * g2 - r2 * g1
-    T[mo, 1] += r2 * g0 - r0 * g2
-    T[mo, 2] += r0 * g1 - r1 * g0
+        mo[a] += beta[b, 0, a] * m[0] + beta[b, 1, a] * m[1] + beta[b, 2, a] * m[2]
+    mo[0] += r1 * g2 - r2 * g1
+    mo[1] += r2 * g0 - r0 * g2
+    mo[2] += r0 * g1 - r1 * g0
+
+
+@njit(inline="always", **_JIT)
+def _carry(beta, rloc, b, T, fi, mi, fo, mo):
+    """:func:`_carry_to` on rows of T: the wrench (T[fi], T[mi]) at O_b, frame b, added at
+    O_{b-1} in frame b-1 to (T[fo], T[mo])."""
+    _carry_to(beta, rloc, b, T[fi], T[mi], T[fo], T[mo])
 
 
 @njit(**_JIT)
@@ -1033,18 +993,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
                     tmp[b_, a] = 0.0
                     tmp[4 + b_, a] = 0.0
             else:
-                o0 = tmp[4 + b_ - 1, 0]
-                o1 = tmp[4 + b_ - 1, 1]
-                o2 = tmp[4 + b_ - 1, 2]
-                r0_ = rloc[b_, 0]
-                r1_ = rloc[b_, 1]
-                r2_ = rloc[b_, 2]
-                x0 = tmp[b_ - 1, 0] + o1 * r2_ - o2 * r1_
-                x1 = tmp[b_ - 1, 1] + o2 * r0_ - o0 * r2_
-                x2 = tmp[b_ - 1, 2] + o0 * r1_ - o1 * r0_
-                for a in range(3):
-                    tmp[b_, a] = beta[b_, a, 0] * x0 + beta[b_, a, 1] * x1 + beta[b_, a, 2] * x2
-                    tmp[4 + b_, a] = beta[b_, a, 0] * o0 + beta[b_, a, 1] * o1 + beta[b_, a, 2] * o2
+                _propagate(beta, rloc, b_, tmp)
             if P[lo + L_JT + b_] == JOINT_P:
                 tmp[b_, ax] += pdd[b_]
             else:
@@ -1085,21 +1034,7 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
             _carry(beta, rloc, b_, tmp, 8 + b_, 12 + b_, 8 + b_ - 1, 12 + b_ - 1)
         # body 0 -> base (frame 0, about O_0): rows 14/15 of tmp are free only if n < 3 ...
         # so accumulate directly into bw.
-        B = beta[0]
-        g0 = B[0, 0] * tmp[8, 0] + B[1, 0] * tmp[8, 1] + B[2, 0] * tmp[8, 2]
-        g1 = B[0, 1] * tmp[8, 0] + B[1, 1] * tmp[8, 1] + B[2, 1] * tmp[8, 2]
-        g2 = B[0, 2] * tmp[8, 0] + B[1, 2] * tmp[8, 1] + B[2, 2] * tmp[8, 2]
-        r0_ = rloc[0, 0]
-        r1_ = rloc[0, 1]
-        r2_ = rloc[0, 2]
-        bw[0] += g0
-        bw[1] += g1
-        bw[2] += g2
-        for a in range(3):
-            bw[3 + a] += B[0, a] * tmp[12, 0] + B[1, a] * tmp[12, 1] + B[2, a] * tmp[12, 2]
-        bw[3] += r1_ * g2 - r2_ * g1
-        bw[4] += r2_ * g0 - r0_ * g2
-        bw[5] += r0_ * g1 - r1_ * g0
+        _carry_to(beta, rloc, 0, tmp[8], tmp[12], bw[0:3], bw[3:6])
     # ---- ring state derivative
     for a in range(3):
         xdot[a] = vC[a]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
+from numba import njit
 
 from rt.dynamics import spacecraft as S
 from rt.config.case import load_case
@@ -323,3 +324,37 @@ def test_relative_state_from_the_ports_a_derivative_left_is_bit_for_bit_relative
     S.relative_from_ports(sc.ws.ws, got)
     assert np.array_equal(got, want)
     assert not np.array_equal(got, np.zeros(S.REL_LEN))
+
+
+@njit
+def _mount_rate(th, u):
+    den = 1.0 + 0.25 * (th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
+    return S.mount_rate(den, th[0], th[1], th[2], u[0], u[1], u[2])
+
+
+@njit
+def _modal_sum(par, s, nm, q, o, a):
+    return S.modal_sum(par, s, nm, q, o, a[0], a[1], a[2], a[3], a[4], a[5])
+
+
+@given(arrays(np.float64, 3, elements=st.floats(-2, 2)), arrays(np.float64, 3, elements=st.floats(-5, 5)))
+def test_mount_rate_is_T_theta(th, u):
+    """T(theta) = (I + 1/2 [theta]x) / (1 + |theta|^2/4) (docs/models/spacecraft.md)."""
+    K = np.array([[0, -th[2], th[1]], [th[2], 0, -th[0]], [-th[1], th[0], 0]])
+    T = (np.eye(3) + 0.5 * K) / (1 + th @ th / 4)
+    assert np.allclose(np.array(_mount_rate(th, u)), T @ u, atol=1e-13, rtol=1e-13)
+
+
+def test_modal_sum_is_phi_times_modal_coordinates():
+    sc = coupled()
+    rng = np.random.default_rng(5)
+    sc.x[:] = rng.normal(size=sc.x.shape)
+    nm = sc.nm
+    for s in range(2):
+        p = sc.par[s]
+        nmv = int(p[S.P_NM])
+        Phi = p[S.P_MODES + 2 * nm:S.P_MODES + 2 * nm + 6 * nmv].reshape(nmv, 6).T
+        a = rng.normal(size=6)
+        for o in (S.S_ETA, S.S_ETA + nm):
+            got = np.array(_modal_sum(sc.par, s, nm, sc.x, o, a))
+            assert np.allclose(got, a + Phi @ sc.x[s, o:o + nmv], atol=1e-14, rtol=1e-14)

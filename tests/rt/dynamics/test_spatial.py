@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import arrays
+from numba import njit
 
 from rt.dynamics import spatial as S
 
@@ -170,3 +171,122 @@ def test_wrench_transform_preserves_power_and_moment_about_points(q, p, w, point
     tb = np.empty(6)
     S.twist_transform(R_ba, p, t, tb)
     assert math.isclose(w @ t, wb @ tb, rel_tol=1e-10, abs_tol=1e-9)
+
+
+# ---- the scalar ("_entries") forms that kernels inline: the same numbers as the array forms
+
+
+@njit
+def _dcm9(q):
+    return S.quat_dcm_entries(q[0], q[1], q[2], q[3])
+
+
+@njit
+def _qmul4(p, q):
+    return S.quat_mul_entries(p[0], p[1], p[2], p[3], q[0], q[1], q[2], q[3])
+
+
+@njit
+def _q_of_R(R):
+    return S.dcm_quat_entries(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2])
+
+
+@njit
+def _rot3(q, v):
+    return S.quat_rotate_entries(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
+
+
+@njit
+def _rotvec3(q):
+    return S.quat_rotvec_entries(q[0], q[1], q[2], q[3])
+
+
+@njit
+def _rate4(q, w):
+    return S.quat_rate_entries(q[0], q[1], q[2], q[3], w[0], w[1], w[2])
+
+
+@given(quat_raw)
+def test_quat_dcm_entries_equal_quat_to_dcm_and_rodrigues(q):
+    q = unit(q)
+    R = np.empty((3, 3))
+    S.quat_to_dcm(q, R)
+    R9 = np.array(_dcm9(q))
+    assert np.array_equal(R9, R.ravel())                       # bit for bit, row-major
+    assert np.allclose(R9.reshape(3, 3), ref_dcm(q), atol=TOL, rtol=0)
+
+
+@given(quat_raw, quat_raw)
+def test_quat_mul_entries_equal_quat_mul_and_hamilton(p, q):
+    p, q = unit(p), unit(q)
+    pq = np.empty(4)
+    S.quat_mul(p, q, pq)
+    e = np.array(_qmul4(p, q))
+    assert np.array_equal(e, pq)
+    ref = np.concatenate([[p[0] * q[0] - p[1:] @ q[1:]], p[0] * q[1:] + q[0] * p[1:] + np.cross(p[1:], q[1:])])
+    assert np.allclose(e, ref, atol=TOL)
+    # out may alias an input
+    a = p.copy()
+    S.quat_mul(a, q, a)
+    assert np.array_equal(a, pq)
+
+
+@given(quat_raw)
+def test_dcm_quat_entries_equal_dcm_to_quat(q):
+    q = unit(q)
+    R = ref_dcm(q)
+    q2 = np.empty(4)
+    S.dcm_to_quat(R, q2)
+    assert np.array_equal(np.array(_q_of_R(R)), q2)
+    assert min(np.abs(q2 - q).max(), np.abs(q2 + q).max()) < 1e-12
+
+
+@given(quat_raw, vec3)
+def test_quat_rotate_entries_equal_quat_rotate_and_dcm(q, v):
+    q = unit(q)
+    out, back = np.empty(3), np.empty(3)
+    S.quat_rotate(q, v, out)
+    assert np.array_equal(np.array(_rot3(q, v)), out)
+    assert np.allclose(out, ref_dcm(q) @ v, atol=1e-11)
+    S.quat_rotate_inv(q, v, back)
+    assert np.array_equal(np.array(_rot3(q * [1, -1, -1, -1], v)), back)
+    assert np.allclose(back, ref_dcm(q).T @ v, atol=1e-11)
+
+
+@given(vec3)
+def test_quat_rotvec_entries_equal_quat_to_rotvec(phi):
+    phi = phi * (3.0 / max(np.linalg.norm(phi), 3.0))
+    q, back = np.empty(4), np.empty(3)
+    S.quat_from_rotvec(phi, q)
+    S.quat_to_rotvec(q, back)
+    assert np.array_equal(np.array(_rotvec3(q)), back)
+    assert np.array_equal(np.array(_rotvec3(-q)), back)      # the shortest rotation either sign
+    assert np.allclose(back, phi, atol=1e-11)
+    assert _rotvec3(np.zeros(4)) == (0.0, 0.0, 0.0)
+
+
+@given(quat_raw, vec3)
+def test_quat_rate_entries_equal_quat_kinematics(q, w):
+    q = unit(q)
+    qd = np.empty(4)
+    S.quat_kinematics(q, w, qd)
+    assert np.array_equal(np.array(_rate4(q, w)), qd)
+    ref = 0.5 * np.concatenate([[-q[1:] @ w], q[0] * w + np.cross(q[1:], w)])
+    assert np.allclose(qd, ref, atol=TOL)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_dcm_axis_cs_is_the_seed_elementary_matrix(axis):
+    for a in np.linspace(-3.0, 3.0, 13):
+        R, R2 = np.empty((3, 3)), np.empty((3, 3))
+        S.dcm_axis_cs(axis, math.cos(a), math.sin(a), R)
+        S.dcm_axis(axis, a, R2)
+        assert np.array_equal(R, R2)
+        assert np.allclose(R, elem(axis, a), atol=TOL)
+
+
+@given(arrays(np.float64, 6, elements=fin))
+def test_wrench_norms(w):
+    f, m = S.wrench_norms(w)
+    assert math.isclose(f, np.linalg.norm(w[:3]), rel_tol=1e-14, abs_tol=1e-300)
+    assert math.isclose(m, np.linalg.norm(w[3:]), rel_tol=1e-14, abs_tol=1e-300)

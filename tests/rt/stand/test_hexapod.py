@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from numba import njit
 
 from rt.stand import hexapod as H
 from rt.dynamics import spatial as S
@@ -177,3 +178,32 @@ def test_joint_circle_layout():
     assert np.allclose(ang_b[:2], [-10, 10])
     assert np.allclose(ang_t[:2], [-50, 50])
     assert np.allclose(np.linalg.norm(b, axis=1), 1.0)
+
+
+@njit
+def _pose_dcm(pose):
+    return H.pose_dcm(pose)
+
+
+@njit
+def _pose_quat(pose):
+    return H.pose_quat(pose)
+
+
+@given(poses, st.floats(0.2, 5.0))
+def test_pose_dcm_is_r_bt_of_the_normalised_quaternion(x, scale):
+    pose = pose_from(x[:3], x[3:])
+    pose[3:] *= scale                                  # not unit: used normalised
+    before = pose.copy()
+    R = np.empty((3, 3))
+    q = pose[3:] / np.linalg.norm(pose[3:])
+    S.quat_to_dcm(q, R)
+    assert np.allclose(np.array(_pose_dcm(pose)), R.ravel(), atol=1e-15, rtol=0)
+    assert np.allclose(np.array(_pose_quat(pose)), q, atol=1e-15, rtol=0)
+    assert np.array_equal(pose, before)
+
+
+def test_pose_quat_leaves_a_zero_quaternion():
+    pose = np.array([0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 0.0])
+    assert _pose_quat(pose) == (0.0, 0.0, 0.0, 0.0)
+    assert np.array_equal(np.array(_pose_dcm(pose)), np.eye(3).ravel())
