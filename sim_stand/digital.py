@@ -725,7 +725,7 @@ class DigitalSim:
         if log_path is not None:
             log_path = Path(log_path)
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            hdr = {"case": self.case.source or self.case.name, "kind": "digital", "model": self.model,
+            hdr = {"case": self.case.source or self.case.name, "case_digest": self.case.digest, "kind": "digital", "model": self.model,
                    "integrator": self.integrator, "dt_s": self.dt, "log_period_s": self.spr * self.dt,
                    "config": {"emulator": str(self.emu.file) if self.emu.file else None,
                               "mechanism": str(self.emu.mechanism_path) if self.model == "mechanism" else None,

@@ -1,16 +1,90 @@
-"""``dockstand compare`` (docs/cli.md, docs/validation.md): registered with the CLI through
-the ``dockstand.commands`` entry points; the analysis is imported only when it runs."""
+"""The analyst's subcommands (docs/analysis.md, docs/cli.md): ``compare``, ``report``,
+``export``, ``recompute``, registered with the CLI through the ``dockstand.commands`` entry
+points; the analysis is imported only when a command runs. A user's mistake (a file that is
+not a run log, an unknown field, an empty window, an output over the input) is one line on
+stderr and exit status 2, never a traceback.
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import tempfile
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+
+REFERENCES_GROUP = "dockstand.references"
+
+
+def _fail(cmd: str, e: BaseException) -> int:
+    msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    print(f"dockstand {cmd}: {msg}", file=sys.stderr)
+    return 2
+
+
+def _user_errors():
+    from rt.config._schema import ConfigError
+    from rt.record.logscan import LogError
+    return (LogError, ConfigError, ValueError, OSError)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from rt.analysis.compare import compare_logs, format_report
 
-    rep = compare_logs(args.hil_log, args.digital_log, observe=not args.as_logged)
+    try:
+        rep = compare_logs(args.hil_log, args.digital_log, observe=not args.as_logged)
+    except _user_errors() as e:
+        return _fail("compare", e)
     print(json.dumps(rep) if args.json else format_report(rep))
+    return 0
+
+
+def simulate_reference(run, out: Path) -> Path:
+    """The digital reference of ``run`` from its own case (and stand snapshot) through the
+    ``dockstand.references`` registry (sim_stand registers it)."""
+    eps = {e.name: e for e in entry_points(group=REFERENCES_GROUP)}
+    if "digital" not in eps:
+        raise ValueError("no digital reference is installed (entry point group dockstand.references)")
+    case, warn = run.load_case()
+    if warn:
+        print(f"dockstand report: warning: {warn}", file=sys.stderr)
+    cfg = run.header.get("config") if run.kind != "digital" else None
+    return Path(eps["digital"].load()(case.source, cfg, out, f"{run.path}: header config"))
+
+
+def _default_out(log: Path, suffix: str) -> Path:
+    return log.with_name(log.stem + "-report" + suffix)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rt.analysis import document
+    from rt.analysis.report import build_report
+    from rt.analysis.run import load_run
+
+    t0 = time.perf_counter()
+    try:
+        run = load_run(args.log)
+        out = Path(args.output) if args.output else _default_out(run.path, ".pdf")
+        if out.resolve() == run.path.resolve():
+            raise ValueError(f"{out}: would overwrite the run log")
+        if out.suffix.lower() not in (".pdf", ".html", ".htm"):
+            raise ValueError(f"{out}: the report is written as .pdf or .html")
+        ref = None
+        if args.reference:
+            ref = load_run(args.reference)
+        elif args.simulate:
+            dest = Path(args.reference_log) if args.reference_log else \
+                Path(tempfile.mkdtemp(prefix="dockstand-report-")) / (run.path.stem + "-digital.dslog")
+            print(f"simulating the digital reference of {run.case_name} -> {dest}", file=sys.stderr)
+            ref = load_run(simulate_reference(run, dest))
+        rep = build_report(run, ref)
+        n = document.write(rep, out)
+    except _user_errors() as e:
+        return _fail("report", e)
+    what = "pages" if out.suffix.lower() == ".pdf" else "figures"
+    print(f"{out}: {n} {what}, {run.n_records} records{' (truncated log)' if run.truncated else ''}, "
+          f"{time.perf_counter() - t0:.1f} s")
     return 0
 
 
@@ -22,3 +96,21 @@ def add_parsers(sub) -> None:
     c.add_argument("--as-logged", action="store_true",
                    help="compare the digital wrench as logged, not seen through the HIL run's sensing filter")
     c.set_defaults(func=cmd_compare)
+
+    r = sub.add_parser("report", help="post-test report of a run log (PDF or HTML)")
+    r.add_argument("log")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--reference", metavar="DIGITAL_LOG", help="overlay this run (e.g. the digital reference)")
+    g.add_argument("--simulate", action="store_true",
+                   help="run the all-digital reference from the log's own case and overlay it")
+    r.add_argument("--reference-log", metavar="PATH", help="with --simulate: where the reference's log goes")
+    r.add_argument("-o", "--output", metavar="FILE.pdf|FILE.html",
+                   help="default: <log>-report.pdf next to the log")
+    r.set_defaults(func=cmd_report)
+
+    import importlib
+    for mod in ("rt.analysis.export", "rt.analysis.recompute"):
+        try:  # TEMP while written
+            importlib.import_module(mod).add_parser(sub)
+        except ImportError:
+            pass

@@ -23,6 +23,15 @@ one (header ``sensing_filter``). The digital wrench is then observed through the
 (same coefficients, :func:`rt.stand.sensing.lowpass2_coefficients`, on the digital log resampled at
 the HIL rate, starting at rest) before any metric is taken, so both sides are seen by the same
 instrument (docs/validation.md §2); ``observe=False`` compares the digital wrench as it is.
+Like is compared with like: a reference that already carries a sensing filter (another HIL
+log) is taken as logged, so a log compared with itself shows zero error on every channel; the
+report says which filtering each side carries (``filtering``).
+
+The fidelity table (:func:`fidelity`), over the common time span, the reference interpolated
+onto the run's samples: peak force and moment errors, the impulse error (``|∫ f dt|`` over the
+run), the difference of the first-contact times, and per channel (w_P: fx .. mz, rel_pose: x,
+y, z, rel_twist: vx .. wz) the NRMSE, the RMS difference over the reference channel's range
+(max - min; None for a constant channel).
 """
 from __future__ import annotations
 
@@ -93,6 +102,18 @@ def lowpass(t, w, cutoff_hz: float, damping: float, rate_hz: float):
     return tu, y
 
 
+def _filter_of(header: dict) -> dict | None:
+    flt = (header or {}).get("sensing_filter") or {}
+    return {"cutoff_hz": float(flt["cutoff_hz"]), "damping": float(flt.get("damping", 1.0 / math.sqrt(2.0)))} \
+        if flt.get("cutoff_hz") else None
+
+
+def filtering_text(flt: dict | None, seen: dict | None = None) -> str:
+    if seen:
+        return f"unfiltered as logged, seen through the run's {seen['cutoff_hz']:g} Hz low-pass at {seen['rate_hz']:g} Hz"
+    return f"{flt['cutoff_hz']:g} Hz sensing low-pass (as logged)" if flt else "unfiltered (as logged)"
+
+
 def _observed(D, header: dict):
     """The digital run as the HIL run's sensing chain would have seen it."""
     flt = (header or {}).get("sensing_filter") or {}
@@ -107,6 +128,14 @@ def _observed(D, header: dict):
     return (tu, wf, pose_u, twist_u), {"cutoff_hz": float(fc), "rate_hz": rate}
 
 
+def attitude_error_deg(qa, qb):
+    """Angle of ``qa^* (x) qb`` per row, ``2 atan2(|vec|, |w|)`` in degrees (exactly 0 for equal
+    rows, accurate near 0 where ``arccos`` of the dot product is not)."""
+    from rt.analysis.energy import _conj, _quat_mul
+    d = _quat_mul(_conj(qa), qb)
+    return np.degrees(2.0 * np.arctan2(np.linalg.norm(d[:, 1:4], axis=1), np.abs(d[:, 0])))
+
+
 def _interp_pose(t_src, pose_src, t):
     p = np.column_stack([np.interp(t, t_src, pose_src[:, k]) for k in range(7)])
     q = p[:, 3:7]
@@ -115,15 +144,20 @@ def _interp_pose(t_src, pose_src, t):
 
 
 def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
-    hl = read_log(hil_path)
+    hl = _read(hil_path)
     H = _run(hl)
-    D = _run(read_log(digital_path))
+    dl = _read(digital_path)
+    D = _run(dl)
     seen = None
-    if observe:
+    ref_filter = _filter_of(dl.header)
+    if observe and ref_filter is None:       # like with like: only an unfiltered reference is observed
         D, seen = _observed(D, hl.header)
     mh, md = metrics(*H), metrics(*D)
     rep = {"hil": mh, "digital": md, "hil_log": str(hil_path), "digital_log": str(digital_path),
-           "digital_observed_through": seen}
+           "digital_observed_through": seen,
+           "filtering": {"run": filtering_text(_filter_of(hl.header)),
+                         "reference": filtering_text(ref_filter, seen)},
+           "fidelity": fidelity(H, D, mh, md)}
     rep["peak_force_error_n"] = mh["peak_force_n"] - md["peak_force_n"]
     rep["peak_force_error_pct"] = (100.0 * rep["peak_force_error_n"] / md["peak_force_n"]
                                    if md["peak_force_n"] > 0 else None)
@@ -143,8 +177,7 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
         pd = _interp_pose(tD, pD, tH[sel])
         ph = pH[sel]
         dr = ph[:, :3] - pd[:, :3]
-        dots = np.abs(np.sum(ph[:, 3:7] * pd[:, 3:7], axis=1)).clip(0.0, 1.0)
-        ang = 2.0 * np.degrees(np.arccos(dots))
+        ang = attitude_error_deg(ph[:, 3:7], pd[:, 3:7])
         rep["rms_position_error_m"] = float(math.sqrt(np.mean(np.sum(dr * dr, axis=1))))
         rep["rms_attitude_error_deg"] = float(math.sqrt(np.mean(ang * ang)))
         rep["common_span_s"] = [float(lo), float(hi)]
@@ -154,8 +187,50 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
     return rep
 
 
-def _seen(s) -> str:
-    return "no filter (as logged)" if not s else f"the HIL's {s['cutoff_hz']:g} Hz low-pass at {s['rate_hz']:g} Hz"
+def _read(path):
+    from rt.record.logscan import scan
+    have = scan(path).fields
+    return read_log(path, [f for f in ("t", "phase", "w_P", "rel_pose", "rel_twist") if f != "phase" or f in have])
+
+
+CHANNELS = (("w_P", 1, ("fx", "fy", "fz", "mx", "my", "mz"), "N|N|N|N*m|N*m|N*m"),
+            ("rel_pose", 2, ("x", "y", "z"), "m|m|m"),
+            ("rel_twist", 3, ("vx", "vy", "vz", "wx", "wy", "wz"), "m/s|m/s|m/s|rad/s|rad/s|rad/s"))
+
+
+def _impulse(t, w):
+    if len(t) < 2:
+        return np.zeros(3)
+    return np.sum(0.5 * (w[1:, :3] + w[:-1, :3]) * np.diff(t)[:, None], axis=0)
+
+
+def fidelity(H, D, mh: dict, md: dict) -> dict:
+    """The fidelity table (module docstring) of run ``H`` against reference ``D`` (each ``(t,
+    w_P, rel_pose, rel_twist)``) and their :func:`metrics`."""
+    tH, tD = H[0], D[0]
+    out = {"peak_force_error_n": mh["peak_force_n"] - md["peak_force_n"],
+           "peak_moment_error_nm": mh["peak_moment_nm"] - md["peak_moment_nm"]}
+    iH, iD = _impulse(tH, H[1]), _impulse(tD, D[1])
+    out["impulse_ns"] = float(np.linalg.norm(iH))
+    out["reference_impulse_ns"] = float(np.linalg.norm(iD))
+    out["impulse_error_ns"] = float(np.linalg.norm(iH - iD))
+    fc_h, fc_d = mh.get("first_contact_s"), md.get("first_contact_s")
+    out["first_contact_difference_s"] = None if fc_h is None or fc_d is None else fc_h - fc_d
+    rows = []
+    if len(tH) and len(tD):
+        lo, hi = max(tH[0], tD[0]), min(tH[-1], tD[-1])
+        sel = (tH >= lo) & (tH <= hi)
+        for name, k, cols, units in CHANNELS:
+            a, b = H[k], D[k]
+            for j, (c, u) in enumerate(zip(cols, units.split("|"))):
+                x = a[sel, j]
+                y = np.interp(tH[sel], tD, b[:, j]) if sel.any() else np.zeros(0)
+                rng = float(np.ptp(b[:, j])) if len(b) else 0.0
+                rms = float(np.sqrt(np.mean((x - y) ** 2))) if len(x) else None
+                rows.append({"channel": f"{name}.{c}", "unit": u, "rms_error": rms,
+                             "nrmse": None if rms is None or rng <= 0.0 else rms / rng})
+    out["channels"] = rows
+    return out
 
 
 def format_report(rep: dict) -> str:
@@ -168,6 +243,15 @@ def format_report(rep: dict) -> str:
              f"post-impact velocity error {f(rep['post_impact_velocity_error_mps'], ' m/s')} "
              f"(axial {f(rep['post_impact_axial_velocity_error_mps'], ' m/s')})",
              f"capture              HIL {h['captured']}  digital {d['captured']}  agree {rep['capture_agreement']}",
-             f"digital wrench seen through {_seen(rep.get('digital_observed_through'))}",
+             f"filtering            run: {rep['filtering']['run']}; reference: {rep['filtering']['reference']}",
              f"RMS relative pose    {f(rep['rms_position_error_m'], ' m')}, {f(rep['rms_attitude_error_deg'], ' deg')}"]
+    fi = rep.get("fidelity")
+    if fi:
+        lines += [f"peak moment error    {f(fi['peak_moment_error_nm'], ' N*m')}",
+                  f"impulse              run {f(fi['impulse_ns'], ' N*s')}  reference {f(fi['reference_impulse_ns'], ' N*s')}"
+                  f"  error {f(fi['impulse_error_ns'], ' N*s')}",
+                  f"first contact diff.  {f(fi['first_contact_difference_s'], ' s')}",
+                  "channel         NRMSE      RMS error"]
+        for r in fi["channels"]:
+            lines.append(f"  {r['channel']:<14}{f(r['nrmse']):<11}{f(r['rms_error'], ' ' + r['unit'])}")
     return "\n".join(lines)

@@ -9,6 +9,8 @@ the approach, so a unit short of contact has a negative ``position_m[0]`` and a 
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -97,6 +99,7 @@ class Case:
     interface_path: Path | None = None
     contact: ContactSpec = field(default_factory=ContactSpec)   # or a model's own spec
     source: str = ""
+    digest: str = ""            # sha256 of the case file's bytes (recorded in run logs)
 
 
 def _modal(t: Table | None, name: str, n: int, owner: str) -> np.ndarray:
@@ -199,7 +202,8 @@ def _contact(t: Table, m_red: float):
 
 def load_case(path: str | Path) -> Case:
     """Load and validate a case file and the vehicle files it names."""
-    return parse_case(Table.load(path))
+    case = parse_case(Table.load(path))
+    return dataclasses.replace(case, digest=hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
 
 __all__ = ["Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]

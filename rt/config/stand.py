@@ -122,7 +122,17 @@ def _first_key(msg: str, opts: dict) -> str | None:
 
 
 def load_stand(path: str | Path) -> Stand:
-    t = Table.load(path)
+    """Load and validate a stand file (docs/cli.md); ConfigError names file, key and reason."""
+    return parse_stand(Table.load(path))
+
+
+def stand_from_snapshot(raw: dict, origin: str | Path) -> Stand:
+    """The stand of a configuration snapshot (the ``config`` of a run-log header); ``origin``
+    names it in errors (e.g. ``"run.dslog: header.config"``)."""
+    return parse_stand(Table(raw, origin))
+
+
+def parse_stand(t: Table) -> Stand:
     name = t.str("name", "stand")
 
     lp = t.table("loop")
@@ -264,7 +274,7 @@ def load_stand(path: str | Path) -> Stand:
     rl.done()
     t.done()
 
-    return Stand(file=Path(path), name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
+    return Stand(file=t.file, name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,

@@ -473,6 +473,7 @@ class Controller:
 
     def _open_log(self) -> None:
         hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
+               "case_digest": self.case.digest if self.case else None,
                "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
                "rate_hz": self.stand.rate_hz,
                # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)

@@ -349,56 +349,14 @@ class RunLog:
 
 
 def read_log(path: str | Path, fields: list[str] | None = None) -> RunLog:
-    """Read a run log; ``fields`` selects a subset (memory then scales with it only)."""
-    path = Path(path)
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        up = msgpack.Unpacker(f, raw=False, max_buffer_size=1 << 30, strict_map_key=False)
-        try:
-            header = next(up)
-        except (StopIteration, ValueError, msgpack.UnpackException) as e:
-            raise ValueError(f"{path}: not a run log (no header: {e or 'empty file'})") from None
-        if not isinstance(header, dict) or header.get("k") != "header":
-            raise ValueError(f"{path}: not a run log (first object is not a header)")
-        if header.get("schema") != SCHEMA_VERSION:
-            raise ValueError(f"{path}: run log schema {header.get('schema')} (this reader knows {SCHEMA_VERSION})")
-        layout = RecordLayout({n: s for n, s in header["fields"]})
-        W = layout.width
-        names = list(layout.fields) if fields is None else list(fields)
-        for n in names:
-            if n not in layout.fields:
-                raise KeyError(f"{path}: no field {n!r}; fields: {', '.join(layout.fields)}")
-        cap = max(1, size // (8 * W))  # an upper bound on the record count
-        out = {n: np.empty((cap, layout.fields[n])) for n in names}
-        n_rec = 0
-        events: list[dict] = []
-        footer = None
-        truncated = False
-        try:
-            for obj in up:
-                k = obj.get("k") if isinstance(obj, dict) else None
-                if k == "rec":
-                    n = int(obj["n"])
-                    block = np.frombuffer(obj["d"], dtype="<f8")
-                    if block.size != n * W or int(obj["i0"]) != n_rec:
-                        truncated = True
-                        break
-                    block = block.reshape(n, W)
-                    for name in names:
-                        out[name][n_rec:n_rec + n] = block[:, layout.slice(name)]
-                    n_rec += n
-                elif k == "ev":
-                    events.append(obj)
-                elif k == "end":
-                    footer = obj
-        except (ValueError, msgpack.UnpackException):
-            truncated = True
-        if up.tell() != size:
-            truncated = True
-        if footer is None:
-            truncated = True
-    res = {}
-    for n in names:
-        a = out[n][:n_rec]
-        res[n] = a[:, 0].copy() if layout.fields[n] == 1 else a.copy()
-    return RunLog(header, res, events, n_rec, truncated, footer, layout)
+    """Read a run log; ``fields`` selects a subset (memory then scales with it only). A
+    truncated file is read to its last complete block (``truncated``); a file that is not a run
+    log raises ``ValueError`` (:class:`rt.record.logscan.LogError`), an unknown field
+    ``KeyError`` (:class:`rt.record.logscan.UnknownField`), each naming the file."""
+    from rt.record.logscan import read_columns, scan
+
+    idx = scan(path)
+    cols = read_columns(idx, fields)
+    layout = RecordLayout(idx.fields)
+    return RunLog(idx.header, {n: np.ascontiguousarray(a) for n, a in cols.items()}, idx.events, idx.n_records,
+                  idx.truncated, idx.footer, layout)

@@ -1,0 +1,233 @@
+"""The report's figures (matplotlib, no display): one function per page, each returning a
+``matplotlib.figure.Figure`` drawn from a :class:`rt.analysis.report.Report`. The run is
+drawn solid, the reference (when there is one) dashed in the same colour; events are
+vertical lines labelled at the top of the first axes. Not real-time.
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from rt.analysis.report import Report, Series
+
+PAGE = (11.69, 8.27)        # A4 landscape, inches
+AXES3 = ("x", "y", "z")
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+
+
+def _events(ax, s: Series, label: bool) -> None:
+    y = ax.get_ylim()[1]
+    for t, what in s.events:
+        ax.axvline(t, color="0.4", lw=0.7, ls=":")
+        if label:
+            ax.text(t, y, " " + what, rotation=90, va="top", ha="left", fontsize=6, color="0.3")
+
+
+def _plot(ax, rep: Report, field: str, cols, scale=1.0, labels=None, transform=None) -> None:
+    for s, ls in ((rep.series, "-"), (rep.reference, "--")):
+        if s is None or field not in s.data:
+            continue
+        d = s.data[field] if transform is None else transform(s.data[field])
+        for k, j in enumerate(cols):
+            name = labels[k] if labels else str(j)
+            ax.plot(s.t, d[:, j] * scale, ls, color=COLORS[k % len(COLORS)], lw=0.9,
+                    label=f"{name} ({s.label})" if rep.reference is not None else name)
+    ax.grid(True, lw=0.3)
+    ax.legend(fontsize=7, ncol=3, loc="best")
+
+
+def _rotvec_deg(q):
+    q = q / np.linalg.norm(q, axis=1)[:, None]
+    q = q * np.sign(q[:, :1] + (q[:, :1] == 0))
+    s = np.linalg.norm(q[:, 1:4], axis=1)
+    ang = 2.0 * np.arctan2(s, q[:, 0])
+    k = np.where(s > 1e-12, ang / np.where(s > 1e-12, s, 1.0), 2.0)
+    return np.degrees(q[:, 1:4] * k[:, None])
+
+
+def title_page(rep: Report) -> Figure:
+    fig = Figure(figsize=PAGE)
+    fig.text(0.05, 0.93, f"dockstand run report — {rep.run.case_name}", fontsize=18, weight="bold")
+    y = 0.86
+    for k, v in rep.identity:
+        fig.text(0.06, y, k, fontsize=10, weight="bold")
+        fig.text(0.26, y, v, fontsize=10, family="monospace")
+        y -= 0.04
+    e = rep.energy
+    if e is not None:
+        y -= 0.02
+        fig.text(0.06, y, "energy audit", fontsize=12, weight="bold")
+        y -= 0.04
+        for k, v in energy_rows(rep):
+            fig.text(0.06, y, k, fontsize=10)
+            fig.text(0.40, y, v, fontsize=10, family="monospace")
+            y -= 0.035
+    for n in rep.notes:
+        y -= 0.02
+        fig.text(0.06, y, "note: " + n, fontsize=9, color="darkred", wrap=True)
+        y -= 0.03
+    return fig
+
+
+def energy_rows(rep: Report) -> list[tuple[str, str]]:
+    e = rep.energy
+    if e is None:
+        return []
+
+    def j(v):
+        return "n/a" if v is None else f"{v:.4g} J"
+    rows = [("approach kinetic energy", j(e.approach_j)),
+            ("taken from the vehicles' motion", j(e.vehicles_j)),
+            ("absorbed by the mechanism (measured motion)", j(e.mechanism_j)),
+            ("injected by the stand loop", j(e.stand_injected_j)
+             + (f"  ({e.injected_pct_of_approach:+.2f} % of approach)" if e.injected_pct_of_approach is not None
+                else ""))]
+    if e.logged_absorbed_j is not None:
+        rows.append(("absorbed, the model's own figure", j(e.logged_absorbed_j)))
+    return rows
+
+
+def wrench_page(rep: Report) -> Figure:
+    fig = Figure(figsize=PAGE, layout="constrained")
+    a1, a2 = fig.subplots(2, 1, sharex=True)
+    _plot(a1, rep, "w_P", (0, 1, 2), labels=("fx", "fy", "fz"))
+    a1.set_ylabel("force on P (N)")
+    _plot(a2, rep, "w_P", (3, 4, 5), labels=("mx", "my", "mz"))
+    a2.set_ylabel("moment on P about P (N·m)")
+    a2.set_xlabel("time since the case's initial state (s)")
+    for a, lab in ((a1, True), (a2, False)):
+        _events(a, rep.series, lab)
+    fig.suptitle("Contact wrench on the passive unit (P frame)")
+    return fig
+
+
+def relative_page(rep: Report) -> Figure:
+    fig = Figure(figsize=PAGE, layout="constrained")
+    ax = fig.subplots(2, 2, sharex=True)
+    _plot(ax[0, 0], rep, "rel_pose", (0, 1, 2), labels=AXES3)
+    ax[0, 0].set_ylabel("r_PA (m)")
+    _plot(ax[0, 1], rep, "rel_pose", (0, 1, 2), labels=AXES3, transform=lambda p: _rotvec_deg(p[:, 3:7]))
+    ax[0, 1].set_ylabel("attitude of A in P, rotation vector (deg)")
+    _plot(ax[1, 0], rep, "rel_twist", (0, 1, 2), labels=AXES3)
+    ax[1, 0].set_ylabel("relative velocity (m/s)")
+    _plot(ax[1, 1], rep, "rel_twist", (3, 4, 5), labels=AXES3, scale=np.degrees(1.0))
+    ax[1, 1].set_ylabel("relative angular rate (deg/s)")
+    for a in ax[1]:
+        a.set_xlabel("time (s)")
+    _events(ax[0, 0], rep.series, True)
+    fig.suptitle("Relative motion of the active unit A in P")
+    return fig
+
+
+def platform_page(rep: Report) -> Figure | None:
+    s = rep.series
+    if "cmd_pose" not in s.data or "meas_pose" not in s.data:
+        return None
+    fig = Figure(figsize=PAGE, layout="constrained")
+    ax = fig.subplots(2, 2, sharex=True)
+    c, m = s.data["cmd_pose"], s.data["meas_pose"]
+    for k in range(3):
+        ax[0, 0].plot(s.t, c[:, k], "-", color=COLORS[k], lw=0.9, label=f"{AXES3[k]} commanded")
+        ax[0, 0].plot(s.t, m[:, k], ":", color=COLORS[k], lw=1.2, label=f"{AXES3[k]} measured")
+    ax[0, 0].set_ylabel("platform top in B (m)")
+    ax[0, 0].legend(fontsize=7, ncol=2)
+    err = np.linalg.norm(m[:, :3] - c[:, :3], axis=1) * 1e3
+    ax[0, 1].plot(s.t, err, color="k", lw=0.8)
+    ax[0, 1].set_ylabel("|measured - commanded| position (mm)")
+    if "cmd_lengths" in s.data:
+        for k in range(6):
+            ax[1, 0].plot(s.t, s.data["cmd_lengths"][:, k], color=COLORS[k], lw=0.8, label=f"leg {k + 1}")
+        ax[1, 0].set_ylabel("commanded leg length (m)")
+    if "meas_lengths" in s.data:
+        for k in range(6):
+            ax[1, 1].plot(s.t, s.data["meas_lengths"][:, k], color=COLORS[k], lw=0.8, label=f"leg {k + 1}")
+        ax[1, 1].set_ylabel("measured leg length (m)")
+    if rep.leg_limits is not None:
+        for a in (ax[1, 0], ax[1, 1]):
+            for v in rep.leg_limits:
+                a.axhline(v, color="darkred", lw=1.0, ls="--")
+            a.legend(fontsize=7, ncol=3)
+    for a in ax.flat:
+        a.grid(True, lw=0.3)
+    for a in ax[1]:
+        a.set_xlabel("time (s)")
+    fig.suptitle("Motion platform: commanded vs measured, leg lengths against their limits (dashed)")
+    return fig
+
+
+def timing_page(rep: Report) -> Figure | None:
+    tm = rep.timing
+    if tm is None or not len(tm["work_us"]):
+        return None
+    fig = Figure(figsize=PAGE, layout="constrained")
+    a1, a2 = fig.subplots(1, 2)
+    a1.hist(tm["work_us"], bins=100, color="tab:blue", log=True)
+    a1.set_xlabel("cycle work: read + update + write (µs)")
+    a1.set_title(f"p50 {tm['work_us_p50']:.1f} µs, p99 {tm['work_us_p99']:.1f} µs")
+    a2.hist(tm["lateness_us"], bins=100, color="tab:orange", log=True)
+    a2.set_xlabel("wake-up lateness (µs)")
+    a2.set_title(f"p99 {tm['lateness_us_p99']:.1f} µs, max {tm['lateness_us_max']:.1f} µs, "
+                 f"missed deadlines {tm['missed']}")
+    fig.suptitle("Loop timing over the dynamics")
+    return fig
+
+
+def energy_page(rep: Report) -> Figure | None:
+    e = rep.energy
+    if e is None:
+        return None
+    fig = Figure(figsize=PAGE, layout="constrained")
+    ax = fig.subplots(1, 1)
+    ax.plot(e.t, e.vehicles_cum_j, label="taken from the vehicles (simulated motion)")
+    if e.mechanism_cum_j is not None:
+        ax.plot(e.t, e.mechanism_cum_j, label="absorbed by the mechanism (measured motion)")
+        ax.plot(e.t, e.mechanism_cum_j - e.vehicles_cum_j, label="injected by the stand loop")
+    if e.approach_j is not None:
+        ax.axhline(e.approach_j, color="0.3", ls="--", lw=0.8, label="approach kinetic energy")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cumulative energy (J)")
+    ax.grid(True, lw=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle("Energy audit")
+    return fig
+
+
+def fidelity_page(rep: Report) -> Figure | None:
+    c = rep.comparison
+    if c is None:
+        return None
+    fig = Figure(figsize=PAGE)
+    fig.text(0.05, 0.94, "Fidelity against the reference", fontsize=16, weight="bold")
+    fig.text(0.05, 0.90, f"reference: {c['digital_log']}", fontsize=9, family="monospace")
+    fig.text(0.05, 0.87, f"filtering — run: {c['filtering']['run']}; reference: {c['filtering']['reference']}",
+             fontsize=9)
+    ax = fig.add_axes((0.05, 0.05, 0.9, 0.78))
+    ax.axis("off")
+    rows = [[k, v] for k, v in fidelity_rows(c)]
+    tab = ax.table(cellText=rows, colLabels=["quantity", "value"], loc="upper left", cellLoc="left",
+                   colWidths=[0.45, 0.45])
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(8)
+    return fig
+
+
+def fidelity_rows(c: dict) -> list[tuple[str, str]]:
+    def f(v, unit=""):
+        return "n/a" if v is None else f"{v:.5g}{unit}"
+    fi = c["fidelity"]
+    rows = [("peak force: run / reference", f"{f(c['hil']['peak_force_n'], ' N')} / {f(c['digital']['peak_force_n'], ' N')}"),
+            ("peak force error", f"{f(c['peak_force_error_n'], ' N')} ({f(c['peak_force_error_pct'], ' %')})"),
+            ("peak moment error", f(fi["peak_moment_error_nm"], " N·m")),
+            ("impulse: run / reference", f"{f(fi['impulse_ns'], ' N·s')} / {f(fi['reference_impulse_ns'], ' N·s')}"),
+            ("impulse error", f(fi["impulse_error_ns"], " N·s")),
+            ("first-contact time difference", f(fi["first_contact_difference_s"], " s")),
+            ("capture: run / reference", f"{c['hil']['captured']} / {c['digital']['captured']}"),
+            ("post-impact velocity error", f(c["post_impact_velocity_error_mps"], " m/s")),
+            ("RMS position / attitude error",
+             f"{f(c['rms_position_error_m'], ' m')} / {f(c['rms_attitude_error_deg'], ' deg')}")]
+    rows += [(f"NRMSE {r['channel']}", f"{f(r['nrmse'])}  (RMS {f(r['rms_error'], ' ' + r['unit'])})")
+             for r in fi["channels"]]
+    return rows
+
+
+PAGES = (wrench_page, relative_page, platform_page, timing_page, energy_page, fidelity_page)

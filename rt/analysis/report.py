@@ -1,0 +1,183 @@
+"""The post-test report of one run (``dockstand report``; docs/analysis.md): what is computed.
+Figures and the PDF / HTML output live in rt/analysis/figures.py and rt/analysis/document.py.
+
+:func:`build_report` reads the run (and a reference run, when given) through the analysis API
+and returns a :class:`Report`: the run's identity, the channels to plot (the dynamics only,
+decimated to at most ``max_points`` samples; the computations use every record), the events,
+the loop timing, the energy audit (rt/analysis/energy.py) and, with a reference, the fidelity
+comparison (rt/analysis/compare.py). Not real-time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rt.analysis.compare import compare_logs
+from rt.analysis.energy import EnergyAudit, audit
+from rt.analysis.run import Run
+
+MAX_POINTS = 20000
+PHASE_DYNAMICS = 6          # rt.control.phases.Phase.DYNAMICS
+
+
+@dataclass
+class Series:
+    """One run's plotted channels over the dynamics (decimated)."""
+    label: str
+    t: np.ndarray
+    data: dict[str, np.ndarray]
+    events: list[tuple[float, str]]
+
+
+@dataclass
+class Report:
+    run: Run
+    identity: list[tuple[str, str]]
+    series: Series
+    reference: Series | None
+    energy: EnergyAudit | None
+    energy_note: str
+    timing: dict | None                  # work / lateness arrays (us) and counts, HIL only
+    leg_limits: tuple[float, float] | None
+    comparison: dict | None
+    notes: list[str] = field(default_factory=list)
+
+
+_PLOT_FIELDS = ("w_P", "rel_pose", "rel_twist", "cmd_pose", "meas_pose", "cmd_lengths", "meas_lengths")
+
+
+def _dynamics_rows(run: Run) -> tuple[int, int]:
+    """Records of the dynamics: the DYNAMICS phase of a HIL run, every timed record of a
+    digital one (``t`` finite and >= 0)."""
+    t = run.t
+    ok = np.isfinite(t) & (t >= 0.0)
+    if run.kind != "digital" and "phase" in run.fields:
+        ok &= run.field("phase") == PHASE_DYNAMICS
+    idx = np.nonzero(ok)[0]
+    return (int(idx[0]), int(idx[-1]) + 1) if len(idx) else (0, 0)
+
+
+def _events(run: Run) -> list[tuple[float, str]]:
+    out = []
+    cyc = run.field("cycle") if "cycle" in run.fields else None
+    for e in run.events:
+        k = str(e.get("kind", ""))
+        t = e.get("t_run")
+        if t is None and run.kind == "digital":
+            t = e.get("t")
+        if k in ("phase", "supervisor_command", "lease"):
+            continue
+        if t is None:          # a controller event: its cycle's run time
+            c = e.get("cycle")
+            if c is None:
+                continue
+            t = _run_time_of_cycle(run, cyc, int(c))
+            if t is None:
+                continue
+        label = k.replace("supervisor_", "")
+        if e.get("reason"):
+            label += f": {e['reason']}"
+        elif e.get("state"):
+            label += f" {e['state']}"
+        out.append((float(t), label))
+    return out
+
+
+def _run_time_of_cycle(run: Run, cyc, cycle: int) -> float | None:
+    if cyc is None or not len(cyc):
+        return None
+    i = int(np.searchsorted(cyc, cycle))
+    i = min(i, len(cyc) - 1)
+    t = run.t[i]
+    return float(t) if np.isfinite(t) else None
+
+
+def _series(run: Run, label: str, max_points: int) -> tuple[Series, tuple[int, int]]:
+    lo, hi = _dynamics_rows(run)
+    every = max(1, -(-(hi - lo) // max_points))
+    names = [f for f in _PLOT_FIELDS if f in run.fields]
+    data = run.read(["t", *names], lo, hi, every)
+    return Series(label, data.pop("t"), data, _events(run)), (lo, hi)
+
+
+def _identity(run: Run) -> list[tuple[str, str]]:
+    h = run.header
+    rows = [("log", str(run.path)), ("kind", run.kind), ("case", str(h.get("case"))),
+            ("case sha256", str(h.get("case_digest") or "not logged")[:16]),
+            ("config digest", run.config_digest), ("version", f"{h.get('version')} ({h.get('git')})"),
+            ("host", f"{h.get('host')} (pid {h.get('pid')})"), ("start time", str(h.get("start_time"))),
+            ("records", f"{run.n_records}" + (f" — truncated: {run.truncation}" if run.truncated else "")),
+            ("verdict", run.verdict)]
+    if run.kind != "digital":
+        flt = h.get("sensing_filter") or {}
+        rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, tau = {h.get('tau_s')} s"),
+                 ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
+                 ("lockstep", str(h.get("lockstep")))]
+    return rows
+
+
+def _timing(run: Run, lo: int, hi: int) -> dict | None:
+    if "timing_ns" not in run.fields:
+        return None
+    d = run.read(["timing_ns", "missed"] if "missed" in run.fields else ["timing_ns"], lo, hi)
+    tn = d["timing_ns"]
+    work = (tn[:, 1] + tn[:, 2] + tn[:, 3]) / 1e3
+    late = tn[:, 0] / 1e3
+    missed = d.get("missed")
+    n_missed = int(missed[-1] - missed[0]) if missed is not None and len(missed) else 0
+    return {"work_us": work, "lateness_us": late, "missed": n_missed,
+            "work_us_p50": float(np.percentile(work, 50)) if len(work) else None,
+            "work_us_p99": float(np.percentile(work, 99)) if len(work) else None,
+            "lateness_us_p99": float(np.percentile(late, 99)) if len(late) else None,
+            "lateness_us_max": float(late.max()) if len(late) else None}
+
+
+def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
+    names = ["t", "w_P", "rel_pose", "rel_twist"]
+    if any(n not in run.fields for n in names):
+        return None, "no energy audit: the log lacks " + ", ".join(n for n in names if n not in run.fields)
+    extra = [n for n in ("meas_pose", "energy_absorbed") if n in run.fields]
+    d = run.read(names + extra, lo, hi)
+    t = d["t"]
+    if len(t) < 3:
+        return None, "no energy audit: fewer than three records in the dynamics"
+    note = []
+    case = None
+    try:
+        case, warn = run.load_case()
+        if warn:
+            note.append(warn)
+    except Exception as e:       # the approach energy needs the case; the audit does not
+        note.append(f"approach energy not computed: {e}")
+    x0 = run.read(["x"], lo, lo + 1)["x"][0] if "x" in run.fields and case is not None else None
+    geo = None
+    if "meas_pose" in d and run.header.get("config"):
+        from rt.config.stand import stand_from_snapshot
+        from rt.control.controller import stand_geometry
+        geo = stand_geometry(stand_from_snapshot(run.header["config"], f"{run.path}: header config"))
+    a = audit(t, d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo, case, x0,
+              d.get("energy_absorbed"))
+    return a, "; ".join(note)
+
+
+def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_POINTS) -> Report:
+    """Everything the report shows (module docstring)."""
+    series, (lo, hi) = _series(run, "run", max_points)
+    ref = _series(reference, "reference", max_points)[0] if reference is not None else None
+    energy, enote = _energy(run, lo, hi)
+    timing = _timing(run, lo, hi) if run.kind != "digital" else None
+    legs = None
+    if run.header.get("config") and "cmd_lengths" in run.fields:
+        from rt.config.stand import stand_from_snapshot
+        g = stand_from_snapshot(run.header["config"], f"{run.path}: header config").hexapod
+        legs = (g.length_min_m, g.length_max_m)
+    comparison = compare_logs(run.path, reference.path) if reference is not None else None
+    notes = []
+    if run.truncated:
+        notes.append(f"The log is truncated ({run.truncation}); the report covers it to its last block.")
+    if reference is not None and reference.truncated:
+        notes.append(f"The reference log is truncated ({reference.truncation}).")
+    if enote:
+        notes.append(enote)
+    return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes)

@@ -1,0 +1,149 @@
+"""The analysis API, compare's fidelity table and ``dockstand report`` on a real lockstep demo
+run and its digital reference (the fixtures of conftest.py)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rt.analysis.commands import cmd_report
+from rt.analysis.compare import compare_logs
+from rt.analysis.report import PHASE_DYNAMICS, build_report
+from rt.analysis.run import load_run
+from rt.cli import build_parser
+from rt.record.logscan import LogError, UnknownField
+from rt.record.runlog import read_log
+
+
+def _args(*argv):
+    return build_parser().parse_args(list(argv))
+
+
+# ---------------------------------------------------------------------- the API
+def test_load_run_identity_units_and_streaming_select(demo_log):
+    run = load_run(demo_log)
+    log = read_log(demo_log)
+    assert run.kind == "hil" and run.case_name == "nominal" and not run.truncated
+    assert run.n_records == log.n_records and run.verdict.startswith("done")
+    assert run.units("w_P") == ("N", "N", "N", "N*m", "N*m", "N*m")
+    cols = run.columns(["rel_twist"])
+    assert [c.name for c in cols][:2] == ["rel_twist.vx", "rel_twist.vy"] and cols[3].unit == "rad/s"
+    sel = run.select(["w_P", "t"], t0=1.0, t1=2.0, every=3)
+    t = log.fields["t"]
+    idx = np.nonzero(np.isfinite(t) & (t >= 1.0) & (t <= 2.0))[0]
+    rows = np.arange(idx[0], idx[-1] + 1, 3)
+    assert np.array_equal(sel["t"], t[rows]) and np.array_equal(sel["w_P"], log.fields["w_P"][rows])
+    table = run.to_table(["t", "w_P"], t0=1.0, t1=2.0)
+    assert table.num_columns == 7 and table.schema.field("w_P.fz").metadata[b"unit"] == b"N"
+    assert np.array_equal(table.column("w_P.fx").to_numpy(), log.fields["w_P"][idx[0]:idx[-1] + 1, 0])
+
+
+def test_bad_requests_are_one_line_errors(demo_log):
+    run = load_run(demo_log)
+    with pytest.raises(UnknownField, match="no field 'w_Q'"):
+        run.select(["w_Q"])
+    with pytest.raises(LogError, match="empty time window"):
+        run.select(["t"], t0=100.0, t1=200.0)
+    with pytest.raises(LogError, match="before"):
+        run.select(["t"], t0=2.0, t1=1.0)
+
+
+# ---------------------------------------------------------------------- compare
+def test_a_log_compared_with_itself_shows_zero_error_on_every_channel(demo_log):
+    rep = compare_logs(demo_log, demo_log)
+    assert rep["digital_observed_through"] is None            # like with like: both as logged
+    assert "as logged" in rep["filtering"]["run"] and "as logged" in rep["filtering"]["reference"]
+    assert rep["peak_force_error_n"] == 0.0 and rep["rms_position_error_m"] == 0.0
+    assert rep["rms_attitude_error_deg"] < 1e-12
+    fi = rep["fidelity"]
+    assert fi["impulse_error_ns"] == 0.0 and fi["first_contact_difference_s"] == 0.0
+    assert len(fi["channels"]) == 15 and all(r["rms_error"] == 0.0 for r in fi["channels"])
+
+
+def test_fidelity_table_against_an_independent_computation(demo_log, digital_log):
+    rep = compare_logs(demo_log, digital_log, observe=False)
+    H, D = read_log(demo_log), read_log(digital_log)
+    ok = np.isfinite(H.fields["t"]) & (H.fields["t"] >= 0.0)
+    th, wh, ph = H.fields["t"][ok], H.fields["w_P"][ok], H.fields["rel_pose"][ok]
+    td, wd, pd = D.fields["t"], D.fields["w_P"], D.fields["rel_pose"]
+    fi = rep["fidelity"]
+    peak_m = np.linalg.norm(wh[:, 3:], axis=1).max() - np.linalg.norm(wd[:, 3:], axis=1).max()
+    assert fi["peak_moment_error_nm"] == pytest.approx(peak_m, rel=1e-12)
+    imp_h = np.trapezoid(wh[:, :3], th, axis=0)
+    imp_d = np.trapezoid(wd[:, :3], td, axis=0)
+    assert fi["impulse_error_ns"] == pytest.approx(np.linalg.norm(imp_h - imp_d), rel=1e-9)
+    span = (th >= max(th[0], td[0])) & (th <= min(th[-1], td[-1]))
+    for j, c in enumerate("xyz"):
+        ref = np.interp(th[span], td, pd[:, j])
+        nrmse = np.sqrt(np.mean((ph[span, j] - ref) ** 2)) / np.ptp(pd[:, j])
+        row = next(r for r in fi["channels"] if r["channel"] == f"rel_pose.{c}")
+        assert row["nrmse"] == pytest.approx(nrmse, rel=1e-9)
+    # the stand reproduces the docking: the approach axis within 1 % of its range, the small
+    # lateral offsets within 5 % of theirs
+    nr = {r["channel"]: r["nrmse"] for r in fi["channels"]}
+    assert nr["rel_pose.x"] < 0.01 and max(nr["rel_pose.y"], nr["rel_pose.z"]) < 0.05
+
+
+# ---------------------------------------------------------------------- the report
+def _pdf_pages(path) -> int:
+    return len(re.findall(rb"/Type\s*/Page\b", path.read_bytes()))
+
+
+def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, tmp_path, capsys):
+    out = tmp_path / "r.pdf"
+    assert cmd_report(_args("report", demo_log, "-o", str(out))) == 0
+    assert _pdf_pages(out) == 6          # identity + wrench, relative, platform, timing, energy
+    out2 = tmp_path / "r2.pdf"
+    assert cmd_report(_args("report", demo_log, "--reference", digital_log, "-o", str(out2))) == 0
+    assert _pdf_pages(out2) == 7         # + the fidelity table
+    html = tmp_path / "r.html"
+    assert cmd_report(_args("report", demo_log, "--reference", digital_log, "-o", str(html))) == 0
+    text = html.read_text()
+    assert text.count("<svg") == 5 and "Fidelity against the reference" in text and "src=" not in text
+    assert "6 pages" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_report_energy_audit_and_events(demo_log):
+    rep = build_report(load_run(demo_log))
+    e = rep.energy
+    # the stand's loop injects or removes at most a few % of the approach energy (compensated)
+    assert e.approach_j > 0 and abs(e.injected_pct_of_approach) < 5.0
+    assert e.mechanism_j == pytest.approx(e.vehicles_j + e.stand_injected_j, rel=1e-12)
+    assert any(lab.startswith("first_contact") for _, lab in rep.series.events)
+    run = load_run(demo_log)
+    ph = run.field("phase")
+    assert len(rep.timing["work_us"]) == int(np.sum(ph == PHASE_DYNAMICS))
+
+
+def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys):
+    cut = tmp_path / "cut.dslog"
+    raw = open(demo_log, "rb").read()
+    cut.write_bytes(raw[:int(len(raw) * 0.6)])
+    out = tmp_path / "cut.pdf"
+    assert cmd_report(_args("report", str(cut), "-o", str(out))) == 0
+    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == 6
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["report", "README.md"], "not a run log"),
+    (["report", "nope.dslog"], "no such file"),
+    (["report", "{log}", "-o", "{log}"], "would overwrite"),
+    (["report", "{log}", "-o", "x.png"], ".pdf or .html"),
+    (["compare", "README.md", "README.md"], "not a run log"),
+    (["compare", "nope.dslog", "x"], "no such file"),
+])
+def test_cli_user_errors_are_one_line_and_exit_2(demo_log, tmp_path, argv, msg):
+    log = tmp_path / "copy.dslog"
+    shutil.copy(demo_log, log)
+    before = log.read_bytes()
+    argv = [a.format(log=log) for a in argv]
+    p = subprocess.run([sys.executable, "-m", "rt.cli", *argv], capture_output=True, text=True, cwd=tmp_path.parent
+                       if argv[1] != "README.md" else None)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and msg in lines[0] and "Traceback" not in p.stderr
+    assert log.read_bytes() == before
