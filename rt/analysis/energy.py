@@ -133,24 +133,38 @@ def approach_energy(x0: np.ndarray, case) -> float:
     return float(inv[S.I_T0] + inv[S.I_T0 + 1] - 0.5 * float(p @ p) / m)
 
 
+def powers(t, w_P, rel_pose, rel_twist, meas_pose=None, geo=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Contact power on the simulated motion and, with ``meas_pose`` and ``geo``, on the actual
+    motion (module docstring), per sample. The actual twist comes from central differences,
+    so a caller that works in chunks passes one neighbour sample on each side and keeps the
+    interior (the result is then that of the whole series)."""
+    p_sim = contact_power(w_P, rel_pose[:, :3], rel_twist[:, :3], rel_twist[:, 3:6])
+    if meas_pose is None or geo is None:
+        return p_sim, None
+    ra, qa = relative_from_platform(meas_pose, geo)
+    va, wa = twist_from_poses(t, ra, qa)
+    return p_sim, contact_power(w_P, ra, va, wa)
+
+
+def audit_from_powers(t, p_sim, p_act=None, case=None, x0=None, energy_absorbed=None) -> EnergyAudit:
+    """The audit from the per-sample powers of :func:`powers` (``t`` strictly increasing, the
+    dynamics only)."""
+    veh = _cumtrapz(t, p_sim)
+    mech = None if p_act is None else _cumtrapz(t, p_act)
+    e_veh = float(veh[-1]) if len(veh) else 0.0
+    e_mech = None if mech is None else (float(mech[-1]) if len(mech) else 0.0)
+    logged = None
+    if energy_absorbed is not None and len(energy_absorbed):
+        logged = float(energy_absorbed[-1] - energy_absorbed[0])
+    return EnergyAudit(approach_j=approach_energy(x0, case) if case is not None and x0 is not None else None,
+                       vehicles_j=e_veh, mechanism_j=e_mech, stand_injected_j=None if e_mech is None else e_mech - e_veh,
+                       logged_absorbed_j=logged, t=t, vehicles_cum_j=veh, mechanism_cum_j=mech)
+
+
 def audit(t, w_P, rel_pose, rel_twist, meas_pose=None, geo=None, case=None, x0=None,
           energy_absorbed=None) -> EnergyAudit:
     """The audit over the samples given (module docstring); ``t`` strictly increasing, the
     dynamics only. ``meas_pose`` and ``geo`` (HIL) give the actual motion; without them the
     simulated motion is the actual one."""
-    r = rel_pose[:, :3]
-    p_sim = contact_power(w_P, r, rel_twist[:, :3], rel_twist[:, 3:6])
-    veh = _cumtrapz(t, p_sim)
-    mech = None
-    if meas_pose is not None and geo is not None:
-        ra, qa = relative_from_platform(meas_pose, geo)
-        va, wa = twist_from_poses(t, ra, qa)
-        mech = _cumtrapz(t, contact_power(w_P, ra, va, wa))
-    e_veh = float(veh[-1]) if len(veh) else 0.0
-    e_mech = float(mech[-1]) if mech is not None and len(mech) else (None if mech is None else 0.0)
-    logged = None
-    if energy_absorbed is not None and len(energy_absorbed):
-        logged = float(energy_absorbed[-1] - energy_absorbed[0])
-    return EnergyAudit(approach_j=approach_energy(x0, case) if case is not None and x0 is not None else None, vehicles_j=e_veh,
-                       mechanism_j=e_mech, stand_injected_j=None if e_mech is None else e_mech - e_veh,
-                       logged_absorbed_j=logged, t=t, vehicles_cum_j=veh, mechanism_cum_j=mech)
+    p_sim, p_act = powers(t, w_P, rel_pose, rel_twist, meas_pose, geo)
+    return audit_from_powers(t, p_sim, p_act, case, x0, energy_absorbed)

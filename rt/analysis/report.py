@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rt.analysis.compare import compare_logs
-from rt.analysis.energy import EnergyAudit, audit
+from rt.analysis.energy import EnergyAudit, audit_from_powers, powers
 from rt.analysis.run import Run
 
 MAX_POINTS = 20000
@@ -133,14 +133,14 @@ def _timing(run: Run, lo: int, hi: int) -> dict | None:
             "lateness_us_max": float(late.max()) if len(late) else None}
 
 
+CHUNK = 1 << 17      # records per chunk of the energy audit (bounded memory on long logs)
+
+
 def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
     names = ["t", "w_P", "rel_pose", "rel_twist"]
     if any(n not in run.fields for n in names):
         return None, "no energy audit: the log lacks " + ", ".join(n for n in names if n not in run.fields)
-    extra = [n for n in ("meas_pose", "energy_absorbed") if n in run.fields]
-    d = run.read(names + extra, lo, hi)
-    t = d["t"]
-    if len(t) < 3:
+    if hi - lo < 3:
         return None, "no energy audit: fewer than three records in the dynamics"
     note = []
     case = None
@@ -152,12 +152,25 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         note.append(f"approach energy not computed: {e}")
     x0 = run.read(["x"], lo, lo + 1)["x"][0] if "x" in run.fields and case is not None else None
     geo = None
-    if "meas_pose" in d and run.header.get("config"):
+    if "meas_pose" in run.fields and run.header.get("config"):
         from rt.config.stand import stand_from_snapshot
         from rt.control.controller import stand_geometry
         geo = stand_geometry(stand_from_snapshot(run.header["config"], f"{run.path}: header config"))
-    a = audit(t, d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo, case, x0,
-              d.get("energy_absorbed"))
+    extra = ["meas_pose"] if geo is not None else []
+    t_all, ps, pa = [], [], []
+    for a in range(lo, hi, CHUNK):
+        b = min(hi, a + CHUNK)
+        a0, b0 = max(lo, a - 1), min(hi, b + 1)      # one neighbour each side: central differences
+        d = run.read(names + extra, a0, b0)
+        p_sim, p_act = powers(d["t"], d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo)
+        k = slice(a - a0, (a - a0) + (b - a))
+        t_all.append(d["t"][k])
+        ps.append(p_sim[k])
+        if p_act is not None:
+            pa.append(p_act[k])
+    absorbed = run.read(["energy_absorbed"], lo, hi)["energy_absorbed"] if "energy_absorbed" in run.fields else None
+    a = audit_from_powers(np.concatenate(t_all), np.concatenate(ps), np.concatenate(pa) if pa else None, case, x0,
+                          absorbed)
     return a, "; ".join(note)
 
 

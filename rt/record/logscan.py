@@ -9,7 +9,7 @@ skipped, so indexing a 1 GB log costs a pass over its ~10^4 block headers. Any o
 (header, event, footer, or a block written in another key order) is decoded by msgpack.
 
 :func:`read_columns` then copies the selected fields of a range of records (every ``every``-th
-one) out of a read-only memory map, block by block: memory is that of the selection, and the
+one) out of the file, block by block (each block's rows read into one reused buffer): memory is that of the selection, and the
 rest of each row is never copied.
 
 A truncated file (the writer killed mid-block, or no footer) is indexed to its last complete
@@ -230,7 +230,7 @@ def _scan(path: Path, mm, size: int) -> LogIndex:
 def read_columns(idx: LogIndex, names, start: int = 0, stop: int | None = None,
                  every: int = 1) -> dict[str, np.ndarray]:
     """Fields ``names`` of records ``start, start + every, ... < stop`` (all by default) as
-    ``{name: (m,) or (m, size)}`` float64 arrays, copied block by block from a memory map of the
+    ``{name: (m,) or (m, size)}`` float64 arrays, copied block by block from the
     file (only the blocks that hold selected records are touched)."""
     names = idx.check_fields(names)
     if every < 1:
@@ -243,7 +243,8 @@ def read_columns(idx: LogIndex, names, start: int = 0, stop: int | None = None,
     if m == 0:
         return {n: (a[:, 0] if idx.fields[n] == 1 else a) for n, a in out.items()}
     W = idx.width
-    with open(idx.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    buf = bytearray(8 * W * int(idx.block_n.max()))
+    with open(idx.path, "rb", buffering=0) as f:
         b0 = int(np.searchsorted(idx.block_i0, start, side="right")) - 1
         j = 0
         for b in range(max(b0, 0), len(idx.block_i0)):
@@ -258,14 +259,19 @@ def read_columns(idx: LogIndex, names, start: int = 0, stop: int | None = None,
             last = min(stop, i0 + n)
             if first >= last:
                 continue
-            rows = np.ndarray((n, W), dtype="<f8", buffer=mm, offset=int(idx.block_offset[b]))
-            sel = rows[first - i0:last - i0:every]
+            # only the rows [first, last) of the block are read (pread into one reused buffer,
+            # so the file's pages never count as this process's memory)
+            nb = 8 * W * (last - first)
+            f.seek(int(idx.block_offset[b]) + 8 * W * (first - i0))
+            got = f.readinto(memoryview(buf)[:nb])
+            if got != nb:
+                raise LogError(f"{idx.path}: the file shrank while it was read")
+            sel = np.frombuffer(buf, dtype="<f8", count=nb // 8).reshape(last - first, W)[::every]
             k = sel.shape[0]
             for name in names:
                 o = idx.offsets[name]
                 out[name][j:j + k] = sel[:, o:o + idx.fields[name]]
             j += k
-            del rows, sel
     return {n: (a[:j, 0] if idx.fields[n] == 1 else a[:j]) for n, a in out.items()}
 
 
