@@ -108,9 +108,5 @@ def add_parsers(sub) -> None:
                    help="default: <log>-report.pdf next to the log")
     r.set_defaults(func=cmd_report)
 
-    import importlib
-    for mod in ("rt.analysis.export", "rt.analysis.recompute"):
-        try:  # TEMP while written
-            importlib.import_module(mod).add_parser(sub)
-        except ImportError:
-            pass
+    from rt.analysis.export import add_parser as add_export
+    add_export(sub)
