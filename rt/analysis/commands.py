@@ -109,4 +109,6 @@ def add_parsers(sub) -> None:
     r.set_defaults(func=cmd_report)
 
     from rt.analysis.export import add_parser as add_export
+    from rt.analysis.recompute import add_parser as add_recompute
     add_export(sub)
+    add_recompute(sub)

@@ -15,12 +15,17 @@ AXES3 = ("x", "y", "z")
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
-def _events(ax, s: Series, label: bool) -> None:
+def _events(ax, s: Series, label: bool, ref: Series | None = None) -> None:
+    """The run's events (grey) and the reference's (e.g. the digital model's latch and capture
+    events, green), as vertical lines, labelled when ``label``."""
     y = ax.get_ylim()[1]
-    for t, what in s.events:
-        ax.axvline(t, color="0.4", lw=0.7, ls=":")
-        if label:
-            ax.text(t, y, " " + what, rotation=90, va="top", ha="left", fontsize=6, color="0.3")
+    for series, color, tag in ((s, "0.4", ""), (ref, "tab:green", " (ref.)")):
+        if series is None:
+            continue
+        for t, what in series.events:
+            ax.axvline(t, color=color, lw=0.7, ls=":")
+            if label:
+                ax.text(t, y, " " + what + tag, rotation=90, va="top", ha="left", fontsize=6, color=color)
 
 
 def _plot(ax, rep: Report, field: str, cols, scale=1.0, labels=None, transform=None) -> None:
@@ -96,7 +101,7 @@ def wrench_page(rep: Report) -> Figure:
     a2.set_ylabel("moment on P about P (N·m)")
     a2.set_xlabel("time since the case's initial state (s)")
     for a, lab in ((a1, True), (a2, False)):
-        _events(a, rep.series, lab)
+        _events(a, rep.series, lab, rep.reference)
     fig.suptitle("Contact wrench on the passive unit (P frame)")
     return fig
 

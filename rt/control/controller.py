@@ -426,6 +426,9 @@ class Controller:
                         *self.sent_pose[:3], self.case.end.capture_settle_s, lim.capture_speed_max_m_s,
                         lim.capture_rate_max_rad_s)
         self.t_dynamics_start = self.t if self.t_run >= 0.0 else None
+        # what the cycle's kernels start from that the records do not carry (dockstand recompute)
+        self._event({"kind": "run_start", "sensing_bias": [float(b) for b in self.sensing.bias],
+                     "t_run": self.t_run, "tau_s": self.tau, "mode": int(self._mode)})
         self._set_phase(Phase.RUNUP if self.t_run < 0.0 else Phase.DYNAMICS)
 
     def _begin_stop(self) -> None:
