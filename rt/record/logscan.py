@@ -89,34 +89,35 @@ def _int_at(buf, o):
     return None
 
 
+def _keyed_int(buf, p, key: bytes):
+    """``key`` (a msgpack fixstr, its bytes) then a non-negative integer at ``p``: (value,
+    next offset) or None."""
+    if buf[p:p + len(key)] != key:
+        return None
+    return _int_at(buf, p + len(key))
+
+
 def _rec_at(buf, o, size):
     """The framing of a record block at ``o``: (i0, n, data offset, data length) or None when
     the bytes there are not a block in the writer's layout (or run past the end)."""
     try:
-        if buf[o:o + 7] != _REC_PREFIX or buf[o + 7:o + 10] != b"\xa2i0":
+        if buf[o:o + 7] != _REC_PREFIX:
             return None
-        r = _int_at(buf, o + 10)
+        r = _keyed_int(buf, o + 7, b"\xa2i0")
         if r is None:
             return None
         i0, p = r
-        if buf[p:p + 2] != b"\xa1n":
-            return None
-        r = _int_at(buf, p + 2)
+        r = _keyed_int(buf, p, b"\xa1n")
         if r is None:
             return None
         n, p = r
         if buf[p:p + 2] != b"\xa1d":
             return None
         p += 2
-        tag = buf[p]
-        if tag == 0xC4:
-            ln, p = _uint(buf, p + 1, 1), p + 2
-        elif tag == 0xC5:
-            ln, p = _uint(buf, p + 1, 2), p + 3
-        elif tag == 0xC6:
-            ln, p = _uint(buf, p + 1, 4), p + 5
-        else:
+        size_bytes = {0xC4: 1, 0xC5: 2, 0xC6: 4}.get(buf[p])
+        if size_bytes is None:
             return None
+        ln, p = _uint(buf, p + 1, size_bytes), p + 1 + size_bytes
     except IndexError:
         return None
     return i0, n, p, ln
