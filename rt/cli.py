@@ -18,21 +18,29 @@ COMMANDS_GROUP = "dockstand.commands"
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
+    """Every error of each file: all its unknown keys (each with a "did you mean" when one is
+    close) and the first wrong value, each naming file, key and reason."""
     from rt.config import ConfigError, load_any
+    from rt.config._schema import COLLECT
 
     bad = 0
     for f in args.files:
+        errors: list = []
+        token = COLLECT.set(errors)
         try:
             load_any(f, args.kind)
         except ConfigError as e:
-            print(f"error: {e}", file=sys.stderr)
-            bad += 1
+            errors.append(e)
         except ValueError as e:
-            print(f"error: {f}: {e}", file=sys.stderr)
+            errors.append(f"{f}: {e}")
+        finally:
+            COLLECT.reset(token)
+        for e in errors:
+            print(f"error: {e}", file=sys.stderr)
+        if errors:
             bad += 1
-        else:
-            if not args.quiet:
-                print(f"ok: {f}")
+        elif not args.quiet:
+            print(f"ok: {f}")
     return 1 if bad else 0
 
 

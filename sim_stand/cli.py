@@ -60,11 +60,11 @@ def _emulator_config(emulator_path=None, case_path=None):
 
 def cmd_emulate(args) -> int:
     from rt.config import ConfigError
-    from rt.config.stand import load_stand
+    from rt.config.stand import default_stand_path, load_stand
     from sim_stand.emulator import Emulator, Faults, install_signal_stop
 
     try:
-        stand = load_stand(args.stand)
+        stand = load_stand(args.stand or default_stand_path()[0])
         from dataclasses import replace
         stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, args.sensor_endpoint),
                         platform_link=_endpoint_override(stand.platform_link, args.platform_endpoint))
@@ -271,9 +271,13 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 
 
 def cmd_demo(args) -> int:
+    from rt.config import ConfigError
     try:
         out = run_demo(args.case, args.stand, args.emulator, compensate=not args.no_compensation,
                        faults=args.fault, log_dir=args.log_dir, sensor_filter=False if args.no_filter else None)
+    except ConfigError as e:      # the user's file: its own one-line reason
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # noqa: BLE001 - the operator gets the reason
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ def add_parsers(sub) -> None:
         return f
 
     e = sub.add_parser("emulate", help="run the stand emulator on the stand config's endpoints")
-    e.add_argument("--stand", default="config/stand.toml")
+    e.add_argument("--stand", help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
     e.add_argument("--emulator", default=None, help="emulator config (default config/emulator/default.toml)")
     e.add_argument("--case", help="a case whose contact model the emulated hardware should carry")
     e.add_argument("--lockstep", action="store_true", help="advance one period per platform frame")

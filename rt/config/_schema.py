@@ -14,6 +14,8 @@ right key path.
 """
 from __future__ import annotations
 
+import contextvars
+import difflib
 import math
 import tomllib
 from pathlib import Path
@@ -39,6 +41,11 @@ def _type_name(v: Any) -> str:
             dict: "table"}.get(type(v), type(v).__name__)
 
 
+#: when set to a list (``dockstand check-config``), :meth:`Table.done` appends its error there and
+#: lets the loader go on, so one run reports every misspelt key of a file, not only the first
+COLLECT: contextvars.ContextVar[list | None] = contextvars.ContextVar("dockstand_config_collect", default=None)
+
+
 class Table:
     """A TOML table with its file and key path; tracks which keys were read."""
 
@@ -49,6 +56,7 @@ class Table:
         self.file = Path(file)
         self.path = path
         self._used: set[str] = set()
+        self._asked: set[str] = set()      # every key a reader asked for (present or not)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -76,22 +84,38 @@ class Table:
         return ConfigError(self.file, self.key(name) if name else self.path, reason)
 
     def has(self, name: str) -> bool:
+        self._asked.add(name)
         return name in self.data
 
     def _get(self, name: str, default: Any) -> Any:
+        self._asked.add(name)
         if name in self.data:
             self._used.add(name)
             return self.data[name]
         if default is _MISSING:
-            raise self.error(name, "required key is missing")
+            near = difflib.get_close_matches(name, [str(k) for k in self.data], n=1, cutoff=0.6)
+            raise self.error(name, "required key is missing" + (f" (is '{near[0]}' a misspelling?)" if near else ""))
         return default
 
     def done(self) -> None:
-        """Reject keys that no reader asked for."""
+        """Reject keys that no reader asked for: every one of them in one error, each with the
+        closest key the readers know (``did you mean``) when one is close."""
         unknown = sorted(set(self.data) - self._used)
-        if unknown:
-            allowed = ""
-            raise self.error(unknown[0], "unknown key" + allowed)
+        if not unknown:
+            return
+        known = sorted(self._asked - set(self.data)) or sorted(self._asked)
+
+        def hint(k: str) -> str:
+            m = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
+            return f" (did you mean '{m[0]}'?)" if m else ""
+        if len(unknown) == 1:
+            err = self.error(unknown[0], "unknown key" + hint(unknown[0]))
+        else:
+            err = self.error("", "unknown keys " + ", ".join(f"'{k}'{hint(k)}" for k in unknown))
+        sink = COLLECT.get()
+        if sink is None:
+            raise err
+        sink.append(err)           # check-config: go on, and report every table's unknown keys
 
     def relative(self, p: str) -> Path:
         """A path written in this file, resolved relative to the file's folder."""

@@ -121,6 +121,25 @@ def _first_key(msg: str, opts: dict) -> str | None:
     return head if head in opts or head == "transport" else None
 
 
+STAND_ENV = "DOCKSTAND_STAND"
+
+
+def default_stand_path() -> tuple[Path, str]:
+    """The stand file a command uses when none is named, and why: ``$DOCKSTAND_STAND``, else
+    ``config/stand.toml`` in the working directory, else the one beside the installed package
+    (the source tree's)."""
+    import os
+
+    import rt
+    env = os.environ.get(STAND_ENV)
+    if env:
+        return Path(env), f"${STAND_ENV}"
+    here = Path("config") / "stand.toml"
+    if here.is_file():
+        return here.resolve(), "config/stand.toml in the working directory"
+    return Path(rt.SOURCE_ROOT) / "config" / "stand.toml", "the installed default"
+
+
 def load_stand(path: str | Path) -> Stand:
     """Load and validate a stand file (docs/cli.md); ConfigError names file, key and reason."""
     return parse_stand(Table.load(path))

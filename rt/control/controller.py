@@ -54,6 +54,7 @@ from rt.dynamics import spacecraft as SCM
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
 from rt.control.clock import StepClock, WallClock
+from rt.config._schema import ConfigError
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
 from rt.control.links import Links
@@ -276,9 +277,14 @@ class Controller:
     def command(self, name: str, client: str | None = "local", **args: Any):
         """Apply an operator command now (from the loop thread); returns the supervisor Reply."""
         if name == "load_case" and "case" in args and not isinstance(args["case"], Case):
+            if not isinstance(args["case"], (str, Path)) or not str(args["case"]):
+                return self.supervisor._refuse("load_case", client, "case must be the path of a case file (a string), "
+                                                                    f"got {type(args['case']).__name__}")
             path = Path(args["case"])
             try:
                 case = load_case(path)
+            except ConfigError as e:
+                return self.supervisor._refuse("load_case", client, str(e))
             except Exception as e:  # noqa: BLE001 - the reason goes back to the operator
                 return self.supervisor._refuse("load_case", client, f"{type(e).__name__}: {e}")
             args = {**args, "case": case, "path": path}

@@ -14,6 +14,8 @@ it acquires the control lease for the commands that need it and prints the reply
 """
 from __future__ import annotations
 
+import argparse
+
 import json
 import logging
 import signal
@@ -33,7 +35,7 @@ def cmd_run(args) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
-        stand = load_stand(args.stand)
+        stand = load_stand(_stand_path(args, "run"))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -99,21 +101,55 @@ def cmd_run(args) -> int:
 LEASED = {"load", "arm", "start", "stop", "tare", "reset"}
 
 
+def _stand_path(args, cmd: str) -> Path:
+    """``--stand``, or the default stand file (rt.config.stand.default_stand_path), named on
+    stderr so the operator sees which stand a command talks to."""
+    if args.stand:
+        return Path(args.stand)
+    from rt.config.stand import default_stand_path
+    path, why = default_stand_path()
+    print(f"dockstand {cmd}: stand {path} ({why}; --stand or ${'DOCKSTAND_STAND'} to choose)", file=sys.stderr)
+    return path
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not (v > 0.0 and v < 1e6):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return v
+
+
 def cmd_ctl(args) -> int:
     from rt.config.stand import load_stand
     from rt.record.telemetry import CommandClient
 
+    import zmq
+
+    from rt.config import ConfigError
+
     endpoint = args.endpoint
     if endpoint is None:
-        endpoint = load_stand(args.stand).telemetry["cmd_endpoint"]
-    cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout)
+        try:
+            endpoint = load_stand(_stand_path(args, "ctl")).telemetry["cmd_endpoint"]
+        except ConfigError as e:
+            print(f"dockstand ctl: {e}", file=sys.stderr)
+            return 2
+    try:
+        cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout)
+    except zmq.ZMQError as e:
+        print(f"dockstand ctl: --endpoint {endpoint}: not a usable ZeroMQ endpoint ({e.strerror}); "
+              "expected e.g. tcp://127.0.0.1:5556 or ipc:///run/dockstand/cmd", file=sys.stderr)
+        return 2
     leased = False
     try:
         if args.action in LEASED:
             try:
                 r = cli.request("acquire")
             except TimeoutError as e:
-                print(f"error: no answer from {endpoint}: {e}", file=sys.stderr)
+                print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)", file=sys.stderr)
                 return 3
             if not r.get("ok"):
                 print(json.dumps(r), flush=True)
@@ -129,7 +165,7 @@ def cmd_ctl(args) -> int:
         try:
             r = cli.request(cmd, **kw)
         except TimeoutError as e:
-            print(f"error: no answer from {endpoint}: {e}", file=sys.stderr)
+            print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)", file=sys.stderr)
             return 3
         print(json.dumps(r, default=str), flush=True)
         return 0 if r.get("ok") else 1
@@ -144,7 +180,7 @@ def cmd_ctl(args) -> int:
 
 def add_parsers(sub) -> None:
     r = sub.add_parser("run", help="run the controller in the foreground (SIGTERM/SIGINT: safe stop)")
-    r.add_argument("--stand", default="config/stand.toml")
+    r.add_argument("--stand", help="stand file (default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one)")
     r.add_argument("--case", help="load this case at start-up (the operator still arms and starts)")
     r.add_argument("--no-compensation", action="store_true", help="command the current pose (no prediction)")
     r.set_defaults(func=cmd_run)
@@ -152,9 +188,10 @@ def add_parsers(sub) -> None:
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
     c.add_argument("case", nargs="?", help="with load: the case file")
-    c.add_argument("--stand", default="config/stand.toml", help="where the command endpoint is configured")
+    c.add_argument("--stand", help="where the command endpoint is configured (default: $DOCKSTAND_STAND, "
+                                   "./config/stand.toml, the installed one)")
     c.add_argument("--endpoint", help="command endpoint (overrides the stand's)")
     c.add_argument("--name", default="ctl", help="client name shown as the lease holder")
-    c.add_argument("--timeout", type=float, default=2.0)
+    c.add_argument("--timeout", type=_positive, default=2.0, help="seconds to wait for the answer (> 0)")
     c.set_defaults(func=cmd_ctl)
 

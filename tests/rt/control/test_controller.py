@@ -365,6 +365,9 @@ def test_start_refused_until_ready_and_illegal_commands_say_why(rig):
     assert not r.ok and "not allowed in state IDLE" in r.reason
     r = c.command("load_case", case="/nonexistent.toml")
     assert not r.ok and "nonexistent" in r.reason
+    for bad in (5, ["a"], None, ""):       # a script's wrong type: refused with the reason, not a TypeError
+        r = c.command("load_case", case=bad)
+        assert not r.ok and "case must be the path of a case file" in r.reason and "TypeError" not in r.reason
     assert c.command("load_case", case=str(NOMINAL)).ok
     assert c.command("arm").ok
     r = c.command("start")
