@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -181,6 +182,22 @@ def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
                 raise RuntimeError(f"the emulator's {tr.describe()} did not connect within {timeout_s:g} s")
 
 
+def _die_with_parent(parent_pid: int):
+    """A ``preexec_fn`` for a child that must not outlive the process that started it (the
+    demo's emulator after a ``kill -9`` of the demo): Linux's ``PR_SET_PDEATHSIG`` sends it
+    SIGTERM when its parent exits; if the parent is already gone, it exits at once."""
+    def setup() -> None:
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM, 0, 0, 0)      # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):               # not Linux: the child is reaped by the demo's finally
+            return
+        if os.getppid() != parent_pid:
+            os._exit(1)
+    return setup
+
+
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None) -> dict:
     """The demo as a function (tests call it): returns the summary dict. The controller's
@@ -210,7 +227,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     for f in faults or []:
         cmd += ["--fault", f]
     t_wall = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO),
+                            preexec_fn=_die_with_parent(os.getpid()))
     ctl = None
     try:
         line = proc.stdout.readline()
@@ -249,7 +267,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    emu = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        emu = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        shutil.rmtree(tmp, ignore_errors=True)     # the endpoints' sockets and the summary: nothing left behind
     # the emulator's clock counts every period since it started, as the controller's does
     # (one frame per cycle in lockstep): capture time relative to the case's initial state
     t0 = cs.get("t_dynamics_start_s")
