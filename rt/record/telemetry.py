@@ -16,7 +16,13 @@ reply ``{"ok": bool, "reason": str | None, "id": ..., ...}``. Built-in commands:
 
 * ``acquire`` — take the control lease (free, expired, or already yours); ``release``;
   ``heartbeat`` — renew it (any request from the holder also renews it);
-* ``describe`` — the record layout, PUB endpoint, decimation, lease timeout; ``ping``.
+* ``describe`` — the record layout, PUB endpoint, decimation, lease timeout, the request size
+  cap and the counts of requests and refused ones; ``ping``.
+
+A request larger than ``max_request_bytes`` (64 KiB) never reaches the server: libzmq's
+``ZMQ_MAXMSGSIZE`` drops the sender's connection. A request that is not msgpack, or not a
+map with a string ``cmd`` and a map ``args``, is answered ``bad request`` and counted
+(``refused``).
 
 Everything else goes to the ``handler(cmd, args, client) -> dict`` given by the controller
 (the supervisor's commands, ``status``). ``load_case``, ``arm``, ``start``, ``stop``, ``tare``
@@ -48,13 +54,17 @@ def _pack(o: Any) -> bytes:
     return msgpack.packb(o, use_bin_type=True, default=lambda x: x.tolist() if isinstance(x, np.ndarray) else str(x))
 
 
+MAX_REQUEST_BYTES = 64 * 1024     # a command request is a few hundred bytes
+
+
 class TelemetryServer:
     def __init__(self, fields: dict[str, int], *, pub_endpoint: str = DEFAULT_PUB, cmd_endpoint: str = DEFAULT_CMD,
                  decimation: int = 20, sndhwm: int = 4, lease_timeout_s: float = 2.0,
                  handler: Callable[[str, dict, str], dict] | None = None,
                  now_ns: Callable[[], int] = time.monotonic_ns,
                  on_lease_lost: Callable[[str], None] | None = None,
-                 on_lease_acquired: Callable[[str], None] | None = None, context: zmq.Context | None = None):
+                 on_lease_acquired: Callable[[str], None] | None = None, context: zmq.Context | None = None,
+                 max_request_bytes: int = MAX_REQUEST_BYTES):
         if decimation < 1:
             raise ValueError("decimation must be >= 1")
         self.fields = dict(fields)
@@ -72,12 +82,17 @@ class TelemetryServer:
         self.pub.bind(pub_endpoint)
         self.cmd = self.ctx.socket(zmq.ROUTER)
         self.cmd.setsockopt(zmq.LINGER, 0)
+        # libzmq itself refuses a larger message (it drops the sender's connection): a 20 MB
+        # request is never read into memory, let alone decoded in the loop
+        self.cmd.setsockopt(zmq.MAXMSGSIZE, int(max_request_bytes))
+        self.max_request_bytes = int(max_request_bytes)
         self.cmd.bind(cmd_endpoint)
         self.pub_endpoint = self.pub.getsockopt_string(zmq.LAST_ENDPOINT)
         self.cmd_endpoint = self.cmd.getsockopt_string(zmq.LAST_ENDPOINT)
         self.sent = 0
         self.drops = 0
         self.requests = 0
+        self.refused = 0            # requests answered "bad request" (not msgpack, wrong types)
         self.holder: bytes | None = None
         self.holder_name: str | None = None
         self.holder_seen_ns = 0
@@ -154,6 +169,7 @@ class TelemetryServer:
             if not isinstance(args, dict):
                 raise ValueError("'args' must be a map")
         except Exception as e:
+            self.refused += 1
             return {"ok": False, "reason": f"bad request: {e}"}
         cmd = req["cmd"]
         rid = req.get("id")
@@ -184,7 +200,8 @@ class TelemetryServer:
         elif cmd == "describe":
             out = {"ok": True, "reason": None, "fields": [[k, v] for k, v in self.fields.items()],
                    "pub_endpoint": self.pub_endpoint, "decimation": self.decimation,
-                   "lease_timeout_s": self.lease_timeout_ns / 1e9}
+                   "lease_timeout_s": self.lease_timeout_ns / 1e9, "max_request_bytes": self.max_request_bytes,
+                   "requests": self.requests, "refused": self.refused}
         elif cmd in LEASED and not is_holder:
             who = f"held by {self.holder_name}" if self.holder is not None else "free; send acquire first"
             out = {"ok": False, "reason": f"{cmd} needs the control lease ({who})"}

@@ -231,3 +231,37 @@ def test_publish_event_and_loopback_default():
     sub.close(0)
     tel.close()
     ctx.term()
+
+
+def test_an_oversized_request_is_dropped_by_libzmq_and_others_still_answered():
+    ctx = zmq.Context()
+    tel = TelemetryServer(FIELDS, pub_endpoint=ANY, cmd_endpoint=ANY, context=ctx, max_request_bytes=4096)
+    big = ctx.socket(zmq.DEALER)
+    big.setsockopt(zmq.LINGER, 0)
+    big.connect(tel.cmd_endpoint)
+    big.send_multipart([b"", msgpack.packb({"cmd": "ping", "args": {"x": b"\0" * (20 << 20)}})])
+    garbage = ctx.socket(zmq.DEALER)
+    garbage.setsockopt(zmq.LINGER, 0)
+    garbage.connect(tel.cmd_endpoint)
+    garbage.send_multipart([b"", b"\xc1\xc1"])
+    cli = CommandClient(tel.cmd_endpoint, name="ok", timeout_s=0.05, context=ctx)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 1.0:          # time for the 20 MB to arrive, if it were taken
+        tel.poll()
+        time.sleep(0.01)
+    rid = cli.send("describe")
+    r = None
+    while r is None and time.monotonic() - t0 < 5:
+        tel.poll()
+        try:
+            r = cli.recv(0.01)
+        except TimeoutError:
+            pass
+    assert r is not None and r["id"] == rid and r["ok"] and r["max_request_bytes"] == 4096
+    assert r["refused"] == 1 and r["requests"] == 2       # the garbage and the describe: never the 20 MB
+    assert not big.poll(50)                                # and it got no answer
+    for s in (big, garbage):
+        s.close(0)
+    cli.close()
+    tel.close()
+    ctx.term()
