@@ -445,10 +445,21 @@ class Controller:
             self._pending_cmd = Command.FREEZE if self.phase is not Phase.IDLE else None
             self._set_phase(Phase.FROZEN if self.phase is not Phase.IDLE else Phase.IDLE)
 
+    def _device_fault(self) -> str:
+        """The platform's fault code from its last STATUS, by name when the protocol knows it."""
+        from drivers.motion_platform import FaultCode
+        v = int(self.meas[WK.ST_FAULT])
+        try:
+            return f"fault code {v} {FaultCode(v).name}"
+        except ValueError:
+            return f"fault code {v} (not in the protocol's list)"
+
     def _trip(self, code: int, text: str | None = None) -> None:
         self.trip_code = int(code)
         self.ins[CK.IN_TRIP] = self.trip_code
         self.trip_text = text or self.safety.describe(code)
+        if text is None and code in (Reason.PLATFORM_FAULT, Reason.PLATFORM_ESTOP):
+            self.trip_text += f" ({self._device_fault()})"    # the device's own code, as it sent it
         name = Reason(int(code)).name
         self.supervisor.trip(name, self.trip_text)
         if self.phase in ENGAGED_PHASES and self.phase is not Phase.STOP:

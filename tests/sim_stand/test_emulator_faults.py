@@ -45,3 +45,5 @@ def test_emulator_fault_reaches_safe_state(fault, reason, tmp_path):
     log = _check_commands(out["log"])
     trips = [e for e in log.events if e["kind"] == "supervisor_trip"]
     assert trips and trips[0]["reason"] == reason
+    if reason == "PLATFORM_FAULT":          # the device's own code, named in the trip
+        assert out["trip"].startswith("platform reports FAULT (fault code ") and "(not in" not in out["trip"], out["trip"]
