@@ -33,7 +33,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--case", default=None, help="default config/cases/nominal.toml")
     s.add_argument("--stand", default=None, help="default config/stand.toml")
     s.add_argument("--emulator", default=None)
-    s.add_argument("--log", help="run-log path (default runs/<time>-<case>-digital.dslog)")
+    s.add_argument("--log", help="run-log path (default <the stand's run-log directory>/<time>-<case>-digital.dslog)")
     s.add_argument("--stand-conditions", action="store_true",
                    help="as on the stand: the mechanism in 1 g, its weight and inertia carried by the platform "
                         "(the vehicles feel the contact wrench only); default: orbit, 0 g, mechanism inertia coupled")
@@ -48,5 +48,5 @@ def add_parsers(sub) -> None:
     d.add_argument("--no-compensation", action="store_true")
     d.add_argument("--no-filter", action="store_true", help="sensing without the low-pass (and its delay)")
     d.add_argument("--fault", action="append", metavar="NAME@T", help="inject an emulator fault (see emulate)")
-    d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's runlog dir)")
+    d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's [runlog] directory, else $DOCKSTAND_DATA/runs or ~/.local/share/dockstand/runs)")
     d.set_defaults(func=lazy("cmd_demo"))

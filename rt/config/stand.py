@@ -122,6 +122,19 @@ def _first_key(msg: str, opts: dict) -> str | None:
 
 
 STAND_ENV = "DOCKSTAND_STAND"
+DATA_ENV = "DOCKSTAND_DATA"
+
+
+def default_runlog_dir() -> Path:
+    """Where run logs go when the stand file names no ``[runlog] directory``: ``runs/`` under
+    ``$DOCKSTAND_DATA``, else under the user's data directory (``$XDG_DATA_HOME/dockstand``,
+    ``~/.local/share/dockstand``) — not inside the source tree."""
+    import os
+    base = os.environ.get(DATA_ENV)
+    if not base:
+        xdg = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+        base = os.path.join(xdg, "dockstand")
+    return Path(base) / "runs"
 
 
 def default_stand_path() -> tuple[Path, str]:
@@ -288,7 +301,7 @@ def parse_stand(t: Table) -> Stand:
     te.done()
 
     rl = t.table("runlog", {})
-    rdir = t.relative(rl.str("directory", "runs"))
+    rdir = t.relative(rl.str("directory")) if rl.has("directory") else default_runlog_dir()
     flush = rl.float("flush_interval_s", 0.05, gt=0.0, le=0.1)
     rl.done()
     t.done()

@@ -7,7 +7,7 @@ import pytest
 
 from rt.stand import hexapod as HX
 from rt.config import ConfigError, load_any
-from rt.config.stand import load_stand
+from rt.config.stand import default_runlog_dir, load_stand
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT = REPO / "config" / "stand.toml"
@@ -34,7 +34,19 @@ def test_default_stand_loads():
     assert np.allclose(s.active_mount.R[:, 0], [0, 0, 1]) and np.allclose(s.passive_mount.R[:, 0], [0, 0, 1])
     assert HX.Hexapod(s.hexapod).check_pose(s.hexapod.home)[0] == HX.Workspace.OK
     assert s.raw["loop"]["rate_hz"] == 1000
-    assert s.runlog_dir == REPO / "config" / "runs"
+    assert s.runlog_dir == default_runlog_dir()       # the shipped stand names none: the user's data directory
+
+
+def test_run_logs_default_to_the_data_directory_not_the_source_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKSTAND_DATA", str(tmp_path / "data"))
+    assert load_stand(REPO / "config" / "stand.toml").runlog_dir == tmp_path / "data" / "runs"
+    monkeypatch.delenv("DOCKSTAND_DATA")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_runlog_dir() == tmp_path / "xdg" / "dockstand" / "runs"
+    text = (REPO / "config" / "stand.toml").read_text().replace("[runlog]\n", '[runlog]\ndirectory = "logs"\n')
+    f = tmp_path / "stand.toml"
+    f.write_text(text)
+    assert load_stand(f).runlog_dir == tmp_path / "logs"           # named in the file: relative to it
 
 
 def bad(tmp_path, old, new):
