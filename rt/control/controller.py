@@ -249,7 +249,8 @@ class Controller:
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
                                              handler=self._handle_request, on_lease_lost=self._lease_lost,
-                                             on_lease_acquired=self._lease_acquired)
+                                             on_lease_acquired=self._lease_acquired,
+                                             identity={"stand": self.stand.name, "stand_file": str(self.stand.file)})
             self.recorder.publish = self.telemetry.publish_event
 
     def close(self) -> None:

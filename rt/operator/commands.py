@@ -123,49 +123,67 @@ def _positive(text: str) -> float:
 
 
 def cmd_ctl(args) -> int:
-    from rt.config.stand import load_stand
-    from rt.record.telemetry import CommandClient
-
+    """One command to a running controller. It first asks the controller who it is
+    (``describe``: stand, host, pid) and says so on stderr; a leased command to a controller
+    of another stand than the one named with ``--stand`` is refused here, before the lease."""
     import zmq
 
     from rt.config import ConfigError
+    from rt.config.stand import load_stand
+    from rt.record.telemetry import CommandClient
 
     endpoint = args.endpoint
-    if endpoint is None:
+    named = None
+    if endpoint is None or args.stand:
         try:
-            endpoint = load_stand(_stand_path(args, "ctl")).telemetry["cmd_endpoint"]
+            stand = load_stand(_stand_path(args, "ctl"))
         except ConfigError as e:
             print(f"dockstand ctl: {e}", file=sys.stderr)
             return 2
+        named = stand.name if args.stand else None
+        endpoint = endpoint or stand.telemetry["cmd_endpoint"]
+    if args.action == "load" and not args.case:
+        print("dockstand ctl: load needs CASE (a case file)", file=sys.stderr)
+        return 2
     try:
         cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout)
     except zmq.ZMQError as e:
         print(f"dockstand ctl: --endpoint {endpoint}: not a usable ZeroMQ endpoint ({e.strerror}); "
               "expected e.g. tcp://127.0.0.1:5556 or ipc:///run/dockstand/cmd", file=sys.stderr)
         return 2
+
+    def ask(cmd: str, **kw):
+        try:
+            return cli.request(cmd, **kw)
+        except TimeoutError as e:
+            print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)",
+                  file=sys.stderr)
+            return None
+
     leased = False
     try:
+        d = ask("describe")
+        if d is None:
+            return 3
+        who = d.get("identity") or {}
+        print(f"dockstand ctl: controller of stand '{who.get('stand', '?')}' ({who.get('stand_file', '?')}) on "
+              f"{who.get('host', '?')}, pid {who.get('pid', '?')}, at {endpoint}", file=sys.stderr)
+        if args.action in LEASED and named is not None and who.get("stand") != named:
+            print(f"dockstand ctl: refusing {args.action}: the controller at {endpoint} runs stand "
+                  f"'{who.get('stand')}', not '{named}' named by --stand", file=sys.stderr)
+            return 2
         if args.action in LEASED:
-            try:
-                r = cli.request("acquire")
-            except TimeoutError as e:
-                print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)", file=sys.stderr)
+            r = ask("acquire")
+            if r is None:
                 return 3
             if not r.get("ok"):
                 print(json.dumps(r), flush=True)
                 return 1
             leased = True
         cmd = "load_case" if args.action == "load" else args.action
-        kw = {}
-        if args.action == "load":
-            if not args.case:
-                print("error: ctl load needs CASE", file=sys.stderr)
-                return 2
-            kw["case"] = str(Path(args.case).resolve())
-        try:
-            r = cli.request(cmd, **kw)
-        except TimeoutError as e:
-            print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)", file=sys.stderr)
+        kw = {"case": str(Path(args.case).resolve())} if args.action == "load" else {}
+        r = ask(cmd, **kw)
+        if r is None:
             return 3
         print(json.dumps(r, default=str), flush=True)
         return 0 if r.get("ok") else 1

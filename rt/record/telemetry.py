@@ -17,7 +17,8 @@ reply ``{"ok": bool, "reason": str | None, "id": ..., ...}``. Built-in commands:
 * ``acquire`` — take the control lease (free, expired, or already yours); ``release``;
   ``heartbeat`` — renew it (any request from the holder also renews it);
 * ``describe`` — the record layout, PUB endpoint, decimation, lease timeout, the request size
-  cap and the counts of requests and refused ones; ``ping``.
+  cap, the counts of requests and refused ones, and ``identity`` (the stand's name and file,
+  host, pid); ``ping``.
 
 A request larger than ``max_request_bytes`` (64 KiB) never reaches the server: libzmq's
 ``ZMQ_MAXMSGSIZE`` drops the sender's connection. A request that is not msgpack, or not a
@@ -38,6 +39,8 @@ loop thread (every cycle or every few) so the supervisor stays single-threaded.
 """
 from __future__ import annotations
 
+import os
+import socket
 import time
 from typing import Any, Callable
 
@@ -64,7 +67,7 @@ class TelemetryServer:
                  now_ns: Callable[[], int] = time.monotonic_ns,
                  on_lease_lost: Callable[[str], None] | None = None,
                  on_lease_acquired: Callable[[str], None] | None = None, context: zmq.Context | None = None,
-                 max_request_bytes: int = MAX_REQUEST_BYTES):
+                 max_request_bytes: int = MAX_REQUEST_BYTES, identity: dict | None = None):
         if decimation < 1:
             raise ValueError("decimation must be >= 1")
         self.fields = dict(fields)
@@ -86,6 +89,8 @@ class TelemetryServer:
         # request is never read into memory, let alone decoded in the loop
         self.cmd.setsockopt(zmq.MAXMSGSIZE, int(max_request_bytes))
         self.max_request_bytes = int(max_request_bytes)
+        # who answers: the stand's name and file, host, pid, start time (describe; ctl shows it)
+        self.identity = {"host": socket.gethostname(), "pid": os.getpid(), **(identity or {})}
         self.cmd.bind(cmd_endpoint)
         self.pub_endpoint = self.pub.getsockopt_string(zmq.LAST_ENDPOINT)
         self.cmd_endpoint = self.cmd.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -201,7 +206,7 @@ class TelemetryServer:
             out = {"ok": True, "reason": None, "fields": [[k, v] for k, v in self.fields.items()],
                    "pub_endpoint": self.pub_endpoint, "decimation": self.decimation,
                    "lease_timeout_s": self.lease_timeout_ns / 1e9, "max_request_bytes": self.max_request_bytes,
-                   "requests": self.requests, "refused": self.refused}
+                   "requests": self.requests, "refused": self.refused, "identity": self.identity}
         elif cmd in LEASED and not is_holder:
             who = f"held by {self.holder_name}" if self.holder is not None else "free; send acquire first"
             out = {"ok": False, "reason": f"{cmd} needs the control lease ({who})"}

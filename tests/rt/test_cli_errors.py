@@ -18,7 +18,7 @@ CASES = [
     (["ctl", "status", "--timeout", "-1"], 2, "must be a positive number of seconds"),
     (["ctl", "status", "--timeout", "0.2", "--endpoint", "tcp://127.0.0.1:1"], 3, "no answer from tcp://127.0.0.1:1"),
     (["ctl", "status", "--stand", "nope.toml"], 2, "file not found"),
-    (["ctl", "load", "--endpoint", "tcp://127.0.0.1:1", "--timeout", "0.2"], 3, "no answer"),
+    (["ctl", "load", "--endpoint", "tcp://127.0.0.1:1", "--timeout", "0.2"], 2, "load needs CASE"),
     (["emulate", "--stand", "nope.toml"], 2, "file not found"),
     (["simulate", "--case", "nope.toml"], 2, "file not found"),
     (["demo", "--case", "nope.toml"], 2, "file not found"),

@@ -48,6 +48,18 @@ def test_run_ctl_and_sigterm(tmp_path):
         assert rc == 1 and r["state"] == "CONFIGURED" and "not streaming" in r["reason"], r
         rc, r = _ctl(tmp_path, "start")
         assert rc == 1 and "not allowed in state CONFIGURED" in r["reason"]
+        # ctl says whom it talks to, and refuses a leased command to another stand than --stand's
+        p = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", "status", "--stand", str(stand), "--timeout", "5"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert p.returncode == 0 and f"controller of stand 'default' ({stand}) on " in p.stderr, p.stderr
+        assert f"pid {proc.pid}" in p.stderr
+        other = tmp_path / "other.toml"
+        other.write_text(stand.read_text().replace('name = "default"', 'name = "lab-stand-2"', 1))
+        p = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", "arm", "--stand", str(other), "--timeout", "5"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert p.returncode == 2 and "refusing arm" in p.stderr and "not 'lab-stand-2'" in p.stderr, p.stderr
+        rc, r = _ctl(tmp_path, "status")
+        assert r["lease"] is None                    # the refusal took no lease
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, err
