@@ -309,6 +309,8 @@ class Controller:
                 "allowed": s.allowed(), "cycles": self.loop.cycles if self.loop else 0,
                 "missed": self.loop.missed if self.loop else 0, "log": str(self.log_path) if self.log_path else None,
                 "sensor_link": self.sensor.transport.status, "platform_link": self.platform.transport.status,
+                "links": {"sensor": self.links.link_report(self.sensor.transport),
+                          "platform": self.links.link_report(self.platform.transport)},
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report()}
 

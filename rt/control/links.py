@@ -128,6 +128,20 @@ class Links:
         """Sensor samples received since the links were built."""
         return int(self.ins[CK.IN_SAMPLES])
 
+    @staticmethod
+    def link_report(tr) -> dict:
+        """One link for ``status``: where it goes, whether its device was ever heard, and how
+        long ago (not real-time: reads the clock and formats)."""
+        t = tr.counters.last_rx_time
+        return {"device": tr.describe(), "status": tr.status, "seen": t is not None,
+                "last_frame_age_s": None if t is None else round(time.monotonic() - t, 6)}
+
+    def silence(self, tr) -> str:
+        """Why a link is silent, in words: never heard, or for how long, and where it goes."""
+        t = tr.counters.last_rx_time
+        when = "never heard" if t is None else f"nothing for {time.monotonic() - t:.3f} s"
+        return f"{tr.describe()}: {when}; {tr.status}"
+
     def seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""
         return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])

@@ -96,10 +96,10 @@ def guard_arm(ctl, **_: Any) -> str | None:
     if not links.is_open:
         return "drivers are not open"
     if not links.samples or ctl.stale_sensor():
-        return f"the F/T sensor is not streaming (link {links.s_tr.status})"
+        return f"the F/T sensor is not streaming ({links.silence(links.s_tr)})"
     st = ctl.platform_state()
     if st is None:
-        return f"no STATUS from the motion platform yet (link {links.p_tr.status})"
+        return f"no STATUS from the motion platform yet ({links.silence(links.p_tr)})"
     if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
         return f"the platform reports {st.name} (fault {int(ctl.meas[WK.ST_FAULT])}); reset_fault first"
     return None

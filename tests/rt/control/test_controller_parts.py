@@ -49,7 +49,7 @@ def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformSt
     meas = np.zeros(WK.ST_LEN)
     meas[WK.ST_FAULT] = fault
     links = SimpleNamespace(is_open=open_, samples=samples, s_tr=SimpleNamespace(status="s-status"),
-                            p_tr=SimpleNamespace(status="p-status"))
+                            p_tr=SimpleNamespace(status="p-status"), silence=lambda tr: f"silent: {tr.status}")
     return SimpleNamespace(phase=phase, links=links, meas=meas, stale_sensor=lambda: stale,
                            platform_state=lambda: pstate)
 
@@ -61,9 +61,9 @@ def test_guards_alone():
     assert "still stopping" in PH.guard_load(_ctl(Phase.STOP), case=case)
     assert PH.guard_arm(_ctl()) is None
     assert PH.guard_arm(_ctl(open_=False)) == "drivers are not open"
-    assert PH.guard_arm(_ctl(samples=0)) == "the F/T sensor is not streaming (link s-status)"
-    assert PH.guard_arm(_ctl(stale=True)) == "the F/T sensor is not streaming (link s-status)"
-    assert PH.guard_arm(_ctl(pstate=None)) == "no STATUS from the motion platform yet (link p-status)"
+    assert PH.guard_arm(_ctl(samples=0)) == "the F/T sensor is not streaming (silent: s-status)"
+    assert PH.guard_arm(_ctl(stale=True)) == "the F/T sensor is not streaming (silent: s-status)"
+    assert PH.guard_arm(_ctl(pstate=None)) == "no STATUS from the motion platform yet (silent: p-status)"
     assert PH.guard_arm(_ctl(pstate=PlatformState.FAULT, fault=3)) == \
         "the platform reports FAULT (fault 3); reset_fault first"
     assert PH.guard_start(_ctl(Phase.READY)) is None

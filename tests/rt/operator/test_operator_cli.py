@@ -46,6 +46,12 @@ def test_run_ctl_and_sigterm(tmp_path):
         assert rc == 0 and r["state"] == "CONFIGURED", r
         rc, r = _ctl(tmp_path, "arm")   # nothing streams on the sensor link: refused, with the reason
         assert rc == 1 and r["state"] == "CONFIGURED" and "not streaming" in r["reason"], r
+        assert "never heard" in r["reason"] and f"ipc://{tmp_path}/sensor" in r["reason"], r["reason"]
+        rc, r = _ctl(tmp_path, "status")  # before arming, status says which link was never heard, and where
+        for name in ("sensor", "platform"):
+            link = r["links"][name]
+            assert link["seen"] is False and link["last_frame_age_s"] is None
+            assert f"ipc://{tmp_path}/{name}" in link["device"], link
         rc, r = _ctl(tmp_path, "start")
         assert rc == 1 and "not allowed in state CONFIGURED" in r["reason"]
         # ctl says whom it talks to, and refuses a leased command to another stand than --stand's
