@@ -39,6 +39,12 @@ def cmd_run(args) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if not args.no_preflight:   # a second of the stand's wait, before the loop exists (docs/deploy.md)
+        from rt.operator.preflight import check_timing
+        pre = check_timing(stand, 1.0)
+        print(f"dockstand run: pre-flight {pre.line()}", file=sys.stderr, flush=True)
+        for a in pre.advice:
+            print(f"dockstand run:   advice: {a}", file=sys.stderr)
     ctl = Controller(stand, compensate=not args.no_compensation)
     notifier = sdnotify.Notifier()
     try:
@@ -110,6 +116,26 @@ def _stand_path(args, cmd: str) -> Path:
     path, why = default_stand_path()
     print(f"dockstand {cmd}: stand {path} ({why}; --stand or ${'DOCKSTAND_STAND'} to choose)", file=sys.stderr)
     return path
+
+
+def cmd_check_host(args) -> int:
+    """``dockstand check-host``: the pre-flight timing check (rt.operator.preflight)."""
+    from rt.config import ConfigError
+    from rt.config.stand import load_stand
+    from rt.operator.preflight import check_timing
+    try:
+        stand = load_stand(_stand_path(args, "check-host"))
+    except ConfigError as e:
+        print(f"dockstand check-host: {e}", file=sys.stderr)
+        return 2
+    r = check_timing(stand, args.seconds)
+    if args.json:
+        print(json.dumps(vars(r)))
+    else:
+        print(r.line())
+        for a in r.advice:
+            print(f"  advice: {a}")
+    return 1 if r.verdict == "fails" else 0
 
 
 def _positive(text: str) -> float:
@@ -201,7 +227,14 @@ def add_parsers(sub) -> None:
     r.add_argument("--stand", help="stand file (default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one)")
     r.add_argument("--case", help="load this case at start-up (the operator still arms and starts)")
     r.add_argument("--no-compensation", action="store_true", help="command the current pose (no prediction)")
+    r.add_argument("--no-preflight", action="store_true", help="skip the one-second timing check at start")
     r.set_defaults(func=cmd_run)
+
+    h = sub.add_parser("check-host", help="is this computer fast enough for the stand's rate? (timing check)")
+    h.add_argument("--stand", help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
+    h.add_argument("--seconds", type=_positive, default=3.0, help="how long to measure (default 3)")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=cmd_check_host)
 
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
