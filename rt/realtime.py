@@ -4,7 +4,7 @@
     reports = apply_process(opts)            # once, in the main thread: mlockall
     reports += apply_thread(opts)            # in the loop thread: SCHED_FIFO, CPU affinity, timer slack
     run_warm_up(hooks)                       # compile every kernel before the first cycle
-    gc_pause = GcPause(opts.gc_freeze)       # the controller enters it on RUNNING, leaves it after
+    gc_pause = GcPause(opts.gc_freeze)       # the controller enters it at ARM, leaves it after the run
     reports = demote_helper_thread()         # first thing in a helper thread the loop starts
 
 Every function returns :class:`Report` objects (``name``, ``ok``, ``message``) instead of
@@ -247,7 +247,7 @@ def run_warm_up(hooks: Iterable[Callable[[], object]]) -> list[Report]:
 class GcPause:
     """Context manager: gc.collect(); gc.freeze(); gc.disable() on entry, gc.enable() and
     gc.unfreeze() on exit (only if it disabled it). The controller enters it when the
-    supervisor enters RUNNING and leaves it when it leaves RUNNING (:meth:`enter`/:meth:`leave`
+    supervisor arms and leaves it when the run is over (:meth:`enter`/:meth:`leave`
     are the same without the ``with``; both idempotent)."""
 
     def __init__(self, enabled: bool = True):

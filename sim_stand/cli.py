@@ -76,10 +76,16 @@ def cmd_emulate(args) -> int:
         return 2
     stop = install_signal_stop()
     em = Emulator(stand, world, emu=emu, faults=faults, seed=args.seed)
+    notes = list(em.notes)
+    if args.sched_fifo:
+        # the emulator stands for devices with CPUs of their own: on a shared, busy computer it
+        # may ask not to be starved by other processes (a refusal is reported, not fatal)
+        from rt import realtime as RT
+        notes.append(f"realtime: {RT.set_fifo(args.sched_fifo)}")
     info = {"ready": True, "pid": os.getpid(), "mode": "lockstep" if args.lockstep else "realtime",
             "sensor": stand.sensor_link.get("endpoint") or stand.sensor_link.get("port"),
             "platform": stand.platform_link.get("endpoint") or stand.platform_link.get("port"),
-            "notes": em.notes, "faults": faults.at}
+            "notes": notes, "faults": faults.at}
     print(json.dumps(info), flush=True)
     try:
         if args.lockstep:

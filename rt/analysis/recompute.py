@@ -9,7 +9,8 @@ stand geometry, delay and compensation mode — the same compiled functions the 
 (``rt.control.kernels.hil_cycle_packed``) calls, in the same order, on the same inputs:
 
 * the kernel's cycles are the DYNAMICS records but the first one after a run-up (that record
-  is the run-up's last step);
+  is the run-up's last step; when its time is past 0, deadlines were skipped and the run-up
+  overshot: the state is carried free over the overshoot first, as the controller did);
 * cycle k starts at ``t_run = t_{k-1}`` (the previous record's time) and steps
   ``dt = n * 1e-9`` s with ``n`` the whole nanoseconds between the loop's wake-ups (the loop
   measures its period in ns), recovered from ``t_k - t_{k-1}`` and checked to give ``t_k``
@@ -143,6 +144,10 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     is_kernel = np.zeros(n, dtype=bool)
     is_kernel[kernel - lo] = True
     ws = sc.ws
+    if len(kernel) and kernel[0] > lo and np.isfinite(t_all[kernel[0] - 1]) and t_all[kernel[0] - 1] > 0.0:
+        # the run-up overshot t_run = 0 (deadlines skipped): the controller carried the case's
+        # state free over the overshoot (rt.control.controller, _step_runup)
+        sc.step(0.0, float(t_all[kernel[0] - 1]), np.zeros((2, 6)))
     for i in range(n):
         sens.step(np.ascontiguousarray(d["raw"][i]))
         out["w_P"][i] = sens.w_P

@@ -262,6 +262,7 @@ def parse_stand(t: Table) -> Stand:
         sensor_rating=tuple(float(x) for x in rating), rating_fraction=li.float("rating_fraction", 0.9, gt=0.0, le=1.0),
         stale_cycles=stale, burst_window=li.int("burst_window_cycles", 100, ge=1), crc_max=li.int("crc_max", 3, ge=0),
         gap_max=li.int("gap_max", 3, ge=0), overrun_streak_max=li.int("overrun_streak_max", 5, ge=1),
+        miss_budget=li.int("miss_budget", 50, ge=0), miss_window_s=li.float("miss_window_s", 1.0, gt=0.0),
         heartbeat_enabled=li.bool("heartbeat_trip", True),
         tracking_error_max_m=li.float("tracking_error_max_m", 0.01, gt=0.0),
         platform_stale_cycles=li.int("platform_stale_cycles", 20, ge=1),

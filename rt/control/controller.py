@@ -210,9 +210,10 @@ class Controller:
         self.sent_pose = np.zeros(7)      # the last set-point sent (a stop continues from it)
         self.sent_twist = np.zeros(6)
         self.run_start_pose = np.zeros(7)
-        self.prev_vel = np.zeros(6)
+        self.prev_vel = np.zeros(7)      # the last command's twist and, at CK.PV_DT, its step
         self.out = np.zeros(CP.OUT_LEN)
         self.w_in = np.zeros((2, 6))
+        self._no_wrench = np.zeros((2, 6))
         self.mv = np.zeros(CK.MV_LEN)
         self.ru = np.zeros(CK.RU_LEN)
         self.scr = np.zeros(16)
@@ -230,7 +231,7 @@ class Controller:
         d = self.stand.delays
         delay_cycles = max(1, int(round((d.transport_s + d.servo_s) / self.period_s)) + 1)
         self.xlim[:] = (lim.tracking_error_max_m, lim.platform_stale_cycles, lim.sensor_frozen_samples,
-                        delay_cycles, 0.0)
+                        delay_cycles, 0.0, lim.miss_budget, lim.miss_window_s)
         self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
         self.trk_ring = np.zeros((delay_cycles + 2, 3))
         self._empty = np.zeros(0)
@@ -373,6 +374,7 @@ class Controller:
         self.finish_reason = None
         self.safety.reset()
         self.xctr[:] = 0
+        self.xctr[CK.XC_MISS_PREV] = -1
         self.xlim[CK.XL_TRACK_ON] = 0.0
         self._arm_t0 = self.t
         self._engage_sent = False
@@ -457,12 +459,37 @@ class Controller:
         except ValueError:
             return f"fault code {v} (not in the protocol's list)"
 
+    def _trip_context(self, code: int) -> str:
+        """What the kernels' detail cannot carry (on a trip only: formats): the device's own
+        fault code, the lost link's endpoint and last frame, the loop's measured overload."""
+        if code in (Reason.PLATFORM_FAULT, Reason.PLATFORM_ESTOP):
+            return f" ({self._device_fault()})"      # the device's own code, as it sent it
+        if code in (Reason.SENSOR_LINK_LOST, Reason.PLATFORM_LINK_LOST):
+            tr = self.links.s_tr if code == Reason.SENSOR_LINK_LOST else self.links.p_tr
+            return f"; {self.links.last_frame(tr, self.t)}"
+        if code == Reason.OVERLOAD:
+            lp = self.loop
+            lim = self.stand.limits
+            out = f" (budget {lim.miss_budget} per {lim.miss_window_s:g} s)"
+            if lp is not None:
+                st = lp.timing.stats()
+                out += (f"; {lp.missed} missed in total over {lp.cycles} cycles, longest overrun streak "
+                        f"{lp.max_overrun_streak}, wake-up lateness p99 {st.get('lateness_us_p99', 0.0):.0f} us, "
+                        f"max {st.get('lateness_us_max', 0.0):.0f} us")
+            quiet = [(name, tr) for name, tr, n in (("sensor", self.links.s_tr, self.safety.ctr[0]),
+                                                    ("platform", self.links.p_tr, self.xctr[CK.XC_PSTALE]))
+                     if n >= self.stand.limits.stale_cycles]
+            for name, tr in quiet:
+                out += f"; meanwhile the {name} link went quiet ({self.links.last_frame(tr, self.t)})"
+            return out + ": this computer cannot hold the loop's rate now (dockstand check-host; docs/deploy.md)"
+        return ""
+
     def _trip(self, code: int, text: str | None = None) -> None:
         self.trip_code = int(code)
         self.ins[CK.IN_TRIP] = self.trip_code
         self.trip_text = text or self.safety.describe(code)
-        if text is None and code in (Reason.PLATFORM_FAULT, Reason.PLATFORM_ESTOP):
-            self.trip_text += f" ({self._device_fault()})"    # the device's own code, as it sent it
+        if text is None:
+            self.trip_text += self._trip_context(code)
         name = Reason(int(code)).name
         self.supervisor.trip(name, self.trip_text)
         if self.phase in ENGAGED_PHASES and self.phase is not Phase.STOP:
@@ -641,11 +668,21 @@ class Controller:
         return True
 
     def _step_runup(self, dt: float, pstate) -> bool:
+        """The run-up at the time that really passed. It ends within half a period of t_run = 0;
+        a cycle that overshoots it (deadlines skipped) commands the run-up's constant-velocity
+        extension at its true time, and the dynamics start from the case's state carried free
+        over that overshoot (``Spacecraft.step`` with no wrench: no contact before the case's
+        initial state), so that neither path jumps."""
         self.t_run += dt
         CK.runup_eval(self.ru, self.geo, self.t_run + self.runup_lead, self.out, self.scr)
         self.cmd_pose[:] = self.out[CP.O_PCMD:CP.O_PCMD + 7]
-        if self.t_run >= -0.5 * dt:
-            self.t_run = 0.0
+        if self.t_run >= -0.5 * self.period_s:
+            over = self.t_run
+            if over > 0.5 * self.period_s:
+                self.sc.step(0.0, over, self._no_wrench)
+                self._event({"kind": "runup_overshoot", "t_run": over})
+            else:
+                self.t_run = 0.0
             self.t_dynamics_start = self.t
             self._set_phase(Phase.DYNAMICS)
         return True
@@ -664,7 +701,7 @@ class Controller:
                 self.cmd_acc, s.w_S, s.w_P, self.out, ins[CK.IN_NEW_SAMPLE] != 0.0, int(ins[CK.IN_CRC_NEW]),
                 int(ins[CK.IN_GAP_NEW]), platform_fault, platform_estop, int(ins[CK.IN_STREAK]),
                 ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
-                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose)
+                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose, int(ins[CK.IN_MISSED]), self.dt)
 
     def _dynamics(self, cycle: int) -> None:
         """RUNNING/DYNAMICS: one compiled call (rt.control.kernels.hil_cycle_packed: the link
@@ -735,7 +772,8 @@ class Controller:
         self.cmd_acc[:] = (self.safe_stop.twist - self.sent_twist) / self.dt
         self.cmd_twist[:] = self.safe_stop.twist
         self.prev_pose[:] = self.cmd_pose
-        self.prev_vel[:] = self.cmd_twist
+        self.prev_vel[:6] = self.cmd_twist
+        self.prev_vel[CK.PV_DT] = self.dt
         self.hexapod.inverse(self.cmd_pose, self.cmd_lengths)
 
     def write(self, cycle: int, t_ns: int) -> None:

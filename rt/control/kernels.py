@@ -12,13 +12,21 @@ Command generators, each writing the platform-top pose ``[p_BT_B, q_BT]`` (7):
   beyond 0 the constant-velocity extension. Mapped to the top through the stand geometry
   (``rt.dynamics.coupling.platform_pose``).
 
-:func:`command_rates` differentiates the command (backward differences; the angular rate is
-the rotation vector of ``q_k (x) q_{k-1}^*`` over dt, B components) — what the safety checks
-judge and what the platform is asked to do.
+:func:`command_rates` differentiates the command (backward differences over the time that
+really passed; the angular rate is the rotation vector of ``q_k (x) q_{k-1}^*`` over dt, B
+components) — what the safety checks judge and what the platform is asked to do. A velocity
+``(p_k - p_{k-1}) / h_k`` is that of the middle of its step, so the acceleration divides the
+velocity change by the distance of the two middles, ``(h_k + h_{k-1}) / 2``: equal to ``h`` on
+a steady loop, and still the true acceleration after skipped deadlines (a 31 ms step followed by
+a 1 ms one divided by 1 ms would read a smooth move as 16x its acceleration).
 
 :func:`supervise` runs ``rt.stand.safety.check`` and then the controller-level checks:
-PLATFORM_STALE (no STATUS for N cycles), SENSOR_FROZEN (N identical raw samples in a row) and
-TRACKING_ERROR (measured top position against the command sent ``delay`` cycles earlier).
+OVERLOAD (the loop missed more than ``miss_budget`` deadlines within ``miss_window_s``: a
+leaky bucket — each missed deadline adds one, the bucket drains ``miss_budget`` per window;
+named before any consequence: a link that went silent, a stale sample while the loop itself
+was missing deadlines), PLATFORM_LINK_LOST (no STATUS for N cycles), SENSOR_FROZEN (N
+identical raw samples in a row) and TRACKING_ERROR (measured top position against the
+command sent ``delay`` cycles earlier).
 
 :func:`run_statistics` also judges the end criteria (``stats[ST_END]``), in this order:
 END_TIME_LIMIT (``t >= duration``), END_SEPARATED (``|r_DPA| > endp[EP_SEPARATION]``) and
@@ -59,10 +67,14 @@ MV_LEN = 14
 RU_R0, RU_Q0, RU_V0, RU_W0, RU_T = 0, 3, 7, 10, 13
 RU_LEN = 14
 # extra limits / counters of supervise()
-XL_TRACK, XL_PSTALE, XL_FROZEN, XL_DELAY, XL_TRACK_ON = 0, 1, 2, 3, 4
-XL_LEN = 5
-XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED = 0, 1, 2, 3
-XC_LEN = 4
+XL_TRACK, XL_PSTALE, XL_FROZEN, XL_DELAY, XL_TRACK_ON, XL_MISS_BUDGET, XL_MISS_WINDOW = 0, 1, 2, 3, 4, 5, 6
+XL_LEN = 7
+# XC_MISS_LEVEL: the OVERLOAD bucket in ns-deadlines (a missed deadline adds the window's ns, each
+# cycle drains dt_ns x budget); XC_MISS_PREV: the loop's missed total at the last cycle (-1: armed
+# just now, start counting at the next cycle)
+XC_PSTALE, XC_FROZEN, XC_HEAD, XC_FILLED, XC_MISS_LEVEL, XC_MISS_PREV = 0, 1, 2, 3, 4, 5
+XC_LEN = 6
+PV_DT = 6    # prev_vel[PV_DT]: the previous command's step (s); 0 = none
 # run statistics / end criteria (run_statistics)
 ST_PEAK_F, ST_PEAK_M, ST_FIRST_CONTACT, ST_MAX_EXC, ST_END = 0, 1, 2, 3, 4
 ST_SETTLE, ST_CONTACT_D = 5, 6   # time the capture-settled conditions have held (s); |r| at first contact
@@ -174,7 +186,9 @@ def runup_eval(ru, geo, s, out, scr):
 @njit(**KERNEL)
 def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
     """Backward-difference velocity and acceleration of the command (B components); ``first``
-    = no previous command (rates 0). Updates prev_pose / prev_vel; ``scr`` (11) scratch."""
+    = no previous command (rates 0). Updates prev_pose / prev_vel (7: the velocity and, at
+    ``PV_DT``, its step); ``scr`` (11) scratch. The acceleration divides by the distance of the
+    two velocities' middles (module docstring)."""
     if first:
         for i in range(6):
             vel[i] = 0.0
@@ -192,21 +206,31 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
         for i in range(3):
             vel[i] = (pose[i] - prev_pose[i]) / dt
             vel[3 + i] = rv[i] / dt
+        h = dt if prev_vel[PV_DT] <= 0.0 else 0.5 * (dt + prev_vel[PV_DT])
         for i in range(6):
-            acc[i] = (vel[i] - prev_vel[i]) / dt
+            acc[i] = (vel[i] - prev_vel[i]) / h
     for i in range(7):
         prev_pose[i] = pose[i]
     for i in range(6):
         prev_vel[i] = vel[i]
+    prev_vel[PV_DT] = dt
 
 
 @njit(**KERNEL)
 def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
               new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
-              lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos):
+              lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos, missed_total, dt):
     """``rt.stand.safety.check`` then the controller-level checks (module docstring); returns a
-    ``rt.stand.safety.Reason`` code. All counters are updated before any check returns."""
+    ``rt.stand.safety.Reason`` code. ``missed_total``: the loop's missed deadlines so far; ``dt``:
+    the cycle's step (s). All counters are updated before any check returns."""
     # controller-level counters first
+    if xctr[XC_MISS_PREV] < 0:      # armed this cycle: count from here (the arm's own work, e.g.
+        xctr[XC_MISS_PREV] = missed_total    # its gc collection, falls before the platform moves)
+    new_missed = missed_total - xctr[XC_MISS_PREV]
+    xctr[XC_MISS_PREV] = missed_total
+    window_ns = int(xlim[XL_MISS_WINDOW] * 1e9)
+    level = xctr[XC_MISS_LEVEL] + new_missed * window_ns - int(dt * 1e9) * int(xlim[XL_MISS_BUDGET])
+    xctr[XC_MISS_LEVEL] = level if level > 0 else 0
     if status_new:
         xctr[XC_PSTALE] = 0
     else:
@@ -231,6 +255,17 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     code = SF.check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
                     new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
                     lengths, detail)
+    if window_ns > 0 and (code == 0 or code == 4 or 13 <= code <= 17):
+        # over budget, or a link went quiet for N cycles while the loop itself missed as many
+        # deadlines: the computer is overloaded and the silence is its consequence. Only the
+        # checks an overload can set off give way (a stale link, the command's rates, the
+        # overrun streak); a force, a pose, a device fault are named as they are.
+        missed_recent = xctr[XC_MISS_LEVEL] / window_ns     # deadlines in the bucket
+        stale = code == 4 or (code == 0 and xctr[XC_PSTALE] >= xlim[XL_PSTALE])
+        if missed_recent > xlim[XL_MISS_BUDGET] or (stale and missed_recent >= lim[SF.L_STALE]):
+            detail[0] = -1.0
+            detail[1] = missed_recent
+            return 23
     if code != 0:
         return code
     if xctr[XC_PSTALE] >= xlim[XL_PSTALE]:
@@ -567,11 +602,12 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     for i in range(7):
         cmd_pose[i] = out[CP.O_PCMD + i]
     command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
+    p_fault = seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE)
+    p_estop = seen and pstate == PLATFORM_E_STOPPED
     code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
-                     w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]),
-                     seen and (pstate == PLATFORM_FAULT or pstate == PLATFORM_IDLE),
-                     seen and pstate == PLATFORM_E_STOPPED, int(ins[IN_STREAK]), ins[IN_HB] != 0.0,
-                     cmd_lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose)
+                     w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), p_fault,
+                     p_estop, int(ins[IN_STREAK]), ins[IN_HB] != 0.0, cmd_lengths, detail, xlim, xctr, trk_ring, raw,
+                     raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose, int(ins[IN_MISSED]), dt)
     run_statistics(w_P, out, cmd_pose, t, dt, stats, endp)
     final = code == 0 and stats[ST_END] == 0.0
     values = cmd_lengths if ftype == WK.LENGTHS else cmd_pose

@@ -142,6 +142,16 @@ class Links:
         when = "never heard" if t is None else f"nothing for {time.monotonic() - t:.3f} s"
         return f"{tr.describe()}: {when}; {tr.status}"
 
+    @staticmethod
+    def last_frame(tr, t_now: float) -> str:
+        """A lost link in words: where it goes and when its last frame came, as controller time
+        (``t_now`` is the controller's clock now) and as an age (not real-time: formats)."""
+        t = tr.counters.last_rx_time
+        if t is None:
+            return f"{tr.describe()}: never heard"
+        age = time.monotonic() - t
+        return f"{tr.describe()}: last frame at t = {t_now - age:.3f} s ({age:.3f} s ago)"
+
     def seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""
         return bool(self.ins[CK.IN_SAMPLES]) and bool(self.ins[CK.IN_STATUS_SEEN])

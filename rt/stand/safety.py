@@ -9,7 +9,8 @@ NONFINITE              NaN/Inf in the command pose, twist or acceleration, the w
                        the controller's ``extra`` array (e.g. the spacecraft states)
 PLATFORM_ESTOP         platform reports E_STOPPED
 PLATFORM_FAULT         platform reports FAULT
-SENSOR_STALE           no new sensor sample for ``stale_cycles`` consecutive cycles
+SENSOR_LINK_LOST       no new sensor sample for ``stale_cycles`` consecutive cycles (the trip's
+                       text adds the endpoint and when its last frame came)
 CRC_BURST              more than ``crc_max`` CRC errors within the last ``burst_window`` cycles
 SEQUENCE_GAP_BURST     more than ``gap_max`` sequence gaps within the last ``burst_window`` cycles
 FORCE_LIMIT            |F_i| of the sensor-frame wrench above ``rating_fraction`` x rating_i
@@ -54,7 +55,7 @@ class Reason(IntEnum):
     NONFINITE = 1
     PLATFORM_ESTOP = 2
     PLATFORM_FAULT = 3
-    SENSOR_STALE = 4
+    SENSOR_LINK_LOST = 4
     CRC_BURST = 5
     SEQUENCE_GAP_BURST = 6
     FORCE_LIMIT = 7
@@ -70,10 +71,11 @@ class Reason(IntEnum):
     OVERRUN_STREAK = 17
     HEARTBEAT_LOST = 18
     # checked by the controller (rt/control/controller.py) after check() passes
-    PLATFORM_STALE = 19
+    PLATFORM_LINK_LOST = 19
     TRACKING_ERROR = 20
     SENSOR_FROZEN = 21
     ARM_TIMEOUT = 22
+    OVERLOAD = 23
 
 
 # hexapod Workspace code -> Reason
@@ -103,6 +105,8 @@ class SafetyLimits:
     crc_max: int = 3
     gap_max: int = 3
     overrun_streak_max: int = 5
+    miss_budget: int = 50                # OVERLOAD: more missed deadlines than this ...
+    miss_window_s: float = 1.0           # ... within this window (a leaky bucket: rt.control.kernels)
     heartbeat_enabled: bool = True
     tracking_error_max_m: float = 0.01   # measured top position vs the command sent the platform delay ago
     platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
@@ -255,7 +259,7 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
     return {
         Reason.PLATFORM_ESTOP: "platform reports E_STOPPED",
         Reason.PLATFORM_FAULT: "platform reports FAULT",
-        Reason.SENSOR_STALE: f"no new sensor sample for {v:.0f} cycles",
+        Reason.SENSOR_LINK_LOST: f"sensor link lost: no new sample for {v:.0f} cycles",
         Reason.CRC_BURST: f"{v:.0f} CRC errors within the burst window",
         Reason.SEQUENCE_GAP_BURST: f"{v:.0f} sequence gaps within the burst window",
         Reason.COMMAND_VELOCITY: f"command speed {v:.6g} m/s over the limit",
@@ -264,10 +268,11 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.COMMAND_ANGULAR_ACCELERATION: f"command angular acceleration {v:.6g} rad/s^2 over the limit",
         Reason.OVERRUN_STREAK: f"{v:.0f} consecutive loop overruns",
         Reason.HEARTBEAT_LOST: "the controlling console's heartbeat was lost",
-        Reason.PLATFORM_STALE: f"no platform STATUS for {v:.0f} cycles",
+        Reason.PLATFORM_LINK_LOST: f"platform link lost: no STATUS for {v:.0f} cycles",
         Reason.TRACKING_ERROR: f"platform tracking error {v:.6g} m over the limit (lag beyond spec)",
         Reason.SENSOR_FROZEN: f"sensor raw values unchanged for {v:.0f} samples (frozen)",
         Reason.ARM_TIMEOUT: f"arming did not finish within {v:.6g} s",
+        Reason.OVERLOAD: f"loop overloaded: {v:.0f} deadlines missed within the miss window",
     }[r]
 
 

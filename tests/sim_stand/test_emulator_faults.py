@@ -14,12 +14,12 @@ from sim_stand.cli import DEFAULT_STAND, run_demo
 
 STAND = load_stand(DEFAULT_STAND)
 
-CASES = [("sensor_dropout@1.3", "SENSOR_STALE"),
+CASES = [("sensor_dropout@1.3", "SENSOR_LINK_LOST"),
          ("garbage@1.3", "CRC_BURST"),
          ("sensor_frozen@1.3", "SENSOR_FROZEN"),
          ("platform_fault@1.3", "PLATFORM_FAULT"),
          ("platform_lag@0.55", "TRACKING_ERROR"),   # during the arming move
-         ("link_loss@1.3", "SENSOR_STALE")]         # the sensor goes stale first (5 cycles)
+         ("link_loss@1.3", "SENSOR_LINK_LOST")]         # the sensor goes stale first (5 cycles)
 
 
 def _check_commands(log_path):

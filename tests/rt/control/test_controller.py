@@ -153,9 +153,12 @@ def test_trip_stale_sensor(rig):
 
     def inject(r):
         r.sensor_silent = True
-    n = _inject_and_run(rig, inject, "SENSOR_STALE")
+    n = _inject_and_run(rig, inject, "SENSOR_LINK_LOST")
     # the stale condition exists after `stale` silent cycles; the trip follows within 2
     assert n <= stale + 2
+    # the trip names the link's endpoint and when its last frame came
+    text = rig.ctl.trip_text
+    assert rig.ctl.links.s_tr.describe() in text and "last frame at t = " in text, text
 
 
 def test_trip_corrupt_burst(rig):
@@ -201,7 +204,9 @@ def test_trip_platform_link_loss(rig):
 
     def inject(r):
         r.platform_silent = True
-    assert _inject_and_run(rig, inject, "PLATFORM_STALE", max_cycles=n_stale + 10) <= n_stale + 2
+    assert _inject_and_run(rig, inject, "PLATFORM_LINK_LOST", max_cycles=n_stale + 10) <= n_stale + 2
+    text = rig.ctl.trip_text
+    assert rig.ctl.links.p_tr.describe() in text and "last frame at t = " in text, text
 
 
 def test_trip_tracking_error(tmp_path):
@@ -532,20 +537,25 @@ def test_finish_by_separation(rig, tmp_path):
     assert abs(c.t_run - 0.5) < 0.02
 
 
-def test_gc_paused_while_running_only(rig):
+def test_gc_paused_from_arm_to_the_end_of_the_run(rig):
+    """The collection falls on the arm (the platform only engaging), never on the start of the
+    run; gc stays frozen and disabled through READY and RUNNING, as usual again once it ends."""
     import gc
     c = rig.ctl
     assert c.stand.realtime.gc_freeze
     rig.run(3)
-    assert c.command("load_case", case=str(NOMINAL)).ok and c.command("arm").ok
+    assert c.command("load_case", case=str(NOMINAL)).ok
+    assert gc.isenabled() and gc.get_freeze_count() == 0      # CONFIGURED: gc as usual
+    assert c.command("arm").ok
+    assert not gc.isenabled() and gc.get_freeze_count() > 0   # ARMED: collected, frozen, disabled
     rig.run_until(lambda k: k.phase is Phase.READY, 20000)
-    assert gc.isenabled() and gc.get_freeze_count() == 0      # ARMED: gc as usual
+    assert not gc.isenabled()
     assert c.command("start").ok
     rig.run(50)
     assert c.supervisor.state is State.RUNNING
-    assert not gc.isenabled() and gc.get_freeze_count() > 0   # RUNNING: collected, frozen, disabled
+    assert not gc.isenabled() and gc.get_freeze_count() > 0   # RUNNING: still frozen, no second collection
     assert c.command("abort").ok
-    assert gc.isenabled() and gc.get_freeze_count() == 0      # re-enabled as RUNNING ends
+    assert gc.isenabled() and gc.get_freeze_count() == 0      # re-enabled as the run ends
     rig.run(600)
     assert gc.isenabled()
     assert [r.name for r in c.gc_reports] == ["gc_freeze", "gc_freeze"] and all(r.ok for r in c.gc_reports)

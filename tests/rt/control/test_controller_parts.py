@@ -152,18 +152,23 @@ def test_recorder_off_writes_nothing_and_bounds_its_history(tmp_path):
 
 
 # ---------------------------------------------------------------------- session
-def test_session_freezes_gc_exactly_while_running():
+def test_session_freezes_gc_exactly_while_armed_or_running():
     was = gc.isenabled()
     gc.enable()
     try:
         s = RealtimeSession(gc_freeze=True)
-        s.on_transition("CONFIGURED", "ARMED")
+        s.on_transition("IDLE", "CONFIGURED")
         assert gc.isenabled() and not s.reports
-        s.on_transition("ARMED", "RUNNING")
+        s.on_transition("CONFIGURED", "ARMED")
         assert not gc.isenabled() and gc.get_freeze_count() > 0
+        s.on_transition("ARMED", "RUNNING")             # no second collection at the start
+        assert not gc.isenabled() and len(s.reports) == 1
         s.on_transition("RUNNING", "DONE")
         assert gc.isenabled() and gc.get_freeze_count() == 0
         assert [r.name for r in s.reports] == ["gc_freeze", "gc_freeze"]
+        s.on_transition("CONFIGURED", "ARMED")
+        s.on_transition("ARMED", "CONFIGURED")          # disarmed: as usual again
+        assert gc.isenabled() and gc.get_freeze_count() == 0
         off = RealtimeSession(gc_freeze=False)
         off.on_transition("ARMED", "RUNNING")
         assert gc.isenabled()

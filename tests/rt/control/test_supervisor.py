@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 from rt.control.supervisor import COMMANDS, SAFE_STATES, State, Supervisor
 
 ops = st.lists(st.one_of(st.sampled_from(COMMANDS + ("bogus",)),
-                         st.tuples(st.just("trip"), st.sampled_from(["SENSOR_STALE", "FORCE_LIMIT"])),
+                         st.tuples(st.just("trip"), st.sampled_from(["SENSOR_LINK_LOST", "FORCE_LIMIT"])),
                          st.just("finish")), max_size=60)
 
 
@@ -100,7 +100,7 @@ def test_trip_and_abort_from_every_state():
     sup = reach(State.RUNNING)
     sup.trip("FORCE_LIMIT")
     assert sup.state is State.SAFE and sup.trip_reason == "FORCE_LIMIT"
-    sup.trip("SENSOR_STALE")
+    sup.trip("SENSOR_LINK_LOST")
     assert sup.trip_reason == "FORCE_LIMIT"  # the first reason is kept
     assert sup.command("reset").ok and sup.state is State.CONFIGURED and sup.trip_reason is None
 

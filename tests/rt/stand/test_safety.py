@@ -83,8 +83,8 @@ def test_leg_range_trips():
 def test_stale_sensor_after_n_cycles():
     mon = SafetyMonitor(LIM, G)
     assert run(mon, n=2, new_sample=False) is Reason.NONE
-    assert run(mon, new_sample=False) is Reason.SENSOR_STALE
-    assert "3 cycles" in mon.describe(int(Reason.SENSOR_STALE))
+    assert run(mon, new_sample=False) is Reason.SENSOR_LINK_LOST
+    assert "3 cycles" in mon.describe(int(Reason.SENSOR_LINK_LOST))
     assert run(mon, new_sample=True) is Reason.NONE  # a fresh sample clears the count
 
 
