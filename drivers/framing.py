@@ -110,8 +110,8 @@ class Counters:
 
     __slots__ = ("bytes_rx", "bytes_tx", "frames_rx", "frames_tx", "crc_errors", "resyncs",
                  "bytes_discarded", "malformed", "oversize", "seq_gaps", "frames_lost", "duplicates",
-                 "seq_backwards", "seq_restarts", "tx_dropped", "link_errors", "last_rx_time",
-                 "last_tx_time")
+                 "seq_backwards", "seq_restarts", "tx_dropped", "link_errors", "peers_refused",
+                 "refused_by_device", "last_rx_time", "last_tx_time")
 
     def __init__(self) -> None:
         self.reset()

@@ -75,7 +75,7 @@ _KIND_OPTIONS = {
     "serial": {"port": None, "baud": 921600, "reopen_interval_s": 0.5, "max_tx_buffer": 65536,
                "read_chunk": 65536},
     "zmq": {"endpoint": None, "role": "connect", "pattern": "pair", "hwm": 100,
-            "heartbeat_ms": 100},
+            "heartbeat_ms": 100, "peer_timeout_s": 0.5, "hello_s": 0.1},
     "udp": {"host": None, "port": None, "local_port": None, "local_host": "",
             "max_datagram": 8192, "rcvbuf": 1 << 20},
     "memory": {"name": None, "capacity": 1024},
@@ -145,6 +145,8 @@ def validate_options(kind: str, options: dict) -> dict:
         _str("pattern", o["pattern"], ("pair", "dealer", "router"))
         _num("hwm", o["hwm"], integer=True, lo=1)
         _num("heartbeat_ms", o["heartbeat_ms"], integer=True, lo=0)
+        _num("peer_timeout_s", o["peer_timeout_s"], lo=0.0)
+        _num("hello_s", o["hello_s"], lo=0.0)
     elif kind == "udp":
         if (o["host"] is None) != (o["port"] is None):
             raise TransportConfigError("port" if o["port"] is None else "host", "host and port go together")
@@ -516,11 +518,30 @@ class SerialTransport(Transport):
 
 # ----------------------------------------------------------------------------- zmq
 
+# A ROUTER's answer to a peer it does not serve (ZmqTransport): this prefix, then a UTF-8 text.
+# No dockstand frame starts with a zero byte followed by these letters.
+BUSY = b"\x00DOCKSTAND-BUSY "
+
+
 class ZmqTransport(Transport):
-    """pyzmq socket, one frame per message. PAIR, or DEALER/ROUTER (a ROUTER answers the
-    peer that spoke last). Connection state comes from a socket monitor; ZMTP heartbeats
-    make a silently dead TCP peer disconnect. A connecting socket uses ZMQ_IMMEDIATE, so
-    commands are never queued for a peer that is not there (and delivered late)."""
+    """pyzmq socket, one frame per message. PAIR, or DEALER/ROUTER. Connection state comes
+    from a socket monitor; ZMTP heartbeats make a silently dead TCP peer disconnect. A
+    connecting socket uses ZMQ_IMMEDIATE, so commands are never queued for a peer that is not
+    there (and delivered late).
+
+    **One peer per link** (DEALER/ROUTER, the shipped stand's pattern; docs/protocols.md): a
+    ROUTER serves the first peer that speaks and keeps it while it speaks at least every
+    ``peer_timeout_s``; another peer's messages are dropped, counted (``peers_refused``),
+    named (``refused_peer``, its address) and answered with a BUSY notice, which the other
+    DEALER counts (``refused_by_device``) and shows as its link's error. A served peer silent
+    for ``peer_timeout_s`` is released (a restarted controller or device takes over);
+    ``peer_timeout_s = 0``: answer whoever spoke last. A DEALER says an empty hello every
+    ``hello_s`` when it has sent nothing else, so a device it only listens to (a sensor)
+    learns it and keeps serving it. Why not PAIR: a second PAIR peer that connects and dies
+    (a second controller started by mistake and killed) can abort the bound side inside libzmq
+    (``Assertion failed: !_io_error (src/stream_engine_base.cpp:310)``, reproduced here with
+    libzmq 4.3.5); a ROUTER accepts any number of connections and leaves the choice to us.
+    """
 
     kind = "zmq"
 
@@ -533,6 +554,13 @@ class ZmqTransport(Transport):
         self._mon = None
         self._peers = 0
         self._ident = None
+        self._ident_seen = 0.0
+        self.peer_timeout_s = float(o["peer_timeout_s"])
+        self.hello_s = float(o["hello_s"])
+        self._last_send = 0.0
+        self.refused_peer: str | None = None     # ROUTER: the address of the last peer refused
+        self.on_refused = None                   # ROUTER: f(text) at a new refused peer (not real-time)
+        self._refused_idents: dict = {}
 
     def describe(self) -> str:
         return f"zmq {self.pattern} {self.role} {self.endpoint}"
@@ -574,6 +602,7 @@ class ZmqTransport(Transport):
         self._sock, self._mon = sock, mon
         self._peers = 0
         self._ident = None
+        self._refused_idents = {}
         self._peer_ok = mon is None
         self.last_error = None if mon is None else "no peer connected yet"
         self._reset_seq()
@@ -633,27 +662,34 @@ class ZmqTransport(Transport):
         out = []
         c = self.counters
         router = self.pattern == "router"
+        dealer = self.pattern == "dealer"
         try:
             while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 if router:
-                    parts = sock.recv_multipart(zmq.NOBLOCK)
+                    parts = sock.recv_multipart(zmq.NOBLOCK, copy=False)
                     if len(parts) != 2:
                         c.malformed += 1
                         continue
-                    ident, msg = parts
-                    if ident != self._ident:
-                        self._ident = ident
-                        if self._seq_state is not None:
-                            out.append(_SEQ_RESET)      # the consumer resets at this place
-                        else:
-                            self._reset_seq()
+                    ident, msg = parts[0].bytes, parts[1]
+                    if ident != self._ident and not self._take_peer(ident, msg, sock, out):
+                        continue
+                    self._ident_seen = time.monotonic()
+                    msg = msg.bytes
+                    if not msg:                     # a DEALER's hello
+                        continue
                 else:
                     msg = sock.recv(zmq.NOBLOCK)
+                    if dealer and (not msg or msg.startswith(BUSY)):
+                        if msg:
+                            self._device_busy(msg)
+                        continue
                 c.bytes_rx += len(msg)
                 if self._check_message(msg):
                     out.append(msg)
                 if len(out) >= 10000:
                     break
+            if dealer and self.hello_s and time.monotonic() - self._last_send > self.hello_s:
+                self.hello()
         except zmq.ZMQError as e:
             if e.errno != zmq.EAGAIN:
                 self.last_error = f"zmq endpoint {self.endpoint!r}: {e}"
@@ -662,6 +698,61 @@ class ZmqTransport(Transport):
             self._delivered(len(out), time.monotonic())
             self._valid_frames_seen()
         return out
+
+    def hello(self) -> bool:
+        """DEALER: tell the device we are here (an empty message; a ROUTER device learns and keeps
+        its peer from it). False when it could not be sent (no connection yet)."""
+        if self._sock is None or self.pattern != "dealer":
+            return False
+        try:
+            self._sock.send(b"", self._zmq.NOBLOCK)
+        except self._zmq.ZMQError:
+            return False
+        self._last_send = time.monotonic()
+        return True
+
+    def _take_peer(self, ident: bytes, msg, sock, out: list) -> bool:
+        """ROUTER: a message from a peer other than the one served. Taken (it becomes the
+        served peer) when none is served, the served one has been silent for
+        ``peer_timeout_s``, or ``peer_timeout_s`` is 0; else refused: counted, named, answered."""
+        now = time.monotonic()
+        timeout = self.peer_timeout_s
+        if self._ident is None or not timeout or now - self._ident_seen > timeout:
+            self._ident = ident
+            self._ident_seen = now
+            if self._seq_state is not None:
+                out.append(_SEQ_RESET)      # the consumer resets at this place
+            else:
+                self._reset_seq()
+            return True
+        c = self.counters
+        c.peers_refused += 1
+        try:
+            addr = msg.get("Peer-Address") or "a local peer"
+        except Exception:  # noqa: BLE001 - the property is transport-dependent
+            addr = "a peer"
+        last = self._refused_idents.get(ident)
+        if last is None or now - last > 1.0:    # answer (and report) each intruder once a second
+            self._refused_idents[ident] = now
+            if len(self._refused_idents) > 64:
+                self._refused_idents = {ident: now}
+            text = (f"{self.endpoint} serves another peer; refused {addr} "
+                    f"({c.peers_refused} message(s) refused so far)")
+            self.refused_peer = addr
+            try:
+                sock.send_multipart((ident, BUSY + text.encode()), self._zmq.NOBLOCK)
+            except self._zmq.ZMQError:
+                pass
+            if self.on_refused is not None and last is None:
+                self.on_refused(text)
+        return False
+
+    def _device_busy(self, msg: bytes) -> None:
+        """DEALER: the device refused us (it serves another peer): counted, shown as the link's
+        error, the link is down for us."""
+        self.counters.refused_by_device += 1
+        self.last_error = f"device busy: {msg[len(BUSY):].decode(errors='replace')}"
+        self._peer_ok = False
 
     def _valid_frames_seen(self) -> None:
         if self._mon is None or self._peers:
@@ -682,6 +773,7 @@ class ZmqTransport(Transport):
                 sock.send_multipart((self._ident, frame), zmq.NOBLOCK)
             else:
                 sock.send(frame, zmq.NOBLOCK, copy=False if len(frame) > 1024 else True)
+                self._last_send = time.monotonic()
         except zmq.ZMQError as e:
             c.tx_dropped += 1
             if e.errno != zmq.EAGAIN:

@@ -172,7 +172,7 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
 
 
 def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
-    """Block (before the loop starts) until both zmq PAIR links to the emulator are connected,
+    """Block (before the loop starts) until both zmq PAIR/DEALER links to the emulator are connected,
     so that the first frame of the first cycle reaches it: the lockstep run then begins at the
     same emulator tick every time (bit-identical runs), instead of after however many frames a
     still-connecting socket dropped. A connecting PAIR with ZMQ_IMMEDIATE is writable only
@@ -181,11 +181,13 @@ def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
     end = time.monotonic() + timeout_s
     for tr in (ctl.sensor.transport, ctl.platform.transport):
         sock = getattr(tr, "_sock", None)
-        if sock is None or getattr(tr, "pattern", None) != "pair":
+        if sock is None or getattr(tr, "pattern", None) not in ("pair", "dealer"):
             continue
         while not sock.poll(20, zmq.POLLOUT):
             if time.monotonic() > end:
                 raise RuntimeError(f"the emulator's {tr.describe()} did not connect within {timeout_s:g} s")
+        if tr.pattern == "dealer":
+            tr.hello()      # the emulator's ROUTER learns its controller before the first sample
 
 
 def _die_with_parent(parent_pid: int):

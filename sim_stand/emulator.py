@@ -25,6 +25,9 @@ on UDP it listens on the configured port.
 """
 from __future__ import annotations
 
+import json
+import sys
+
 import logging
 import os
 import signal
@@ -201,14 +204,18 @@ class SensorDevice:
 
 
 def device_link(link: dict, tmp_dir: Path | None = None) -> tuple[dict, str | None]:
-    """The device end of a controller link: zmq connect -> bind (and vice versa); serial -> a
-    new PTY pair whose slave is symlinked at the configured port (returns the PTY master fd
-    path as the device port); udp -> listen on the configured port."""
+    """The device end of a controller link: zmq connect -> bind (and vice versa), a DEALER's
+    device a ROUTER that serves one controller (and vice versa; drivers.transport.ZmqTransport:
+    a second controller is refused and named on both sides); serial -> a new PTY pair whose
+    slave is symlinked at the configured port (returns the PTY master fd path as the device
+    port); udp -> listen on the configured port."""
     link = dict(link)
     kind = link.pop("transport")
     note = None
     if kind == "zmq":
         link["role"] = "bind" if link.get("role", "connect") == "connect" else "connect"
+        link["pattern"] = {"dealer": "router", "router": "dealer"}.get(link.get("pattern", "pair"),
+                                                                     link.get("pattern", "pair"))
     elif kind == "serial":
         relay = PtyRelay(Path(link["port"]))
         link["port"] = relay.device_path
@@ -310,6 +317,9 @@ class Emulator:
             if note:
                 self.notes.append(f"platform: {note}")
         self.s_tr, self.p_tr = sensor_transport, platform_transport
+        for name, tr in (("sensor", sensor_transport), ("platform", platform_transport)):
+            if getattr(tr, "pattern", None) == "router":
+                tr.on_refused = self._refused_reporter(name)
         noise = getattr(emu, "sensor_noise", None) or SensorNoise()
         self.sensor = SensorDevice(stand, sensor_transport, noise, seed)
         self.pdev = MotionPlatformDevice(platform_transport)
@@ -331,6 +341,14 @@ class Emulator:
         self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
         self.w_true = np.zeros(6)
         self.status_sent = 0
+
+    @staticmethod
+    def _refused_reporter(link: str):
+        """A second controller on a device link: said once per peer on stderr, as one JSON line
+        (the first controller's session goes on untouched)."""
+        def report(text: str) -> None:
+            print(json.dumps({"event": "peer_refused", "link": link, "reason": text}), file=sys.stderr, flush=True)
+        return report
 
     def warm_up(self) -> None:
         """Compile every kernel of a period before the first frame can arrive (a cold numba

@@ -319,3 +319,41 @@ def test_udp_bad_host_and_busy_port_are_named():
         port = s.getsockname()[1]
         with pytest.raises(TransportError, match=str(port)):
             open_transport("udp", local_host="127.0.0.1", local_port=port)
+
+
+def test_zmq_router_serves_one_peer_refuses_and_names_another_then_releases_a_silent_one(tmp_path):
+    """The device end (ROUTER) serves the first DEALER that speaks; a second one's frames are
+    refused, counted and answered with BUSY, which it shows as its link error; a served peer
+    silent for peer_timeout_s is released and the next one taken. A sensor-like DEALER that
+    never sends keeps its device with hellos."""
+    ep = f"ipc://{tmp_path}/dev.sock"
+    dev = open_transport("zmq", endpoint=ep, role="bind", pattern="router", peer_timeout_s=0.3)
+    a = open_transport("zmq", endpoint=ep, pattern="dealer", hello_s=0.05)
+    b = open_transport("zmq", endpoint=ep, pattern="dealer", hello_s=0.05)
+    refused = []
+    dev.on_refused = refused.append
+    try:
+        seq = iter(range(1, 10 ** 6))
+
+        def frame():
+            return encode_command(Command.HEARTBEAT, next(seq), 0)
+        assert until(lambda: a.poll() == [] and dev.poll() == [] and dev._ident is not None, 3.0)  # a's hello
+        assert until(lambda: dev.send(frame()) and len(a.poll()) > 0, 3.0)      # the device answers a
+        t_end = time.monotonic() + 0.6                 # b speaks while a keeps saying hello
+        while time.monotonic() < t_end:
+            b.send(frame())
+            a.poll()
+            b.poll()
+            assert dev.poll() == []                    # hellos are not frames; b's frames are refused
+            time.sleep(0.01)
+        assert dev.counters.peers_refused >= 10 and dev.counters.frames_rx == 0
+        assert len(refused) == 1 and "serves another peer" in refused[0] and dev.refused_peer
+        assert b.counters.refused_by_device >= 1 and "device busy" in b.status and not b.link_up
+        dev.send(frame())
+        assert until(lambda: len(a.poll()) > 0, 2.0)   # still a's device
+        a.close()                                      # a goes away: after the timeout b is served
+        assert until(lambda: (b.send(frame()), b.poll(), dev.poll())[2] != [], 3.0)
+        assert dev.counters.frames_rx >= 1
+    finally:
+        for t in (a, b, dev):
+            t.close()

@@ -216,7 +216,8 @@ def test_router_new_peer_in_the_middle_of_a_poll(tmp_path):
     seq from 0) before the next poll; the delegated scan resets its sequence state where the
     transport would have (at B's first frame), so both see the same frames and counters."""
     def pair(name):
-        host = open_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="bind", pattern="router")
+        host = open_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="bind", pattern="router",
+                              peer_timeout_s=0)     # answer whoever spoke last (no single-peer hold)
         a = open_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="connect", pattern="dealer")
         b = make_transport("zmq", endpoint=f"ipc://{tmp_path}/{name}", role="connect", pattern="dealer")
         return host, a, b
