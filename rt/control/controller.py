@@ -303,6 +303,12 @@ class Controller:
         out.update(phase=self.phase.name)
         return out
 
+    @property
+    def run_id(self) -> str | None:
+        """The current (or last) run: its log's name without the extension, e.g.
+        ``20261125-021335-nominal`` (None before the first arm or without a log)."""
+        return Path(self.log_path).stem if self.log_path else None
+
     def status(self) -> dict:
         s = self.supervisor
         return {"state": s.state.name, "phase": self.phase.name, "t": self.t, "t_run": self.t_run,
@@ -313,7 +319,8 @@ class Controller:
                 "links": {"sensor": self.links.link_report(self.sensor.transport),
                           "platform": self.links.link_report(self.platform.transport)},
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
-                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report()}
+                "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
+                "run_id": self.run_id}
 
     def _wait_report(self) -> dict | None:
         """The wall clock's wait (margin now, late sleeps); None in lockstep or before the loop."""
@@ -533,6 +540,8 @@ class Controller:
         if w is not None:
             self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
             self._hil_pack = None
+        if self.telemetry is not None:       # describe names the run a console or ctl talks to
+            self.telemetry.identity["run_id"] = self.run_id
 
     def wait_log_closed(self) -> bool:
         """Join the run logs whose close was requested; True when every file is closed."""

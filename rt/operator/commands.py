@@ -192,8 +192,9 @@ def cmd_ctl(args) -> int:
         if d is None:
             return 3
         who = d.get("identity") or {}
+        run = f", run {who['run_id']}" if who.get("run_id") else ", no run yet"
         print(f"dockstand ctl: controller of stand '{who.get('stand', '?')}' ({who.get('stand_file', '?')}) on "
-              f"{who.get('host', '?')}, pid {who.get('pid', '?')}, at {endpoint}", file=sys.stderr)
+              f"{who.get('host', '?')}, pid {who.get('pid', '?')}{run}, at {endpoint}", file=sys.stderr)
         if args.action in LEASED and named is not None and who.get("stand") != named:
             print(f"dockstand ctl: refusing {args.action}: the controller at {endpoint} runs stand "
                   f"'{who.get('stand')}', not '{named}' named by --stand", file=sys.stderr)

@@ -140,6 +140,9 @@ def test_a_second_controller_is_refused_and_named_and_the_first_goes_on(tmp_path
         st1 = _wait(lambda: (lambda r: r if r["phase"] in ("READY", "FROZEN", "STOP") else None)(
             cli1.request("status")), 60, "the first controller to be READY")
         assert st1["phase"] == "READY" and st1["state"] == "ARMED", (st1["trip"], st1.get("missed"), st1["links"])
+        # ctl and consoles see which run they talk to
+        run_id = Path(st1["log"]).stem
+        assert st1["run_id"] == run_id and cli1.request("describe")["identity"]["run_id"] == run_id
         assert emu.poll() is None, "the emulator died"
         assert "Assertion failed" not in Path(emu_err.name).read_text()
         assert cli1.request("abort")["ok"]

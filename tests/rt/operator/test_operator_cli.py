@@ -58,7 +58,7 @@ def test_run_ctl_and_sigterm(tmp_path):
         p = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", "status", "--stand", str(stand), "--timeout", "5"],
                            capture_output=True, text=True, cwd=REPO, timeout=60)
         assert p.returncode == 0 and f"controller of stand 'default' ({stand}) on " in p.stderr, p.stderr
-        assert f"pid {proc.pid}" in p.stderr
+        assert f"pid {proc.pid}, no run yet" in p.stderr
         other = tmp_path / "other.toml"
         other.write_text(stand.read_text().replace('name = "default"', 'name = "lab-stand-2"', 1))
         p = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", "arm", "--stand", str(other), "--timeout", "5"],
