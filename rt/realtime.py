@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
 
 MCL_CURRENT, MCL_FUTURE = 1, 2
@@ -81,6 +82,28 @@ def set_fifo(priority: int) -> Report:
         return Report("sched_fifo", False, f"priority {priority} refused: {_err(e)}; "
                       "needs CAP_SYS_NICE or LimitRTPRIO (systemd) / rtprio (limits.conf)")
     return Report("sched_fifo", True, f"loop thread at SCHED_FIFO {priority}")
+
+
+def set_fifo_io_threads(priority: int) -> Report:
+    """SCHED_FIFO at ``priority`` for the process's ZeroMQ I/O threads (libzmq names them
+    ``ZMQbg/IO/<n>``): the device links' frames and the commands pass through them, so a loop
+    at SCHED_FIFO whose I/O threads stay SCHED_OTHER still sees its sensor late whenever another
+    process keeps the other CPU busy (0 = leave them alone). Linux only; never raises."""
+    if priority <= 0:
+        return Report("io_threads_fifo", True, "off (SCHED_OTHER)")
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")
+                if Path(f"/proc/self/task/{t}/comm").read_text().startswith("ZMQbg/IO")]
+    except OSError as e:
+        return Report("io_threads_fifo", False, f"cannot list the threads: {_err(e)}")
+    if not tids:
+        return Report("io_threads_fifo", True, "no ZeroMQ I/O thread yet")
+    try:
+        for tid in tids:
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(int(priority)))
+    except OSError as e:
+        return Report("io_threads_fifo", False, f"priority {priority} refused: {_err(e)}")
+    return Report("io_threads_fifo", True, f"{len(tids)} ZeroMQ I/O thread(s) at SCHED_FIFO {priority}")
 
 
 def set_other() -> Report:
@@ -195,7 +218,8 @@ def apply_thread(opts) -> list[Report]:
     aff = set_affinity(cpus)
     if aff.ok and cpus:
         set_loop_cpus(cpus)
-    return [aff, set_fifo(getattr(opts, "sched_fifo_priority", 0)),
+    prio = getattr(opts, "sched_fifo_priority", 0)
+    return [aff, set_fifo(prio), set_fifo_io_threads(max(1, prio - 1) if prio > 0 else 0),
             set_timer_slack(getattr(opts, "timer_slack_ns", 0))]
 
 

@@ -82,6 +82,7 @@ def cmd_emulate(args) -> int:
         # may ask not to be starved by other processes (a refusal is reported, not fatal)
         from rt import realtime as RT
         notes.append(f"realtime: {RT.set_fifo(args.sched_fifo)}")
+        notes.append(f"realtime: {RT.set_fifo_io_threads(args.sched_fifo)}")
     info = {"ready": True, "pid": os.getpid(), "mode": "lockstep" if args.lockstep else "realtime",
             "sensor": stand.sensor_link.get("endpoint") or stand.sensor_link.get("port"),
             "platform": stand.platform_link.get("endpoint") or stand.platform_link.get("port"),
@@ -190,7 +191,7 @@ def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
             tr.hello()      # the emulator's ROUTER learns its controller before the first sample
 
 
-def _die_with_parent(parent_pid: int):
+def die_with_parent(parent_pid: int):
     """A ``preexec_fn`` for a child that must not outlive the process that started it (the
     demo's emulator after a ``kill -9`` of the demo): Linux's ``PR_SET_PDEATHSIG`` sends it
     SIGTERM when its parent exits; if the parent is already gone, it exits at once."""
@@ -236,7 +237,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         cmd += ["--fault", f]
     t_wall = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO),
-                            preexec_fn=_die_with_parent(os.getpid()))
+                            preexec_fn=die_with_parent(os.getpid()))
     ctl = None
     try:
         line = proc.stdout.readline()

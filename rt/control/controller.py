@@ -871,6 +871,7 @@ class Controller:
                 "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,
                 "missed_deadlines": lp.missed if lp else 0, "wait": self._wait_report(),
+                "timing": lp.timing.stats() if lp else {},
                 "log": str(self.log_path) if self.log_path else None, "t_run_s": self.t_run, "t_dynamics_start_s": self.t_dynamics_start}
 
 

@@ -93,8 +93,8 @@ def cmd_run(args) -> int:
         return False
 
     try:
-        # gc: the controller collects, freezes and disables it while RUNNING only ([realtime]
-        # gc_freeze) and re-enables it when the run ends; IDLE/CONFIGURED/ARMED collect normally
+        # gc: the controller collects, freezes and disables it from ARM to the end of the run
+        # ([realtime] gc_freeze) and re-enables it then; IDLE/CONFIGURED collect normally
         ctl.run_until(each_cycle, None)
     finally:
         s = ctl.summary()

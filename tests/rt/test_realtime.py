@@ -62,8 +62,8 @@ def test_steps_report_instead_of_raising():
         RT.unlock_memory()
         sys.setswitchinterval(switch)
     names = [r.name for r in reports]
-    assert names == ["mlockall", "switch_interval", "cpu_affinity", "sched_fifo", "timer_slack"]
-    if reports[4].ok:   # prctl is Linux's: the loop thread's slack is 1 ns (recent kernels read 0 for a
+    assert names == ["mlockall", "switch_interval", "cpu_affinity", "sched_fifo", "io_threads_fifo", "timer_slack"]
+    if reports[5].ok:   # prctl is Linux's: the loop thread's slack is 1 ns (recent kernels read 0 for a
         # SCHED_FIFO thread: they give real-time threads none), the main thread's is untouched
         assert out["slack"] in ((0, 1) if reports[3].ok else (1,)) and RT.timer_slack_ns() == main_slack
     for r in reports:
@@ -129,3 +129,31 @@ def test_watchdog_interval(monkeypatch):
     assert sdnotify.watchdog_interval_s() is None
     monkeypatch.delenv("WATCHDOG_USEC")
     assert sdnotify.watchdog_interval_s() is None
+
+
+def test_zmq_io_threads_follow_the_loop_to_sched_fifo():
+    """The device links' frames pass through libzmq's I/O threads: with sched_fifo_priority
+    they run at SCHED_FIFO too (one below the loop), or the refusal is reported."""
+    import zmq
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.PAIR)        # the context's I/O thread exists once a socket does
+    try:
+        r = RT.set_fifo_io_threads(5)
+        tids = [int(t) for t in os.listdir("/proc/self/task")
+                if open(f"/proc/self/task/{t}/comm").read().startswith("ZMQbg/IO")]
+        assert tids
+        if r.ok:
+            assert "SCHED_FIFO 5" in r.message
+            assert all(os.sched_getscheduler(t) == os.SCHED_FIFO for t in tids)
+        else:
+            assert "refused" in r.message
+        assert RT.set_fifo_io_threads(0).ok
+    finally:
+        for t in os.listdir("/proc/self/task"):
+            try:
+                if open(f"/proc/self/task/{t}/comm").read().startswith("ZMQbg/IO"):
+                    os.sched_setscheduler(int(t), os.SCHED_OTHER, os.sched_param(0))
+            except OSError:
+                pass
+        sock.close(0)
+        ctx.term()

@@ -104,7 +104,8 @@ def test_transport_options_validated_by_the_drivers(tmp_path):
     from drivers import transport
     if not hasattr(transport, "validate_options"):
         pytest.skip("drivers.transport has no validate_options yet")
-    e = bad(tmp_path, 'pattern = "pair"\n\n# ---', 'pattern = "pair"\nbaudrate = 9600\n\n# ---')
+    line = 'a second one is refused and named (docs/protocols.md)\n'    # the sensor link's pattern line
+    e = bad(tmp_path, line, line + 'baudrate = 9600\n')
     assert e.key == "sensor.link.baudrate" and "unknown option" in e.reason
     e = bad(tmp_path, 'endpoint = "tcp://127.0.0.1:5571"', 'endpoint = "tcp:/oops"')
     assert e.key == "platform.link.endpoint"
