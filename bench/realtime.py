@@ -90,6 +90,14 @@ class Session:
         self.procs.append(p)
         return p
 
+    def subscribe(self) -> zmq.Socket:
+        """A SUB socket on the controller's telemetry state stream (every published record)."""
+        sub = zmq.Context.instance().socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"state")
+        sub.setsockopt(zmq.RCVHWM, 100000)
+        sub.connect(f"ipc://{self.tmp}/pub")
+        return sub
+
     def leased(self, cmd: str, **args) -> dict:
         self.cli.request("acquire")
         try:
@@ -168,11 +176,7 @@ def kill9_records_lost_ms(run_s: float = 1.0) -> dict:
         tmp = Path(d)
         stand = stand_file(tmp, stale_cycles=50, platform_stale_cycles=100)
         s = Session(tmp, stand, emulator_fifo=40)
-        ctx = zmq.Context.instance()
-        sub = ctx.socket(zmq.SUB)
-        sub.setsockopt(zmq.SUBSCRIBE, b"state")
-        sub.setsockopt(zmq.RCVHWM, 100000)
-        sub.connect(f"ipc://{tmp}/pub")
+        sub = s.subscribe()
         try:
             r = s.arm_and_start()
             if not r.get("ok"):
@@ -212,10 +216,7 @@ def command_fuzz_lateness(n: int = 100_000, seed: int = 7) -> dict:
         stand = stand_file(tmp, rate_hz="1000", stale_cycles=50, platform_stale_cycles=100, sched_fifo_priority=50)
         s = Session(tmp, stand, emulator_fifo=40)
         ctx = zmq.Context.instance()
-        sub = ctx.socket(zmq.SUB)
-        sub.setsockopt(zmq.SUBSCRIBE, b"state")
-        sub.setsockopt(zmq.RCVHWM, 100000)
-        sub.connect(f"ipc://{tmp}/pub")
+        sub = s.subscribe()
         fields = s.cli.request("describe")["fields"]
         fuzz = ctx.socket(zmq.DEALER)
         fuzz.setsockopt(zmq.LINGER, 0)
@@ -332,8 +333,8 @@ def run(quick: bool = False) -> dict:
         out["kill9_records_lost_ms_note"] = k9["note"]
     fz = command_fuzz_lateness(n=20_000 if quick else 100_000)
     out["command_fuzz_lateness_ratio"] = None if fz["ratio"] is None else round(fz["ratio"], 3)
-    out["command_fuzz_lateness_p99_us"] = round(fz["fuzz_p99_us"], 1)
-    out["command_fuzz_quiet_lateness_p99_us"] = round(fz["quiet_p99_us"], 1)
+    out["command_fuzz_lateness_p99_us"] = round(fz["fuzz_p99_us"], 4)
+    out["command_fuzz_quiet_lateness_p99_us"] = round(fz["quiet_p99_us"], 4)
     out["command_fuzz_refused"] = fz["refused"]
     out["command_fuzz_status_ok"] = int(bool(fz["status_ok"]))
     return out
