@@ -18,7 +18,7 @@ PRESET = ROOT / "config/mechanisms/peripheral_ups.toml"
 DT = 1e-4
 
 
-def _median_us(fn, reps: int, batches: int) -> float:
+def median_us(fn, reps: int, batches: int) -> float:
     fn()
     out = []
     for _ in range(batches):
@@ -88,7 +88,7 @@ def run(quick: bool = False) -> dict:
     cw = np.zeros(6)
     P, W, O = mech.params, mech.workspace, mech.out
     fig: dict = {}
-    fig["mechanism_derivative_us"] = _median_us(
+    fig["mechanism_derivative_us"] = median_us(
         lambda: mechanism_derivatives(P, W, x, bm, cw, O), reps, batches)
     _loop(P, W, x, bm, cw, O, 10)
     ts = []
@@ -103,7 +103,7 @@ def run(quick: bool = False) -> dict:
     def rk4():
         xs[:] = x
         mechanism_step_rk4(P, W, xs, bm, cw, DT, O, ka, xt)
-    fig["mechanism_rk4_step_us"] = _median_us(rk4, reps // 4, batches)
+    fig["mechanism_rk4_step_us"] = median_us(rk4, reps // 4, batches)
     fig["mechanism_rk4_realtime_factor_at_10khz"] = (DT * 1e6) / fig["mechanism_rk4_step_us"]
 
     # MuJoCo peer
@@ -111,7 +111,7 @@ def run(quick: bool = False) -> dict:
         mujoco, model = _mujoco_model(cfg, mech.legs)
         data = mujoco.MjData(model)
         mujoco.mj_forward(model, data)
-        fig["mujoco_mechanism_step_us"] = _median_us(lambda: mujoco.mj_step(model, data),
+        fig["mujoco_mechanism_step_us"] = median_us(lambda: mujoco.mj_step(model, data),
                                                      reps // 4, batches)
         fig["mujoco_mechanism_step_note"] = ("6-UPS Stewart, legs as bodies (2 hinges + slide), "
                                              "6 connect equality constraints, RK4, dt = 1e-4 s")
@@ -143,7 +143,7 @@ def run(quick: bool = False) -> dict:
                 model.appendBodyToJoint(jid, pin.Inertia(m, d, Ic), pin.SE3.Identity())
         data = model.createData()
         q = mech.evaluate(x).p[0, :leg.n].copy()
-        fig["pinocchio_crba_leg_us"] = _median_us(lambda: pin.crba(model, data, q), reps, batches)
+        fig["pinocchio_crba_leg_us"] = median_us(lambda: pin.crba(model, data, q), reps, batches)
         fig["pinocchio_crba_leg_note"] = "pin.crba on one UPS leg chain (3 joints), Python call"
         fig["mechanism_derivative_over_pinocchio_crba_leg"] = (fig["mechanism_derivative_us"]
                                                                / fig["pinocchio_crba_leg_us"])

@@ -164,6 +164,20 @@ class Table:
                 raise self.error(name, f"must be one of {', '.join(repr(c) for c in choices)}; got {v!r}")
         return v
 
+    def strings(self, name: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> list[str]:
+        """An array of strings, each one of ``choices`` if given."""
+        v = self._get(name, default)
+        if v is default and default is not _MISSING:
+            return v
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise self.error(name, f"expected an array of strings, got {v!r}")
+        if choices is not None:
+            choices = list(choices)
+            bad = [x for x in v if x not in choices]
+            if bad:
+                raise self.error(name, f"{bad[0]!r} is not one of {', '.join(repr(c) for c in choices)}")
+        return v
+
     # ------------------------------------------------------------------ arrays
     def array(self, name: str, shape: tuple[int, ...] | None = None, default: Any = _MISSING, *,
               gt: float | None = None, ge: float | None = None, lt: float | None = None,

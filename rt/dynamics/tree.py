@@ -241,6 +241,35 @@ def tree_kinematics(P, W, p, pd, omega0):
 
 
 @njit(**KERNEL)
+def tree_frame_state(P, W, j, c, pose0, twist0):
+    """A frame E fixed on body ``j`` at ``c`` (frame j) with the body's axes, relative to the base
+    after :func:`tree_kinematics`: ``pose0 = [o_E (3), R_0E (9, row-major)]`` and ``twist0 =
+    [v_E; omega_j]`` (velocity of E's origin and angular velocity relative to the base, frame 0;
+    seed 002 §4.6 r_E^(0), v_E^(0), omega_j^(0))."""
+    n = int(P[H_N])
+    tau = _w33(P, W, _TAU, n)
+    o = _w3(P, W, _O, n)
+    vr = _w3(P, W, _VR, n)
+    wr = _w3(P, W, _WR, n)
+    d0 = tau[j, 0, 0] * c[0] + tau[j, 1, 0] * c[1] + tau[j, 2, 0] * c[2]
+    d1 = tau[j, 0, 1] * c[0] + tau[j, 1, 1] * c[1] + tau[j, 2, 1] * c[2]
+    d2 = tau[j, 0, 2] * c[0] + tau[j, 1, 2] * c[1] + tau[j, 2, 2] * c[2]
+    w0, w1, w2 = wr[j, 0], wr[j, 1], wr[j, 2]
+    pose0[0] = o[j, 0] + d0
+    pose0[1] = o[j, 1] + d1
+    pose0[2] = o[j, 2] + d2
+    for a in range(3):
+        for b in range(3):
+            pose0[3 + 3 * a + b] = tau[j, b, a]
+    twist0[0] = vr[j, 0] + w1 * d2 - w2 * d1
+    twist0[1] = vr[j, 1] + w2 * d0 - w0 * d2
+    twist0[2] = vr[j, 2] + w0 * d1 - w1 * d0
+    twist0[3] = w0
+    twist0[4] = w1
+    twist0[5] = w2
+
+
+@njit(**KERNEL)
 def tree_body_bias(P, W, fext):
     """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (digest §2.4, reconstructed), c = m d;
     ``fext[j]`` is the external wrench at O_j, frame j. Needs :func:`tree_kinematics`."""
@@ -458,20 +487,25 @@ def tree_aba(P, W, a0, g, pdd, S0):
                 v += N[j, q, r] * h[j, r]
             nv[j, q] = v + U[j, q] * coef - sh[j, q]
         pj = int(parent[j])
-        # N B (6x6)
+        # N B with B = [beta, C; 0, beta] (C = -beta r~): the lower-left zero block skipped
         for q in range(6):
-            for r in range(6):
-                v = 0.0
-                for m in range(6):
-                    v += N[j, q, m] * B[j, m, r]
-                NB[q, r] = v
+            for r in range(3):
+                NB[q, r] = N[j, q, 0] * B[j, 0, r] + N[j, q, 1] * B[j, 1, r] + N[j, q, 2] * B[j, 2, r]
+                NB[q, 3 + r] = (N[j, q, 0] * B[j, 0, 3 + r] + N[j, q, 1] * B[j, 1, 3 + r]
+                                + N[j, q, 2] * B[j, 2, 3 + r] + N[j, q, 3] * B[j, 3, 3 + r]
+                                + N[j, q, 4] * B[j, 4, 3 + r] + N[j, q, 5] * B[j, 5, 3 + r])
         if pj >= 0:
+            # Mh_p += B^T (N B): symmetric, so the upper triangle and its mirror
             for q in range(6):
-                for r in range(6):
-                    v = 0.0
-                    for m in range(6):
-                        v += B[j, m, q] * NB[m, r]
+                for r in range(q, 6):
+                    if q < 3:
+                        v = B[j, 0, q] * NB[0, r] + B[j, 1, q] * NB[1, r] + B[j, 2, q] * NB[2, r]
+                    else:
+                        v = (B[j, 0, q] * NB[0, r] + B[j, 1, q] * NB[1, r] + B[j, 2, q] * NB[2, r]
+                             + B[j, 3, q] * NB[3, r] + B[j, 4, q] * NB[4, r] + B[j, 5, q] * NB[5, r])
                     Mh[pj, q, r] += v
+                    if r != q:
+                        Mh[pj, r, q] += v
             _btmul_add(B[j], nv[j], sh[pj], -1.0)
         else:
             _bmul(NB, a0, v6)
@@ -496,3 +530,19 @@ def tree_aba(P, W, a0, g, pdd, S0):
             a[j, q] = w6[q]
         a[j, k] += x
     return True
+
+
+@njit(**KERNEL)
+def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
+    """One forward-dynamics evaluation of an open chain in one call (seed 000 §2.11 with ABA):
+    :func:`tree_kinematics`, :func:`tree_body_bias`, :func:`tree_aba`. Returns its status."""
+    tree_kinematics(P, W, p, pd, omega0)
+    tree_body_bias(P, W, fext)
+    return tree_aba(P, W, a0, g, pdd, S0)
+
+
+@njit(**KERNEL)
+def tree_mass_matrix(P, W, p, pd, omega0, A):
+    """:func:`tree_kinematics` and :func:`tree_crba` in one call."""
+    tree_kinematics(P, W, p, pd, omega0)
+    tree_crba(P, W, A)

@@ -211,9 +211,9 @@ def _devices(t: Table, rotary: bool) -> Devices:
         e = t.table("end_stops")
         lo = e.float(f"{u['s']}_min_{u['S']}")
         hi = e.float(f"{u['s']}_max_{u['S']}")
-        if not lo < 0.0 < hi:
+        if not (lo <= 0.0 <= hi and lo < hi):
             raise e.error(f"{u['s']}_max_{u['S']}", f"limits must bracket the reference "
-                          f"{u['s']} 0: need min < 0 < max, got {lo} .. {hi}")
+                          f"{u['s']} 0: need min <= 0 <= max and min < max, got {lo} .. {hi}")
         stops = EndStops(lo, hi, e.float(f"stiffness_{u['K']}", gt=0.0),
                          e.float(f"damping_{u['C']}", 0.0, ge=0.0))
         e.done()

@@ -287,6 +287,42 @@ def _spring_tables(sp) -> tuple[np.ndarray, np.ndarray]:
     return np.array([K(s) for s in s_tab]), np.array([V(s) for s in s_tab])
 
 
+def pack_devices(B: np.ndarray, d: Devices) -> None:
+    """Write one joint's devices into a parameter block ``B`` laid out by ``layout.L_*`` (the
+    device section, ``L_SP_F0`` .. ``L_ST_C``); shared by the legs and the tree mechanisms."""
+    if d.spring is not None:
+        nt = d.spring.table_s.size
+        B[Lay.L_SP_F0] = d.spring.preload
+        B[Lay.L_SP_NT] = nt
+        B[Lay.L_SP_S:Lay.L_SP_S + nt] = d.spring.table_s
+        B[Lay.L_SP_K:Lay.L_SP_K + nt] = d.spring.table_k
+        Kc, Vc = _spring_tables(d.spring)
+        B[Lay.L_SP_KC:Lay.L_SP_KC + nt] = Kc
+        B[Lay.L_SP_VC:Lay.L_SP_VC + nt] = Vc
+    B[Lay.L_DA_C] = d.damping
+    if d.brake is not None:
+        B[Lay.L_BR_FC] = d.brake.coulomb
+        B[Lay.L_BR_FB] = d.brake.breakaway
+        B[Lay.L_BR_VS] = d.brake.stribeck_velocity
+        B[Lay.L_BR_VR] = d.brake.regularization_velocity
+    else:
+        B[Lay.L_BR_VS] = B[Lay.L_BR_VR] = 1.0
+    if d.emd is not None:
+        B[Lay.L_EM_C] = d.emd.damping
+        B[Lay.L_EM_M] = d.emd.reflected_inertia
+    if d.drive is not None:
+        B[Lay.L_DR_ON] = 1.0 if d.drive.enabled else 0.0
+        B[Lay.L_DR_KP] = d.drive.kp
+        B[Lay.L_DR_KD] = d.drive.kd
+        B[Lay.L_DR_FMAX] = d.drive.max_force
+    if d.end_stops is not None:
+        B[Lay.L_ST_ON] = 1.0
+        B[Lay.L_ST_MIN] = d.end_stops.stroke_min
+        B[Lay.L_ST_MAX] = d.end_stops.stroke_max
+        B[Lay.L_ST_K] = d.end_stops.stiffness
+        B[Lay.L_ST_C] = d.end_stops.damping
+
+
 def pack_params(cfg: MechanismConfig, legs: list[LegModel] | None = None) -> np.ndarray:
     legs = build_legs(cfg) if legs is None else legs
     nl = len(legs)
@@ -323,38 +359,7 @@ def pack_params(cfg: MechanismConfig, legs: list[LegModel] | None = None) -> np.
             B[Lay.L_BI + 9 * j: Lay.L_BI + 9 * j + 9] = np.asarray(leg.inertia_O[j]).ravel()
         B[Lay.L_LC:Lay.L_LC + 3] = leg.l_C
         B[Lay.L_GC:Lay.L_GC + 9] = leg.gamma_C.ravel()
-        d = leg.devices
-        if d.spring is not None:
-            nt = d.spring.table_s.size
-            B[Lay.L_SP_F0] = d.spring.preload
-            B[Lay.L_SP_NT] = nt
-            B[Lay.L_SP_S:Lay.L_SP_S + nt] = d.spring.table_s
-            B[Lay.L_SP_K:Lay.L_SP_K + nt] = d.spring.table_k
-            Kc, Vc = _spring_tables(d.spring)
-            B[Lay.L_SP_KC:Lay.L_SP_KC + nt] = Kc
-            B[Lay.L_SP_VC:Lay.L_SP_VC + nt] = Vc
-        B[Lay.L_DA_C] = d.damping
-        if d.brake is not None:
-            B[Lay.L_BR_FC] = d.brake.coulomb
-            B[Lay.L_BR_FB] = d.brake.breakaway
-            B[Lay.L_BR_VS] = d.brake.stribeck_velocity
-            B[Lay.L_BR_VR] = d.brake.regularization_velocity
-        else:
-            B[Lay.L_BR_VS] = B[Lay.L_BR_VR] = 1.0
-        if d.emd is not None:
-            B[Lay.L_EM_C] = d.emd.damping
-            B[Lay.L_EM_M] = d.emd.reflected_inertia
-        if d.drive is not None:
-            B[Lay.L_DR_ON] = 1.0 if d.drive.enabled else 0.0
-            B[Lay.L_DR_KP] = d.drive.kp
-            B[Lay.L_DR_KD] = d.drive.kd
-            B[Lay.L_DR_FMAX] = d.drive.max_force
-        if d.end_stops is not None:
-            B[Lay.L_ST_ON] = 1.0
-            B[Lay.L_ST_MIN] = d.end_stops.stroke_min
-            B[Lay.L_ST_MAX] = d.end_stops.stroke_max
-            B[Lay.L_ST_K] = d.end_stops.stiffness
-            B[Lay.L_ST_C] = d.end_stops.damping
+        pack_devices(B, leg.devices)
     P.setflags(write=False)
     return P
 

@@ -37,7 +37,7 @@ BAD = [
     ("inertia_kgm2 = [[21.6, 0.0, 0.0], [0.0, 13.0, 0.0], [0.0, 0.0, 13.0]]",
      "inertia_kgm2 = [[21.6, 0.0, 0.0], [0.0, -13.0, 0.0], [0.0, 0.0, 13.0]]", "ring.inertia_kgm2",
      "positive definite"),
-    ("stroke_min_m = -0.22", "stroke_min_m = 0.3", "devices.end_stops.stroke_max_m", "min < 0 < max"),
+    ("stroke_min_m = -0.22", "stroke_min_m = 0.3", "devices.end_stops.stroke_max_m", "min <= 0 <= max"),
     ("stroke_table_m = [-0.20, 0.0, 0.20]", "stroke_table_m = [0.20, 0.0, -0.20]",
      "devices.spring.stroke_table_m", "increasing"),
     ("breakaway_n = 220.0", "breakaway_n = 100.0", "devices.brake.breakaway_n", ">= coulomb"),
