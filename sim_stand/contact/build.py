@@ -143,6 +143,29 @@ class Builder:
         r[G.F_BR] = rho + radius
         return self._add(r, name)
 
+    def revolved(self, name, centre, axis, start, end, depth) -> int:
+        """Passive band of a surface of revolution about the axis through ``centre`` along
+        ``axis``: the generator from ``start`` = (a0, rho0) to ``end`` = (a1, rho1) in the
+        meridian half-plane (a along the axis, rho the radius); the free side (where the other
+        unit may be) is on the side of (rho1 - rho0, -(a1 - a0)) (docs/models/probe_cone.md §2)."""
+        ax = _v(axis)
+        ax = ax / np.linalg.norm(ax)
+        (a0, r0), (a1, r1) = start, end
+        if min(r0, r1) < 0.0:
+            raise ValueError(f"revolved band {name!r}: negative radius")
+        length = math.hypot(a1 - a0, r1 - r0)
+        if length <= 0.0:
+            raise ValueError(f"revolved band {name!r}: zero-length generator")
+        r = self._row(G.K_REVOLVED, None, name)
+        r[G.F_A:G.F_A + 3] = _v(centre)
+        r[G.F_NU:G.F_NU + 3] = ax
+        r[G.F_DEPTH] = depth
+        r[G.F_G:G.F_G + 6] = [a0, r0, a1, r1, (r1 - r0) / length, -(a1 - a0) / length]
+        ac = 0.5 * (a0 + a1)
+        r[G.F_BC:G.F_BC + 3] = _v(centre) + ac * ax
+        r[G.F_BR] = max(math.hypot(a0 - ac, r0), math.hypot(a1 - ac, r1)) + depth
+        return self._add(r, name)
+
     # ------------------------------------------------------------------ materials, pairs
     def material(self, name, stiffness, damping, friction, max_penetration, slip_velocity=1e-3,
                  stiffness_slope=0.0, push_only=True) -> int:
@@ -176,13 +199,16 @@ class Builder:
             t, owner = K.PT_SEG_ANNULUS, 0
         elif kp in segs and ka == G.K_ANNULUS:
             t, owner = K.PT_SEG_ANNULUS, 1
+        elif ka in segs and kp == G.K_REVOLVED:
+            t, owner = K.PT_POINT_REVOLVED, 0
+        elif ka in segs and kp == G.K_CIRCLE:
+            t, owner = K.PT_POINT_CIRCLE, 0
         elif ka == G.K_CIRCLE and kp == G.K_ANNULUS:
             t, owner = K.PT_CIRCLE_ANNULUS, 0
         elif kp == G.K_CIRCLE and ka == G.K_ANNULUS:
             t, owner = K.PT_CIRCLE_ANNULUS, 1
         else:
-            raise ValueError(f"pair {name!r}: no primitive for kinds {ka} vs {kp} "
-                             "(sphere/cone are reserved for the probe-cone interface)")
+            raise ValueError(f"pair {name!r}: no primitive for kinds {ka} vs {kp}")
         self.pairs.append([t, fa, fp, material, gate, owner])
         self.pnames.append(name)
         return len(self.pairs) - 1
@@ -285,7 +311,11 @@ def _face_corners(C, offset, x_root):
 
 def build_interface(itf) -> Packed:
     """Features, pairs, materials and latches of a peripheral androgynous interface (one
-    buffer link: the active ring, link 0, frame E = ring frame with x towards the passive unit)."""
+    buffer link: the active ring, link 0, frame E = ring frame with x towards the passive unit),
+    or of a probe-cone one (:func:`sim_stand.contact.probe_cone.build_probe_cone`)."""
+    if getattr(itf, "kind", "") == "probe_cone":
+        from sim_stand.contact.probe_cone import build_probe_cone
+        return build_probe_cone(itf)
     b = Builder(n_links=1, max_contacts=itf.max_contacts)
     mats = {}
     for key, m in itf.materials.items():

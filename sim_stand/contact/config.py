@@ -241,9 +241,15 @@ def parse_interface(t: Table) -> Interface:
                      source=str(t.file))
 
 
-def load_interface(path: str | Path) -> Interface:
-    """Load and validate an interface file; raises :class:`ConfigError` (file, key, reason)."""
-    return parse_interface(Table.load(path))
+def load_interface(path: str | Path):
+    """Load and validate an interface file: a peripheral one (:class:`Interface`) or, with a
+    ``[cone]`` table, a probe-cone one (:class:`sim_stand.contact.probe_cone.ProbeConeInterface`);
+    raises :class:`ConfigError` (file, key, reason)."""
+    t = Table.load(path)
+    if "cone" in t.data:
+        from sim_stand.contact.probe_cone import parse_probe_cone
+        return parse_probe_cone(t)
+    return parse_interface(t)
 
 
 __all__ = ["Interface", "Material", "load_interface", "parse_interface", "ConfigError", "PAIR_TYPES"]

@@ -57,8 +57,12 @@ K_SEGMENT = 1
 K_POLYGON = 2
 K_ANNULUS = 3      # plane bounded by r_in <= radius <= r_out about F_A (r_out = inf: plane)
 K_CIRCLE = 4
-K_SPHERE = 5       # reserved for the probe-cone interface (sphere vs cone)
-K_CONE = 6         # reserved
+K_REVOLVED = 6     # band of a surface of revolution (cone frustum, cylinder, flat ring) about F_A, F_NU
+# generator of a K_REVOLVED band in its meridian half-plane (a = axial along nu from F_A, rho =
+# radius): start (a0, rho0), end (a1, rho1) and the unit normal towards the free side,
+# (n_a, n_rho) = (rho1 - rho0, -(a1 - a0)) / length, stored from F_V on
+F_G = F_V
+G_A0, G_R0, G_A1, G_R1, G_NA, G_NR = range(6)
 
 EPS = 1e-12
 
@@ -433,6 +437,129 @@ def _in_polygon_prism(f, px, py, pz):
         if (px - f[k]) * mx + (py - f[k + 1]) * my + (pz - f[k + 2]) * mz < 0.0:
             return False
     return True
+
+
+@njit(inline="always", **JIT)
+def _meridian(px, py, pz, f):
+    """Axial coordinate a, radius rho and the radial unit vector of a point about the axis
+    (F_A, F_NU) of row ``f``; on the axis the radial direction is any perpendicular."""
+    nx = f[F_NU]
+    ny = f[F_NU + 1]
+    nz = f[F_NU + 2]
+    rx = px - f[F_A]
+    ry = py - f[F_A + 1]
+    rz = pz - f[F_A + 2]
+    a = rx * nx + ry * ny + rz * nz
+    wx = rx - a * nx
+    wy = ry - a * ny
+    wz = rz - a * nz
+    rho = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if rho > 1e-12:
+        return a, rho, wx / rho, wy / rho, wz / rho
+    if abs(nx) <= abs(ny) and abs(nx) <= abs(nz):
+        ux, uy, uz = 0.0, -nz, ny
+    elif abs(ny) <= abs(nz):
+        ux, uy, uz = nz, 0.0, -nx
+    else:
+        ux, uy, uz = -ny, nx, 0.0
+    un = math.sqrt(ux * ux + uy * uy + uz * uz)
+    return a, rho, ux / un, uy / un, uz / un
+
+
+@njit(inline="always", **JIT)
+def revolved_distance(px, py, pz, f):
+    """Signed distance of a point from the revolved band ``f`` towards its free side, and the
+    free-side unit normal there (P): (d, N_x, N_y, N_z). d = -1e300 when the point's foot is off
+    the generator segment or the point lies deeper than the depth window behind it. For a
+    surface of revolution the nearest point lies in the meridian plane through the point, so
+    the 2-D distance to the generator is exact (docs/models/probe_cone.md §2)."""
+    a, rho, ux, uy, uz = _meridian(px, py, pz, f)
+    a0 = f[F_G + G_A0]
+    r0 = f[F_G + G_R0]
+    da = f[F_G + G_A1] - a0
+    dr = f[F_G + G_R1] - r0
+    ll = da * da + dr * dr
+    t = ((a - a0) * da + (rho - r0) * dr) / ll
+    na = f[F_G + G_NA]
+    nr = f[F_G + G_NR]
+    if t < 0.0 or t > 1.0:
+        return -1e300, na, 0.0, 0.0
+    d = (a - a0) * na + (rho - r0) * nr
+    if d < -f[F_DEPTH]:
+        return -1e300, na, 0.0, 0.0
+    return d, na * f[F_NU] + nr * ux, na * f[F_NU + 1] + nr * uy, na * f[F_NU + 2] + nr * uz
+
+
+@njit(inline="always", **JIT)
+def circle_distance(px, py, pz, f):
+    """Distance of a point from the circle row ``f`` (centre F_A, axis F_NU, radius F_RIN) minus
+    its rounding F_RAD, and the unit direction from the circle to the point (P)."""
+    a, rho, ux, uy, uz = _meridian(px, py, pz, f)
+    qa = a
+    qr = rho - f[F_RIN]
+    dist = math.sqrt(qa * qa + qr * qr)
+    if dist < 1e-15:
+        return -f[F_RAD], f[F_NU], f[F_NU + 1], f[F_NU + 2]
+    na = qa / dist
+    nr = qr / dist
+    return (dist - f[F_RAD], na * f[F_NU] + nr * ux, na * f[F_NU + 1] + nr * uy,
+            na * f[F_NU + 2] + nr * uz)
+
+
+@njit(**JIT)
+def point_revolved(s, f, out):
+    """Rounded point (or segment ends) ``s`` against the revolved band ``f`` (one-sided, free
+    side along its normal): the deepest end; n_R = -N (the force on the passive surface)."""
+    nend = 2 if s[F_KIND] == K_SEGMENT else 1
+    best = 1e300
+    bx = by = bz = 0.0
+    nx = ny = nz = 0.0
+    for e in range(nend):
+        k = F_A if e == 0 else F_B
+        d, mx, my, mz = revolved_distance(s[k], s[k + 1], s[k + 2], f)
+        if d > -1e300 and d < best:
+            best = d
+            bx, by, bz = s[k], s[k + 1], s[k + 2]
+            nx, ny, nz = mx, my, mz
+    if best == 1e300:
+        return False
+    return _face_contact(bx, by, bz, best, s[F_RAD], nx, ny, nz, False, out)
+
+
+@njit(**JIT)
+def point_circle(s, f, out):
+    """Rounded point (or segment ends) ``s`` against the rounded circle ``f`` (a torus: an edge
+    of the passive unit): Delta = r_s + r_c - distance, n_R from the point to the circle."""
+    nend = 2 if s[F_KIND] == K_SEGMENT else 1
+    best = 1e300
+    bx = by = bz = 0.0
+    nx = ny = nz = 0.0
+    for e in range(nend):
+        k = F_A if e == 0 else F_B
+        d, mx, my, mz = circle_distance(s[k], s[k + 1], s[k + 2], f)
+        if d < best:
+            best = d
+            bx, by, bz = s[k], s[k + 1], s[k + 2]
+            nx, ny, nz = mx, my, mz
+    return _face_contact(bx, by, bz, best, s[F_RAD], nx, ny, nz, False, out)
+
+
+@njit(**JIT)
+def point_surface_depth(px, py, pz, r, f):
+    """Penetration of a rounded point into a passive face of any kind (polygon, annulus,
+    revolved band, rounded circle) and the face's free-side unit normal at the contact (P):
+    (Delta, N_x, N_y, N_z); Delta = -1e300 where the face does not apply. Used by the latch
+    bisection (seed 002 §4.8)."""
+    k = f[F_KIND]
+    if k == K_REVOLVED:
+        d, nx, ny, nz = revolved_distance(px, py, pz, f)
+        if d == -1e300:
+            return -1e300, nx, ny, nz
+        return r - d, nx, ny, nz
+    if k == K_CIRCLE:
+        d, nx, ny, nz = circle_distance(px, py, pz, f)
+        return r - d, nx, ny, nz
+    return point_face_depth(px, py, pz, r, f), f[F_NU], f[F_NU + 1], f[F_NU + 2]
 
 
 @njit(**JIT)

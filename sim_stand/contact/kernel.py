@@ -39,7 +39,8 @@ from numba import njit
 from rt.dynamics import spatial
 from sim_stand.contact.geometry import (
     F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
-    circle_annulus, edge_plane, point_face_depth, seg_annulus, seg_face, seg_seg,
+    circle_annulus, edge_plane, point_circle, point_face_depth, point_revolved, point_surface_depth,
+    seg_annulus, seg_face, seg_seg,
 )
 
 # ---------------------------------------------------------------- pair table (int64)
@@ -55,7 +56,8 @@ PT_SEG_FACE = 0    # point/segment vs planar convex polygon
 PT_SEG_SEG = 1     # rounded segment vs rounded segment (petal edges)
 PT_SEG_ANNULUS = 2 # point/segment ends vs annulus or plane (ring faces seating)
 PT_CIRCLE_ANNULUS = 3
-PT_SPHERE_CONE = 4 # reserved for the probe-cone interface: not evaluated yet
+PT_POINT_REVOLVED = 4  # rounded point / segment ends vs a revolved band (probe head vs cone, socket)
+PT_POINT_CIRCLE = 5    # rounded point / segment ends vs a rounded circle (probe head vs socket edge)
 
 # ---------------------------------------------------------------- materials (float64)
 MW = 8
@@ -509,8 +511,13 @@ def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, aff):
     f0 = int(lat[l, L_FACE])
     for k in range(int(lat[l, L_NFACE])):
         if mask & (1 << k):
-            best = _keep(point_face_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k]),
-                         best, f0 + k, featP[f0 + k], tmp)
+            d, nx, ny, nz = point_surface_depth(tmp[0], tmp[1], tmp[2], lat[l, L_RTIP], featP[f0 + k])
+            if d > best:
+                best = d
+                tmp[6] = f0 + k
+                tmp[7] = nx
+                tmp[8] = ny
+                tmp[9] = nz
     return best
 
 
@@ -747,7 +754,10 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                 hit = circle_annulus(fa, fp, False, out)
             else:
                 hit = circle_annulus(fp, fa, True, out)
-        # PT_SPHERE_CONE: reserved (probe-cone interface), never hits
+        elif ptype == PT_POINT_REVOLVED:
+            hit = point_revolved(fa, fp, out)
+        elif ptype == PT_POINT_CIRCLE:
+            hit = point_circle(fa, fp, out)
         if not hit:
             continue
         m = pairs[k, P_MAT]
