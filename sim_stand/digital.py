@@ -50,15 +50,15 @@ from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
 from sim_stand.contact import geometry as G
-from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
+from sim_stand.dock_mechanism import (KIND_TREE, base_wrench_offset, load_dock_mechanism, mech_absorbed_power,
+                                     mech_contact, mech_derivatives, mech_error, mech_sie_update,
+                                     mechanism_rest_state)
 from sim_stand.mechanism import layout as ML
-from sim_stand.mechanism.kernels import mechanism_derivatives
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
 from sim_stand.kin import K_A, K_E, K_G, K_R, KIN_LEN, kin_from_ports
 from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, ST_EABS, ST_LEN,
-                             ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_TCAP, absorbed_power,
-                             dock_base_motion, dock_contact, max_class1_penetration, record_events, rest_state,
-                             sie_ring_update, step_stats)
+                             ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_TCAP, dock_base_motion,
+                             max_class1_penetration, record_events, step_stats)
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
 # end reasons
@@ -81,7 +81,8 @@ D_COM = 10        # ring centre of mass in the ring frame (3)
 D_GA = 13         # gravity on the mechanism in A (3): zero in orbit; the stand's 1 g for HIL comparisons
 D_HILC = 16       # 1: HIL coupling (the vehicles feel the contact wrench only, as the controller applies it)
 D_R0 = 17         # initial r_DPA (3)
-D_LEN = 20
+D_KIND = 20       # mechanism kind (sim_stand.dock_mechanism KIND_*)
+D_LEN = 24
 
 # integer state
 J_PHASE = 0       # 0 coarse (mechanism carried rigidly), 1 fine
@@ -96,6 +97,9 @@ ST_FIRST = 9      # stats: first contact time (rod runs), -1 before
 # log field sets (name -> size); x and stroke sizes are filled in per run
 LOG_FIELDS_MECH = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "contacts",
                    "ring_state", "stroke", "base_wrench", "energy_absorbed", "phase")
+# a tree mechanism (probe-cone): its joint state [p, pd] and each joint's device force instead
+LOG_FIELDS_TREE = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "contacts",
+                   "joint_state", "joint_force", "base_wrench", "energy_absorbed", "phase")
 LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "rod_force", "rod_rate",
                   "energy_absorbed")
 
@@ -146,9 +150,9 @@ def port_accel(par, x, xdot, ws, s, kin):
 
 
 @njit(cache=True, error_model="numpy")
-def digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat, featP, pairs,
-                 mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
-                 link_twist, aC, R_PE):
+def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat, featP,
+                 pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr,
+                 link_pose, link_twist, aC, R_PE):
     """One evaluation of the coupled system (module docstring): contact, vehicles with the lagged
     base wrench, port acceleration, mechanism, vehicles with the new base wrench. ``xdot`` (2 x
     NS) and ``mout`` hold the derivatives; ``bwp`` (6) is the base wrench carried to the next
@@ -160,8 +164,8 @@ def digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, x
     kin_from_ports(ws, kin)
     for i in range(3):
         kin[K_G + i] = kin[K_R + 3 * i] * ga[0] + kin[K_R + 3 * i + 1] * ga[1] + kin[K_R + 3 * i + 2] * ga[2]
-    dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
-                 info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
+    mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
+                 latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
     hil = ga[3] != 0.0
     for i in range(6):
         w_in[0, i] = wrench_P[i]
@@ -169,10 +173,10 @@ def digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, x
     S.derivatives(par, env, x, t, w_in, 1 if hil else 0, xdot, ws, rel)
     port_accel(par, x, xdot, ws, 0, kin)
     dock_base_motion(kin, bm)
-    st = mechanism_derivatives(mp, mw, xr, bm, cw, mout)
+    st = mech_derivatives(kind, mp, mw, xr, bm, cw, mout)
     if st != 0:
         return st
-    o = int(mp[ML.H_OUT + 6])
+    o = base_wrench_offset(kind, mp)
     for i in range(6):
         bwp[i] = mout[o + i]
     if hil:
@@ -284,19 +288,28 @@ def _row_head(row, lay, t, wrench_P, rel13, x):
 
 
 @njit(cache=True, error_model="numpy")
-def _write_row(row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
+def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
     S.relative_state(par, env, x, rel13, ws)
     _row_head(row, lay, t, wrench_P, rel13, x)
     row[lay[5]] = cst[CK.S_CAPTURED]
     row[lay[6]] = pen
     row[lay[7]] = ncont
-    for i in range(12):
+    for i in range(xr.shape[0]):
         row[lay[8] + i] = xr[i]
-    nl = int(mp[ML.H_NLEGS])
-    so = int(mp[ML.H_OUT + 7])
-    for k in range(nl):
-        row[lay[9] + k] = mout[so + k]
-    bo = int(mp[ML.H_OUT + 6])
+    if kind == KIND_TREE:
+        n = xr.shape[0] // 2
+        fo = 2 * n + 6
+        for j in range(n):
+            f = 0.0
+            for k in range(ML.NDEV):
+                f += mout[fo + j * ML.NDEV + k]
+            row[lay[9] + j] = f
+    else:
+        nl = int(mp[ML.H_NLEGS])
+        so = int(mp[ML.H_OUT + 7])
+        for k in range(nl):
+            row[lay[9] + k] = mout[so + k]
+    bo = base_wrench_offset(kind, mp)
     for i in range(6):
         row[lay[10] + i] = mout[bo + i]
     row[lay[11]] = eabs
@@ -327,27 +340,29 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
     dt = dpar[D_DT]
     rk4 = dpar[D_INTEG] == 1.0
     ns = x.shape[1]
+    nx = xr.shape[0]
+    kind = int(dpar[D_KIND])
     com = dpar[D_COM:D_COM + 3]
     ga = dpar[D_GA:D_GA + 4]
     for _ in range(nsteps):
         t = istate[J_STEPS] * dt
         if not rk4:
             sc_sie_update(par, env, x, xdot, dt)
-            sie_ring_update(xr, mout, dt)
+            mech_sie_update(kind, xr, mout, dt)
         else:
             for s in range(2):
                 for i in range(ns):
                     kx[0, s, i] = xdot[s, i]
-            for i in range(12):
+            for i in range(nx):
                 kr[0, i] = mout[i]
             for stg in range(1, 4):
                 h = 0.5 * dt if stg < 3 else dt
                 for s in range(2):
                     for i in range(ns):
                         xs[s, i] = x[s, i] + h * kx[stg - 1, s, i]
-                for i in range(12):
+                for i in range(nx):
                     xrs[i] = xr[i] + h * kr[stg - 1, i]
-                st = digital_eval(par, env, xs, t + h, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
+                st = digital_eval(kind, par, env, xs, t + h, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
                                   rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC,
                                   R_PE)
@@ -358,7 +373,7 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                 for s in range(2):
                     for i in range(ns):
                         kx[stg, s, i] = xdot[s, i]
-                for i in range(12):
+                for i in range(nx):
                     kr[stg, i] = mout[i]
             for s in range(2):
                 for i in range(ns):
@@ -367,12 +382,12 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                                      + x[s, S.S_Q + 3] ** 2)
                 for i in range(4):
                     x[s, S.S_Q + i] *= qn
-            for i in range(12):
+            for i in range(nx):
                 xr[i] += dt / 6.0 * (kr[0, i] + 2.0 * (kr[1, i] + kr[2, i]) + kr[3, i])
         istate[J_STEPS] += 1
         istate[J_FINE_STEPS] += 1
         t = istate[J_STEPS] * dt
-        st = digital_eval(par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin,
+        st = digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin,
                           feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
                           info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
         if st != 0:
@@ -383,7 +398,7 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
         evst[I_NEV] = istate[J_NEV]
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
-        step_stats(t, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt, stats,
+        step_stats(t, wrench_P, max_class1_penetration(rec, ncont), mech_absorbed_power(kind, mp, mout), dt, stats,
                    cst_in[CK.S_CAPTURED])
         if info[0] & CK.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
@@ -402,6 +417,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
     spr = int(dpar[D_SPR])
     dtc = dpar[D_DTC]
     ns = x.shape[1]
+    kind = int(dpar[D_KIND])
     com = dpar[D_COM:D_COM + 3]
     ga = dpar[D_GA:D_GA + 4]
     nrow = 0
@@ -425,9 +441,9 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 S._port(par, x, 0, nm, hw, ws)
                 S._port(par, x, 1, nm, hw, ws)
                 kin_from_ports(ws, kin)
-                ncp = dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
-                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC,
-                                   R_PE)
+                ncp = mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec,
+                                   wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist,
+                                   cw, aC, R_PE)
                 if ncp > 0:
                     for s in range(2):
                         for i in range(ns):
@@ -441,7 +457,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 istate[J_PHASE] = 1
                 for i in range(6):
                     bwp[i] = 0.0
-                st = digital_eval(par, env, x, istate[J_STEPS] * dt, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
+                st = digital_eval(kind, par, env, x, istate[J_STEPS] * dt, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
                                   xdot, ws, rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
                 if st != 0:
@@ -452,7 +468,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 evst[I_NEV] = istate[J_NEV]
                 record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
                 istate[J_NEV] = evst[I_NEV]
-                stats[ST_POW] = absorbed_power(mp, mout)
+                stats[ST_POW] = mech_absorbed_power(kind, mp, mout)
                 step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
                            cst_in[CK.S_CAPTURED])
                 # finish this log period with fine steps
@@ -474,7 +490,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 return nrow
         t = istate[J_STEPS] * dt
         _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate)
-        _write_row(logbuf[nrow], lay, t, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2] if
+        _write_row(kind, logbuf[nrow], lay, t, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2] if
                    istate[J_PHASE] == 1 else 0, xr, mout, mp, stats[ST_EABS], istate[J_PHASE])
         nrow += 1
     return nrow
@@ -629,10 +645,11 @@ class DigitalSim:
 
     def _init_mechanism(self) -> None:
         emu = self.emu
-        self.mech = Mechanism(load_mechanism(emu.mechanism_path))
+        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
-        self.dpar[D_COM:D_COM + 3] = self.mech.cfg.ring_com_R
+        self.dpar[D_KIND] = self.mech_kind
+        self.dpar[D_COM:D_COM + 3] = com
         self.dpar[D_PMIN] = passive_min_x(pk.feat)
         vars(self).update(contact_buffers(pk))
         self.aC = np.zeros((3, 3))
@@ -642,17 +659,22 @@ class DigitalSim:
         self.bwp = np.zeros(6)
         self.kin = np.zeros(KIN_LEN)
         self.kx = np.zeros((4, 2, self.ns))
-        self.kr = np.zeros((4, 12))
-        self.xs = np.zeros((2, self.ns))
-        self.xrs = np.zeros(12)
         # the mechanism at rest on its base (no base acceleration; 0 g in orbit, or gravity_A)
         bm0 = np.zeros(12)
         bm0[9:12] = self.dpar[D_GA:D_GA + 3]
-        self.xr = rest_state(self.mech, bm0)
-        nlegs = self.mech.nl
-        self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
-                       "penetration": 1, "contacts": 1, "ring_state": 12, "stroke": nlegs, "base_wrench": 6,
-                       "energy_absorbed": 1, "phase": 1}
+        self.xr = mechanism_rest_state(self.mech, bm0)
+        nx = self.xr.shape[0]
+        self.kr = np.zeros((4, nx))
+        self.xs = np.zeros((2, self.ns))
+        self.xrs = np.zeros(nx)
+        head = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                "penetration": 1, "contacts": 1}
+        if self.mech_kind == KIND_TREE:
+            self.fields = {**head, "joint_state": nx, "joint_force": nx // 2, "base_wrench": 6,
+                           "energy_absorbed": 1, "phase": 1}
+        else:
+            self.fields = {**head, "ring_state": 12, "stroke": self.mech.nl, "base_wrench": 6,
+                           "energy_absorbed": 1, "phase": 1}
 
     def _layout(self) -> None:
         off = 0
@@ -762,7 +784,7 @@ class DigitalSim:
         end = int(self.istate[J_END])
         msg = ""
         if end == END_MECHANISM:
-            msg = str(MechanismError(int(self.istate[J_STATUS]), int(self.mech.view.status[1])))
+            msg = str(mech_error(self.mech, int(self.istate[J_STATUS])))
         elif end == END_PENETRATION:
             pens = [d for (_, n, d) in self.event_details if n == "penetration_limit"]
             msg = pens[-1] if pens else "penetration limit exceeded"

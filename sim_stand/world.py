@@ -24,9 +24,9 @@ once per step, at the step's end state. One compiled call integrates a whole
 :meth:`StandWorld.advance` (every physics step of one controller period).
 
 Shared kernels (also used by the all-digital reference ``sim_stand.digital``): the kinematic
-record ``kin`` of A in P (``K_*``, defined in ``sim_stand.kin``), :func:`dock_contact` (ring
-pose/twist in P, contact evaluation, the ring's contact wrench in C), :func:`dock_base_motion`,
-:func:`sie_ring_update`, :func:`absorbed_power`, :func:`record_events`, :func:`step_stats`.
+record ``kin`` of A in P (``K_*``, defined in ``sim_stand.kin``), :func:`dock_base_motion`,
+:func:`record_events`, :func:`step_stats`; the mechanism slot (either a parallel mechanism or a
+tree) is ``sim_stand.dock_mechanism``.
 """
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
 from sim_stand.contact.model import EVENT_NAMES, latch_state_names
 from sim_stand.kin import K_A, K_E, K_G, K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN  # the kinematic record of A in P
-from sim_stand.mechanism import Mechanism, MechanismError, load_mechanism
-from sim_stand.mechanism import layout as ML
-from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
+from sim_stand.dock_mechanism import (KIND_TREE, dock_contact, load_dock_mechanism, mech_absorbed_power,
+                                     mech_contact, mech_derivatives, mech_error, mech_sie_update,
+                                     mechanism_rest_state, ring_link_state, sie_ring_update)
 from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, PlatformReadings, servo_step
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
@@ -63,6 +63,7 @@ W_COM = 30     # ring centre of mass in the ring frame R = E (3)
 W_HTOL = 33    # forward-kinematics tolerance (m)
 W_HMAXIT = 34
 W_TOP0 = 35    # top position at reset (3)
+W_KIND = 38    # mechanism kind (sim_stand.dock_mechanism KIND_*)
 W_LEN = 40
 INTEG_SIE, INTEG_RK4 = 0, 1
 MODEL_MECH, MODEL_ROD = 0, 1
@@ -99,74 +100,6 @@ EVENT_CODE_NAMES = {**EVENT_NAMES, EV_PENETRATION: "penetration_limit", EV_PLATF
 
 # ====================================================================== shared kernels
 @njit(cache=True, error_model="numpy")
-def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
-    """Pose and absolute twist in P of the ring frame E (= the mechanism's ring frame R, origin
-    at the ring plane centre, axes of C) from the ring state ``xr`` (relative to frame 0 = A) and
-    A's state ``kin`` (seed 002 §4.6). Fills ``aC`` (= R_C0) and ``R_PE``."""
-    ring_dcm(xr[3], xr[4], xr[5], aC)
-    # E's origin in frame 0: r_E = r_C - aC^T com
-    e0 = xr[0] - (aC[0, 0] * com[0] + aC[1, 0] * com[1] + aC[2, 0] * com[2])
-    e1 = xr[1] - (aC[0, 1] * com[0] + aC[1, 1] * com[1] + aC[2, 1] * com[2])
-    e2 = xr[2] - (aC[0, 2] * com[0] + aC[1, 2] * com[1] + aC[2, 2] * com[2])
-    # omega_C in frame 0 and the relative velocity of E's origin (frame 0)
-    wc0 = aC[0, 0] * xr[9] + aC[1, 0] * xr[10] + aC[2, 0] * xr[11]
-    wc1 = aC[0, 1] * xr[9] + aC[1, 1] * xr[10] + aC[2, 1] * xr[11]
-    wc2 = aC[0, 2] * xr[9] + aC[1, 2] * xr[10] + aC[2, 2] * xr[11]
-    d0 = e0 - xr[0]
-    d1 = e1 - xr[1]
-    d2 = e2 - xr[2]
-    vr0 = xr[6] + wc1 * d2 - wc2 * d1
-    vr1 = xr[7] + wc2 * d0 - wc0 * d2
-    vr2 = xr[8] + wc0 * d1 - wc1 * d0
-    # A's twist in frame 0
-    R = kin[K_R:K_R + 9]
-    va0 = R[0] * kin[K_V] + R[3] * kin[K_V + 1] + R[6] * kin[K_V + 2]
-    va1 = R[1] * kin[K_V] + R[4] * kin[K_V + 1] + R[7] * kin[K_V + 2]
-    va2 = R[2] * kin[K_V] + R[5] * kin[K_V + 1] + R[8] * kin[K_V + 2]
-    w0 = R[0] * kin[K_W] + R[3] * kin[K_W + 1] + R[6] * kin[K_W + 2]
-    w1 = R[1] * kin[K_W] + R[4] * kin[K_W + 1] + R[7] * kin[K_W + 2]
-    w2 = R[2] * kin[K_W] + R[5] * kin[K_W + 1] + R[8] * kin[K_W + 2]
-    v0 = va0 + w1 * e2 - w2 * e1 + vr0
-    v1 = va1 + w2 * e0 - w0 * e2 + vr1
-    v2 = va2 + w0 * e1 - w1 * e0 + vr2
-    for i in range(3):
-        link_pose[0, i] = kin[K_P + i] + R[3 * i] * e0 + R[3 * i + 1] * e1 + R[3 * i + 2] * e2
-        link_twist[0, i] = R[3 * i] * v0 + R[3 * i + 1] * v1 + R[3 * i + 2] * v2
-        link_twist[0, 3 + i] = kin[K_W + i] + R[3 * i] * wc0 + R[3 * i + 1] * wc1 + R[3 * i + 2] * wc2
-        for j in range(3):
-            # R_PE = R_PA aC^T
-            R_PE[i, j] = R[3 * i] * aC[j, 0] + R[3 * i + 1] * aC[j, 1] + R[3 * i + 2] * aC[j, 2]
-    SP.dcm_to_quat(R_PE, link_pose[0, 3:7])
-
-
-@njit(cache=True, error_model="numpy")
-def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
-                 latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE):
-    """Contact evaluation for the ring at ``xr`` on a base at ``kin`` (seed 002 eq. 7, §4.8):
-    wrench on the passive unit ``wrench_P`` (P, about P's origin) and the ring's contact wrench
-    ``cw`` in the mechanism's input convention (frame C, about the ring's centre of mass).
-    Returns the number of contacts."""
-    ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
-    n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
-                    wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
-    # wrench_links[0]: P components, moment about E's origin -> C components about C's origin
-    f0 = R_PE[0, 0] * wrench_links[0, 0] + R_PE[1, 0] * wrench_links[0, 1] + R_PE[2, 0] * wrench_links[0, 2]
-    f1 = R_PE[0, 1] * wrench_links[0, 0] + R_PE[1, 1] * wrench_links[0, 1] + R_PE[2, 1] * wrench_links[0, 2]
-    f2 = R_PE[0, 2] * wrench_links[0, 0] + R_PE[1, 2] * wrench_links[0, 1] + R_PE[2, 2] * wrench_links[0, 2]
-    m0 = R_PE[0, 0] * wrench_links[0, 3] + R_PE[1, 0] * wrench_links[0, 4] + R_PE[2, 0] * wrench_links[0, 5]
-    m1 = R_PE[0, 1] * wrench_links[0, 3] + R_PE[1, 1] * wrench_links[0, 4] + R_PE[2, 1] * wrench_links[0, 5]
-    m2 = R_PE[0, 2] * wrench_links[0, 3] + R_PE[1, 2] * wrench_links[0, 4] + R_PE[2, 2] * wrench_links[0, 5]
-    # about C: m_C = m_E - (C - E) x f, with C - E = com (C components)
-    cw[0] = f0
-    cw[1] = f1
-    cw[2] = f2
-    cw[3] = m0 - (com[1] * f2 - com[2] * f1)
-    cw[4] = m1 - (com[2] * f0 - com[0] * f2)
-    cw[5] = m2 - (com[0] * f1 - com[1] * f0)
-    return n
-
-
-@njit(cache=True, error_model="numpy")
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
     absolute kinematics in P (seed 000 §2.5; gravity zero in orbit)."""
@@ -178,42 +111,6 @@ def dock_base_motion(kin, bm):
         z = kin[src + 2]
         for i in range(3):
             bm[3 * blk + i] = R[i] * x + R[3 + i] * y + R[6 + i] * z
-
-
-@njit(cache=True, error_model="numpy")
-def sie_ring_update(xr, xdot, dt):
-    """Semi-implicit (symplectic) Euler step of the ring state: the velocities [v_C, omega_C]
-    from the accelerations in ``xdot``, then r_C and the y-z-x angles from the new velocities
-    (seed 001 §3.3 angle rates)."""
-    for i in range(3):
-        xr[6 + i] += dt * xdot[6 + i]
-        xr[9 + i] += dt * xdot[9 + i]
-    for i in range(3):
-        xr[i] += dt * xr[6 + i]
-    th = xr[4]
-    ph = xr[5]
-    cph = math.cos(ph)
-    sph = math.sin(ph)
-    t = cph * xr[10] - sph * xr[11]
-    d_psi = t / math.cos(th)
-    d_th = sph * xr[10] + cph * xr[11]
-    d_ph = xr[9] - math.tan(th) * t
-    xr[3] += dt * d_psi
-    xr[4] += dt * d_th
-    xr[5] += dt * d_ph
-
-
-@njit(cache=True, error_model="numpy")
-def absorbed_power(mp, mout):
-    """Power absorbed by the mechanism's dampers, brakes and electromechanical dampers (W, >= 0
-    when absorbing), from the last evaluation's ``dev_power``."""
-    nl = int(mp[ML.H_NLEGS])
-    o = int(mp[ML.H_OUT + 10])
-    s = 0.0
-    for k in range(nl):
-        b = o + k * ML.NDEV
-        s -= mout[b + ML.DEV_DAMPER] + mout[b + ML.DEV_BRAKE] + mout[b + ML.DEV_EMD]
-    return s
 
 
 @njit(cache=True, error_model="numpy")
@@ -376,10 +273,11 @@ def platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, tw
 @njit(cache=True, error_model="numpy")
 def _mech_eval(wpar, kin, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE):
-    dock_contact(kin, xr, wpar[W_COM:W_COM + 3], feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
-                 wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
+    kind = int(wpar[W_KIND])
+    mech_contact(kind, kin, xr, wpar[W_COM:W_COM + 3], mp, mw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec,
+                 wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
     dock_base_motion(kin, bm)
-    return mechanism_derivatives(mp, mw, xr, bm, cw, mout)
+    return mech_derivatives(kind, mp, mw, xr, bm, cw, mout)
 
 
 @njit(cache=True, error_model="numpy")
@@ -435,6 +333,8 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
     Returns 0, or the mechanism's non-zero status (the state is then that of the failing step)."""
     dt = wpar[W_DT]
     model = int(wpar[W_MODEL])
+    kind = int(wpar[W_KIND])
+    nx = xr.shape[0]
     rk4 = int(wpar[W_INTEG]) == INTEG_RK4
     for _ in range(nsteps):
         fault_before = istate[I_FAULT]
@@ -447,14 +347,14 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
             _event(ev, istate, t, EV_PLATFORM_FAULT, istate[I_FAULT], 0.0)
         if model == MODEL_MECH:
             if not rk4:
-                sie_ring_update(xr, mout, dt)
+                mech_sie_update(kind, xr, mout, dt)
             else:
-                for i in range(12):
+                for i in range(nx):
                     kst[0, i] = mout[i]
                 _interp_kin(kin0, kin1, kinm)
                 for s in range(1, 4):
                     h = 0.5 * dt if s < 3 else dt
-                    for i in range(12):
+                    for i in range(nx):
                         xt[i] = xr[i] + h * kst[s - 1, i]
                     st = _mech_eval(wpar, kinm if s < 3 else kin1, xt, mp, mw, mout, bm, cw, feat, featP, pairs,
                                     mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
@@ -462,9 +362,9 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                     if st != 0:
                         istate[I_STATUS] = st
                         return st
-                    for i in range(12):
+                    for i in range(nx):
                         kst[s, i] = mout[i]
-                for i in range(12):
+                for i in range(nx):
                     xr[i] += dt / 6.0 * (kst[0, i] + 2.0 * (kst[1, i] + kst[2, i]) + kst[3, i])
             n = _mech_eval(wpar, kin1, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out,
                            rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist,
@@ -474,7 +374,7 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                 return n
             ncont = info[2]
             record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate)
-            _stats_update(t, wpar, pose, wrench_P, max_class1_penetration(rec, ncont), absorbed_power(mp, mout), dt,
+            _stats_update(t, wpar, pose, wrench_P, max_class1_penetration(rec, ncont), mech_absorbed_power(kind, mp, mout), dt,
                           stats, cst_in)
         else:
             f = rod_eval(rp, kin1, wrench_P, ro)
@@ -506,55 +406,6 @@ def _q(R: np.ndarray) -> np.ndarray:
     q = np.empty(4)
     SP.dcm_to_quat(np.ascontiguousarray(R, dtype=np.float64), q)
     return q
-
-
-def rest_state(mech: Mechanism, base_motion: np.ndarray, x0: np.ndarray | None = None, tol: float = 1e-11,
-               max_iter: int = 40) -> np.ndarray:
-    """Static equilibrium of the ring on a base with the given (constant) base motion, no contact:
-    the pose where the ring's accelerations vanish at zero velocity (springs against gravity;
-    dampers and brakes exert nothing at rest). Newton on the 6 pose coordinates with a central
-    finite-difference Jacobian, started from the reference pose."""
-    x = mech.home_state() if x0 is None else np.array(x0, dtype=np.float64)
-    x[6:] = 0.0
-    cw = np.zeros(6)
-    bm = np.asarray(base_motion, dtype=np.float64)
-
-    def f(z):
-        xx = x.copy()
-        xx[:6] = z
-        return mech.evaluate(xx, bm, cw).udot.copy()
-
-    z = x[:6].copy()
-    r = f(z)
-    for _ in range(max_iter):
-        if np.abs(r).max() < tol:
-            break
-        Jm = np.empty((6, 6))
-        for j in range(6):
-            h = 1e-6
-            zp = z.copy()
-            zm = z.copy()
-            zp[j] += h
-            zm[j] -= h
-            Jm[:, j] = (f(zp) - f(zm)) / (2 * h)
-        dz = np.linalg.solve(Jm, -r)
-        lam = 1.0
-        nr = np.abs(r).max()
-        while lam > 1e-3:
-            zn = z + lam * dz
-            try:
-                rn = f(zn)
-            except MechanismError:
-                lam *= 0.5
-                continue
-            if np.abs(rn).max() < nr or lam < 2e-3:
-                break
-            lam *= 0.5
-        z, r = zn, rn
-    else:
-        raise RuntimeError(f"mechanism rest state: Newton did not converge (|udot| = {np.abs(r).max():.3g})")
-    x[:6] = z
-    return x
 
 
 class StandWorld(PlatformReadings):
@@ -595,16 +446,18 @@ class StandWorld(PlatformReadings):
         self.rod = emu.rod
         self.rp = (emu.rod.pack() if emu.rod is not None else np.zeros(3))
         # ---- mechanism and contact (allocated for both models: the rod leaves them unused)
-        self.mech = Mechanism(load_mechanism(emu.mechanism_path))
-        w[W_COM:W_COM + 3] = self.mech.cfg.ring_com_R
+        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
+        w[W_KIND] = self.mech_kind
+        w[W_COM:W_COM + 3] = com
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
         vars(self).update(contact_buffers(pk))
         self.xr = self.mech.home_state()
+        nx = self.xr.shape[0]
         self.bm = np.zeros(12)
         self.cw = np.zeros(6)
-        self.kst = np.zeros((4, 12))
-        self.xt = np.zeros(12)
+        self.kst = np.zeros((4, nx))
+        self.xt = np.zeros(nx)
         # ---- platform scratch
         self.cmd = np.zeros(6)
         self.pose_g = np.zeros(7)
@@ -656,7 +509,7 @@ class StandWorld(PlatformReadings):
         self.ro[:] = 0.0
         if self.model == "mechanism":
             dock_base_motion(self.kin0, self.bm)
-            self.xr[:] = rest_state(self.mech, self.bm)
+            self.xr[:] = mechanism_rest_state(self.mech, self.bm)
             self._evaluate_now()
         else:
             rod_eval(self.rp, self.kin0, self.wrench_P, self.ro)   # P at rest: kin0's K_VP, K_WP are zero
@@ -671,10 +524,10 @@ class StandWorld(PlatformReadings):
                         self.cst, self.cst_out, self.rec, self.wrench_P, self.wrench_links, self.latch_p, self.info,
                         self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist, self.aC, self.R_PE)
         if st != 0:
-            raise MechanismError(st, int(self.mech.view.status[1]))
+            raise mech_error(self.mech, st)
         record_events(self.t, self.packed.lat, self.cst, self.cst_out, self.info, self.info_f, self.rec, self.ev,
                       self.istate)
-        self.stats_arr[ST_POW] = absorbed_power(self.mech.params, self.mech.out)
+        self.stats_arr[ST_POW] = mech_absorbed_power(self.mech_kind, self.mech.params, self.mech.out)
         pen = max_class1_penetration(self.rec, int(self.info[2]))
         self.stats_arr[ST_PEN] = pen
         self.stats_arr[ST_MAXPEN] = max(self.stats_arr[ST_MAXPEN], pen)
@@ -711,7 +564,7 @@ class StandWorld(PlatformReadings):
         pm.accel[:] = self.acc
         self._drain_events()
         if st != 0:
-            raise MechanismError(st, int(mech.view.status[1]))
+            raise mech_error(mech, st)
 
     def _drain_events(self) -> None:
         n = int(self.istate[I_NEV])
@@ -754,7 +607,8 @@ class StandWorld(PlatformReadings):
 
     @property
     def ring_state(self) -> np.ndarray:
-        """[r_C, psi, theta, phi, v_C, omega_C] relative to frame 0 = A (mechanism layout)."""
+        """The mechanism's state: a parallel mechanism's ring [r_C, psi, theta, phi, v_C, omega_C]
+        relative to frame 0 = A (mechanism layout), or a tree's [p, pd]."""
         return self.xr
 
     @property
@@ -792,5 +646,5 @@ class StandWorld(PlatformReadings):
         return out
 
 
-__all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "rest_state", "contact_buffers", "dock_contact", "dock_base_motion",
-           "sie_ring_update", "absorbed_power", "record_events", "ring_link_state", "step_stats", "KIN_LEN"]
+__all__ = ["StandWorld", "EmulatorConfig", "load_emulator", "contact_buffers", "dock_contact", "dock_base_motion",
+           "sie_ring_update", "record_events", "ring_link_state", "step_stats", "KIN_LEN"]

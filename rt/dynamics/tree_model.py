@@ -33,6 +33,8 @@ H_N = 0             # number of bodies / joints
 H_TAG = 1           # TREE_TAG: tells a tree's params from a parallel mechanism's
 H_P = 2             # 16 slots: param block offsets, in param_layout order
 H_W = 18            # 32 slots: work block offsets, in work_layout order
+H_PSIZE = 50        # size of the params array (callers may append their own blocks after it)
+H_WSIZE = 51        # size of the work array the kernels use
 HDR = 64
 TREE_TAG = 7000.0
 
@@ -152,6 +154,8 @@ class TreeModel:
             p[H_P + i] = pl[name][0]
         for i, name in enumerate(W_NAMES):
             p[H_W + i] = wl[name][0]
+        p[H_PSIZE] = pl["_size"][0]
+        p[H_WSIZE] = wl["_size"][0]
         v = self.views(p, pl)
         for j, b in enumerate(bodies):
             v["parent"][j] = b.parent

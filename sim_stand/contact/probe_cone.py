@@ -147,7 +147,8 @@ def build_probe_cone(itf: ProbeConeInterface) -> Packed:
     tan = cone_tangent_point(mouth, (0.0, re + r_e), r_e)
     cone = b.revolved("cone", O, EX, mouth, tan, itf.cone_wall_depth_m)
     edge = b.circle("entry_edge", O, EX, re + r_e, r_e)
-    bore = b.revolved("lip_bore", O, EX, (0.0, re), (lip, re), itf.lip_thickness_m)
+    # the lip is solid from its bore out to the chamber's radius: a latch tip anywhere in it is seen
+    bore = b.revolved("lip_bore", O, EX, (0.0, re), (lip, re), rc - re)
     back_edge = b.circle("lip_back_edge", lip * EX, EX, re, 0.0)
     stop = b.annulus("stop", lip * EX, EX, re, rc, lip)
     for k in (1, 2, 3):                   # the latches' catches: one row per deflecting face
@@ -167,10 +168,12 @@ def build_probe_cone(itf: ProbeConeInterface) -> Packed:
         tang = np.array([0.0, -math.sin(psi), math.cos(psi)])
         tag = f"latch{round(math.degrees(psi)) % 360}"
         tip = ta * EX + tr * u
-        # a positive angle turns the tip towards the axis (about -tangential through the pivot)
-        li = b.latch(tag, 0, tip, -tang, itf.latch_stroke_rad, itf.latch_preload_nm,
+        pivot = pa * EX + pr * u
+        # a positive angle turns the tip towards the axis: (axis x (tip - pivot)) . u < 0
+        axis = tang if np.cross(tang, tip - pivot) @ u < 0.0 else -tang
+        li = b.latch(tag, 0, tip, axis, itf.latch_stroke_rad, itf.latch_preload_nm,
                      itf.latch_stiffness_nm_per_rad, itf.latch_tip_rounding_m, cone, m["latch_face"],
-                     tol=itf.latch_tolerance_rad, back=stop, rotational=True, pivot=pa * EX + pr * u, n_faces=4)
+                     tol=itf.latch_tolerance_rad, back=stop, rotational=True, pivot=pivot, n_faces=4)
         back = b.point(f"{tag}.back", tip, itf.latch_tip_rounding_m, link=0)
         b.pair(f"{tag}-stop", back, stop, m["latch_stop"], gate=li)
     return b.pack()

@@ -1,18 +1,22 @@
 """Compiled right-hand side of a tree mechanism (seed 000 §2.11 with the ABA of §2.10): joint
 devices, the contact wrench on the buffer link, accelerations and the wrench on the base.
 
-Arrays (built by :class:`sim_stand.tree.model.TreeMechanism`):
+Two flat arrays, built by :class:`sim_stand.tree.model.TreeMechanism`, play the parallel
+mechanism's ``params`` / ``workspace`` roles, so the emulated stand and the digital reference
+carry either kind in the same slots:
 
-* ``P``: the tree's params (:class:`rt.dynamics.tree_model.TreeModel`), ``W`` its work array;
-* ``D`` (float64, n x ``layout.LP``): per joint the device block of the parallel mechanism's legs
-  (``sim_stand.mechanism.layout.L_SP_F0`` .. ``L_ST_C``, same device laws) and the brake's
-  engagement in the two spare slots :data:`D_ENG_BELOW`, :data:`D_ENG_ONEWAY`;
-* ``E`` (float64, 1-D, :data:`E_LEN` + 6 n): the buffer link and frame E on it, and the external
-  wrench array the kernels fill;
-* state ``x = [p (n), pd (n)]``; base motion ``bm = [a_0, omega_0, eps_0, g_0]`` (frame 0, as the
-  parallel mechanism's); ``cw`` = contact wrench on the buffer link, frame E about E's origin;
-* ``out``: ``[xdot (2n), base_wrench (6: [f; m about O_0], frame 0, the mechanism on its base),
-  dev_force (n x NDEV), dev_power (n x NDEV), status]`` (offsets :func:`out_offsets`).
+* ``mp`` = ``[P | D | E]``: the tree's params (:class:`rt.dynamics.tree_model.TreeModel`, size in
+  its header); ``D`` (n x ``layout.LP``): per joint the device block of the parallel mechanism's
+  legs (``sim_stand.mechanism.layout.L_SP_F0`` .. ``L_ST_C``, the same device laws) and the brake's
+  engagement in the two spare slots :data:`D_ENG_BELOW`, :data:`D_ENG_ONEWAY`; ``E``
+  (:data:`E_LEN`): the buffer link and the origin of frame E on it (axes of the link);
+* ``mw`` = ``[W | g (n) | a0 (6) | ext (n x 6) | pose0 (12) | twist0 (6)]``: the tree's work array
+  and scratch.
+
+State ``x = [p (n), pd (n)]``; base motion ``bm = [a_0, omega_0, eps_0, g_0]`` (frame 0, as the
+parallel mechanism's); ``cw`` = contact wrench on the buffer link, frame E about E's origin;
+``out = [xdot (2n), base_wrench (6: [f; m about O_0], frame 0, the mechanism on its base),
+dev_force (n x NDEV), dev_power (n x NDEV), status]`` (offsets :func:`out_offsets`).
 
 All ``@njit(cache=True)`` and allocation-free.
 """
@@ -20,8 +24,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from rt.dynamics.tree import tree_aba, tree_body_bias, tree_kinematics
-from rt.dynamics.tree_model import H_N
+from rt.dynamics import spatial as SP
+from rt.dynamics.tree import tree_aba, tree_body_bias, tree_frame_state, tree_kinematics
+from rt.dynamics.tree_model import H_N, H_PSIZE, H_WSIZE
+from sim_stand.kin import K_P, K_R, K_V, K_W
 from sim_stand.mechanism import devices as DV
 from sim_stand.mechanism import layout as ML
 
@@ -31,7 +37,7 @@ assert D_ENG_ONEWAY < ML.LP
 
 E_BODY = 0          # buffer link index
 E_POS = 1           # E's origin in the link frame (3)
-E_LEN = 4           # then the n x 6 external wrenches
+E_LEN = 4
 
 STATUS_OK = 0
 STATUS_SINGULAR = 2  # an articulated inertia about a joint axis is not positive
@@ -47,6 +53,34 @@ def out_offsets(n: int) -> dict[str, tuple[int, tuple[int, ...]]]:
         off += int(shp[0] * (shp[1] if len(shp) > 1 else 1))
     out["_size"] = (off, ())
     return out
+
+
+def packed_sizes(P) -> tuple[int, int]:
+    """(len(mp), len(mw)) for a tree's params ``P``."""
+    n = int(P[H_N])
+    return int(P[H_PSIZE]) + n * ML.LP + E_LEN, int(P[H_WSIZE]) + 7 * n + 6 + 18
+
+
+@njit(inline="always", **_JIT)
+def _unpack(mp, mw):
+    n = int(mp[H_N])
+    ps = int(mp[H_PSIZE])
+    ws = int(mp[H_WSIZE])
+    P = mp[:ps]
+    D = mp[ps:ps + n * ML.LP]
+    E = mp[ps + n * ML.LP:ps + n * ML.LP + E_LEN]
+    W = mw[:ws]
+    g = mw[ws:ws + n]
+    a0 = mw[ws + n:ws + n + 6]
+    ext = mw[ws + n + 6:ws + 7 * n + 6].reshape((n, 6))
+    return n, P, D, E, W, g, a0, ext
+
+
+@njit(inline="always", **_JIT)
+def _frame_scratch(mp, mw):
+    n = int(mp[H_N])
+    o = int(mp[H_WSIZE]) + 7 * n + 6
+    return mw[o:o + 12], mw[o + 12:o + 18]
 
 
 @njit(**_JIT)
@@ -80,19 +114,24 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
 
 
 @njit(**_JIT)
-def tree_derivatives(P, W, D, E, g, a0, x, bm, cw, out):
-    """One evaluation (seed 000 §2.11, open chain): kinematics from ``omega_0``, the contact
-    wrench moved from E to the buffer link's origin (m_j = m_E + c_E x f), s_j, joint devices,
-    ABA with ``a_0 = [a_0 - g_0; eps_0]`` (free-fall trick for the stand's gravity) and its base
-    wrench. ``g`` (n) and ``a0`` (6) are scratch. Returns the status (0 ok); on failure every
-    output is zero."""
-    n = int(P[H_N])
+def tree_kinematics_packed(mp, mw, x, omega0):
+    """Pass 1 (seed 000 §2.11 steps 1-2): the tree's kinematics at ``x`` with the base's angular
+    velocity ``omega0`` (frame 0)."""
+    n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
+    tree_kinematics(P, W, x[:n], x[n:2 * n], omega0)
+
+
+@njit(**_JIT)
+def tree_finish(mp, mw, x, bm, cw, out):
+    """The rest of one evaluation after :func:`tree_kinematics_packed` (with ``omega0 =
+    bm[3:6]``): the contact wrench moved from E to the buffer link's origin (m_j = m_E + c_E x f),
+    s_j, joint devices, ABA with ``a_0 = [a_0 - g_0; eps_0]`` (free-fall trick for the stand's
+    gravity) and its base wrench. Returns the status (0 ok); on failure every output is zero."""
+    n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     no = 2 * n
     o_f = no + 6
     o_p = o_f + n * ML.NDEV
     o_s = o_p + n * ML.NDEV
-    tree_kinematics(P, W, x[:n], x[n:2 * n], bm[3:6])
-    ext = E[E_LEN:E_LEN + 6 * n].reshape((n, 6))
     for j in range(n):
         for q in range(6):
             ext[j, q] = 0.0
@@ -109,8 +148,7 @@ def tree_derivatives(P, W, D, E, g, a0, x, bm, cw, out):
     for q in range(3):
         a0[q] = bm[q] - bm[9 + q]
         a0[3 + q] = bm[6 + q]
-    ok = tree_aba(P, W, a0, g, out[n:2 * n], out[no:no + 6])
-    if not ok:
+    if not tree_aba(P, W, a0, g, out[n:2 * n], out[no:no + 6]):
         for i in range(out.shape[0]):
             out[i] = 0.0
         out[o_s] = STATUS_SINGULAR
@@ -122,7 +160,15 @@ def tree_derivatives(P, W, D, E, g, a0, x, bm, cw, out):
 
 
 @njit(**_JIT)
-def tree_step_rk4(P, W, D, E, g, a0, x, bm, cw, out, dt, k, xt):
+def tree_derivatives(mp, mw, x, bm, cw, out):
+    """One evaluation (seed 000 §2.11, open chain): :func:`tree_kinematics_packed` then
+    :func:`tree_finish`. Returns the status."""
+    tree_kinematics_packed(mp, mw, x, bm[3:6])
+    return tree_finish(mp, mw, x, bm, cw, out)
+
+
+@njit(**_JIT)
+def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
     """Classical RK4 step of ``x`` with the base motion and the contact wrench held; ``k``
     (4 x 2n) and ``xt`` (2n) are scratch. Returns the status of the first failing stage, or 0."""
     m = x.shape[0]
@@ -130,7 +176,7 @@ def tree_step_rk4(P, W, D, E, g, a0, x, bm, cw, out, dt, k, xt):
         h = 0.0 if s == 0 else (0.5 * dt if s < 3 else dt)
         for i in range(m):
             xt[i] = x[i] + h * (k[s - 1, i] if s > 0 else 0.0)
-        st = tree_derivatives(P, W, D, E, g, a0, xt, bm, cw, out)
+        st = tree_derivatives(mp, mw, xt, bm, cw, out)
         if st != 0:
             return st
         for i in range(m):
@@ -141,23 +187,64 @@ def tree_step_rk4(P, W, D, E, g, a0, x, bm, cw, out, dt, k, xt):
 
 
 @njit(**_JIT)
-def tree_rk4_run(P, W, D, E, g, a0, x, bm, cw, out, dt, nsteps, k, xt):
+def tree_rk4_run(mp, mw, x, bm, cw, out, dt, nsteps, k, xt):
     """``nsteps`` RK4 steps (tests and benchmarks: energy drift, real-time factor). Returns the
     status."""
     for _ in range(nsteps):
-        st = tree_step_rk4(P, W, D, E, g, a0, x, bm, cw, out, dt, k, xt)
+        st = tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt)
         if st != 0:
             return st
     return 0
 
 
 @njit(**_JIT)
-def absorbed_power(n, out):
+def tree_sie_update(x, xdot, dt):
+    """Semi-implicit (symplectic) Euler step of ``x = [p, pd]``: pd from the accelerations, then
+    p from the new rates."""
+    n = x.shape[0] // 2
+    for j in range(n):
+        x[n + j] += dt * xdot[n + j]
+    for j in range(n):
+        x[j] += dt * x[n + j]
+
+
+@njit(**_JIT)
+def tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE):
+    """Pose and absolute twist in P of the buffer link's frame E (seed 002 §4.6) after
+    :func:`tree_kinematics_packed`, from A's absolute kinematics ``kin`` (``K_*``, P components):
+    p_PE = p_PA + R_PA o_E, R_PE = R_PA R_0E, v_E = v_A + w_A x (R_PA o_E) + R_PA v_rel,
+    w_E = w_A + R_PA w_rel. Also writes the link's quaternion into ``link_pose[0, 3:7]``."""
+    n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
+    pose0, twist0 = _frame_scratch(mp, mw)
+    tree_frame_state(P, W, int(E[E_BODY]), E[E_POS:E_POS + 3], pose0, twist0)
+    R = kin[K_R:K_R + 9]
+    for i in range(3):
+        oi = R[3 * i] * pose0[0] + R[3 * i + 1] * pose0[1] + R[3 * i + 2] * pose0[2]
+        link_pose[0, i] = kin[K_P + i] + oi
+        for j in range(3):
+            R_PE[i, j] = R[3 * i] * pose0[3 + j] + R[3 * i + 1] * pose0[6 + j] + R[3 * i + 2] * pose0[9 + j]
+    ox = link_pose[0, 0] - kin[K_P]
+    oy = link_pose[0, 1] - kin[K_P + 1]
+    oz = link_pose[0, 2] - kin[K_P + 2]
+    wx, wy, wz = kin[K_W], kin[K_W + 1], kin[K_W + 2]
+    for i in range(3):
+        vr = R[3 * i] * twist0[0] + R[3 * i + 1] * twist0[1] + R[3 * i + 2] * twist0[2]
+        wr = R[3 * i] * twist0[3] + R[3 * i + 1] * twist0[4] + R[3 * i + 2] * twist0[5]
+        link_twist[0, 3 + i] = kin[K_W + i] + wr
+        link_twist[0, i] = kin[K_V + i] + vr
+    link_twist[0, 0] += wy * oz - wz * oy
+    link_twist[0, 1] += wz * ox - wx * oz
+    link_twist[0, 2] += wx * oy - wy * ox
+    SP.dcm_to_quat(R_PE, link_pose[0, 3:7])
+
+
+@njit(**_JIT)
+def absorbed_power(mp, out):
     """Power the dampers, brakes and end stops absorb (W, >= 0 absorbing), last evaluation."""
+    n = int(mp[H_N])
     o_p = 2 * n + 6 + n * ML.NDEV
     s = 0.0
     for j in range(n):
         b = o_p + j * ML.NDEV
         s -= out[b + ML.DEV_DAMPER] + out[b + ML.DEV_BRAKE] + out[b + ML.DEV_STOP]
     return s
-

@@ -50,23 +50,24 @@ class TreeMechanism:
                                   "electromechanical dampers and drives are not modelled on tree joints")
         self.tree = TreeModel(list(cfg.bodies))
         n = self.n = self.tree.n
-        self.params = self.tree.params
-        D = np.zeros(n * ML.LP)
+        psize, wsize = K.packed_sizes(self.tree.params)
+        mp = np.zeros(psize)
+        ps = self.tree.params.shape[0]
+        mp[:ps] = self.tree.params
         for j, (d, e) in enumerate(zip(cfg.devices, cfg.engagement)):
-            B = D[j * ML.LP:(j + 1) * ML.LP]
+            B = mp[ps + j * ML.LP:ps + (j + 1) * ML.LP]
             pack_devices(B, d)
             B[K.D_ENG_BELOW] = e.below
             B[K.D_ENG_ONEWAY] = 1.0 if e.one_way else 0.0
-        D.flags.writeable = False
-        self.devices = D
-        E = np.zeros(K.E_LEN + 6 * n)
+        E = mp[ps + n * ML.LP:]
         E[K.E_BODY] = cfg.contact_body
         E[K.E_POS:K.E_POS + 3] = cfg.contact_position
-        self.link = E
-        self.work = self.tree.new_work()
+        mp.flags.writeable = False
+        self.params = mp                       # [P | D | E]
+        self.workspace = np.zeros(wsize)       # [W | g | a0 | ext]
+        self.devices = mp[ps:ps + n * ML.LP]
+        self.work = self.workspace[:self.tree.work_size]
         self.out = np.zeros(K.out_offsets(n)["_size"][0])
-        self.g = np.zeros(n)
-        self.a0 = np.zeros(6)
         self.k = np.zeros((4, 2 * n))
         self.xt = np.zeros(2 * n)
         self.view = TreeOut(self.out, n)
@@ -87,8 +88,7 @@ class TreeMechanism:
     def evaluate(self, x, bm=None, cw=None) -> TreeOut:
         bm = self.base_motion_static() if bm is None else np.asarray(bm, dtype=float)
         cw = np.zeros(6) if cw is None else np.asarray(cw, dtype=float)
-        st = K.tree_derivatives(self.params, self.work, self.devices, self.link, self.g, self.a0,
-                                np.asarray(x, dtype=float), bm, cw, self.out)
+        st = K.tree_derivatives(self.params, self.workspace, np.asarray(x, dtype=float), bm, cw, self.out)
         if st:
             raise TreeMechanismError(st)
         return self.view
@@ -97,8 +97,7 @@ class TreeMechanism:
         """``nsteps`` RK4 steps of ``x`` in place (base motion and contact wrench held)."""
         bm = self.base_motion_static() if bm is None else np.asarray(bm, dtype=float)
         cw = np.zeros(6) if cw is None else np.asarray(cw, dtype=float)
-        st = K.tree_rk4_run(self.params, self.work, self.devices, self.link, self.g, self.a0, x, bm, cw,
-                            self.out, dt, nsteps, self.k, self.xt)
+        st = K.tree_rk4_run(self.params, self.workspace, x, bm, cw, self.out, dt, nsteps, self.k, self.xt)
         if st:
             raise TreeMechanismError(st)
         return x
@@ -107,13 +106,13 @@ class TreeMechanism:
         """Frame E relative to the base after the last evaluation: (pose [o_E, R_0E row-major],
         twist [v_E, omega] in frame 0)."""
         pose, tw = np.zeros(12), np.zeros(6)
-        T.tree_frame_state(self.params, self.work, self.cfg.contact_body, self.cfg.contact_position, pose, tw)
+        T.tree_frame_state(self.tree.params, self.work, self.cfg.contact_body, self.cfg.contact_position, pose, tw)
         return pose, tw
 
     def mass_matrix(self, x) -> np.ndarray:
         A = np.zeros((self.n, self.n))
-        T.tree_kinematics(self.params, self.work, np.asarray(x[:self.n], float), np.zeros(self.n), np.zeros(3))
-        T.tree_crba(self.params, self.work, A)
+        T.tree_kinematics(self.tree.params, self.work, np.asarray(x[:self.n], float), np.zeros(self.n), np.zeros(3))
+        T.tree_crba(self.tree.params, self.work, A)
         return A
 
     def energy(self, x: np.ndarray, gravity_0=None) -> dict:

@@ -72,18 +72,21 @@ def test_cone_meets_the_edge_tangentially(itf):
 
 
 def _latch_angle_on_bore(itf):
-    """Exact deflection of a latch whose tip slides on the lip's bore (head centred): the tip
-    centre's radius pivot_r + L sin(theta0 - p) = entry radius - tip rounding."""
+    """Exact deflection of a latch whose tip slides on the lip's bore (head centred): in the
+    meridian plane the tip centre is pivot + L (cos th, sin th); turning towards the axis moves th
+    away from 90 deg; the bore holds its radius at entry radius - tip rounding."""
     (pa, pr), (ta, tr) = itf.latch_pivot, itf.latch_tip
     L = math.hypot(ta - pa, tr - pr)
     th0 = math.atan2(tr - pr, ta - pa)
-    return th0 - math.asin((itf.entry_radius_m - itf.latch_tip_rounding_m - pr) / L)
+    c = (itf.entry_radius_m - itf.latch_tip_rounding_m - pr) / L
+    return (math.pi - math.asin(c)) - th0 if th0 > math.pi / 2 else th0 - math.asin(c)
 
 
 def test_latch_bisection_to_its_tolerance(itf):
     cm = ContactModel(build_interface(itf), check=False)
-    # head centred, 7.6 mm before the entry plane: the deflected tips mid-way along the lip's bore
-    cm.evaluate(head_pose(-0.0076), np.zeros((1, 6)))
+    # head centred, 14 mm past the entry plane: the free tips inside the lip, the deflected ones
+    # (turned back and in) on the lip's bore
+    cm.evaluate(head_pose(0.014), np.zeros((1, 6)))
     p_exact = _latch_angle_on_bore(itf)
     assert cm.latch_states() == ["deflected"] * 3
     for l in range(3):
