@@ -84,4 +84,42 @@ def run(quick: bool = False) -> dict:
         fig["pinocchio_aba_us"] = None
         fig["pinocchio_aba_note"] = f"pinocchio not installed ({e}); pip install '.[test]'"
         fig["tree_aba_over_pinocchio_aba"] = None
+    fig.update(emulator_realtime_factor(quick))
     return fig
+
+
+def emulator_realtime_factor(quick: bool = False) -> dict:
+    """The emulated stand with the probe-cone case's mechanism and interface at its 10 kHz
+    physics: the platform holding the active unit so that the probe head rests on the socket's
+    bottom (the preloaded axial spring keeps it there: one head-bottom contact, the latches
+    past the lip), one controller period (1 ms, 10 physics steps) per call, as the emulator
+    advances it. Emulated time over wall time."""
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from sim_stand.world import StandWorld
+    from sim_stand.world_config import load_emulator
+
+    stand = load_stand(ROOT / "config/stand.toml")
+    emu = load_emulator(None).for_case(load_case(ROOT / "config/cases/probe_cone.toml"))
+    world = StandWorld(stand, emu)
+    # A at x_P = head just on the bottom (x_P = 0.075) - the 0.50 m extended probe (resting 40 um
+    # past its forward stop under its preload) and 0.1 mm more: the preload less the rod's weight
+    # keeps the head on the bottom.
+    # The top's z = x_PA + 2.5 m (config/stand.toml: P at 2.85 m, A 0.35 m above T)
+    x_pa = 0.12 - 0.045 - 0.50 - 4e-5 + 1e-4
+    pose = stand.hexapod.home.copy()
+    pose[2] = x_pa + 2.5
+    world.reset(pose)
+    cmd = world.platform.L.copy()
+    n = 200 if quick else 2000
+    for _ in range(50):
+        world.advance(cmd, 1e-3)
+    contacts = int(world.info[2])
+    t0 = time.perf_counter()
+    for _ in range(n):
+        world.advance(cmd, 1e-3)
+    wall = time.perf_counter() - t0
+    return {"probe_cone_emulator_realtime_factor": n * 1e-3 / wall,
+            "probe_cone_emulator_contacts": contacts,
+            "probe_cone_emulator_note": (f"StandWorld.advance(1 ms) x {n} at {emu.physics_rate_hz:g} Hz "
+                                         f"({emu.integrator}), head on the socket bottom, {contacts} contact(s)")}

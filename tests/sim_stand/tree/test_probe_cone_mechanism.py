@@ -148,4 +148,4 @@ def test_link_state_is_the_head_frame(probe):
     probe.evaluate(x2, np.zeros(12))
     pose2, _ = probe.link_state()
     assert (pose2[:3] - pose[:3]) / h == pytest.approx(tw[:3], abs=1e-6)
-    assert np.linalg.norm(pose[:3]) == pytest.approx(0.15 + 0.45 + 0.55 - 0.1, abs=0.02)
+    assert np.linalg.norm(pose[:3]) == pytest.approx(-0.50 + 0.45 + 0.55 - 0.1, abs=0.02)
