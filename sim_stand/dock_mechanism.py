@@ -264,3 +264,17 @@ def mechanism_rest_state(mech, base_motion: np.ndarray, x0: np.ndarray | None = 
         raise RuntimeError(f"mechanism rest state: Newton did not converge (|acceleration| = {np.abs(r).max():.3g})")
     x[:m] = z
     return x
+
+
+def load_mechanism_config(path: str | Path):
+    """Load and validate a mechanism file of either kind (``dockstand check-config``): a tree
+    (``[[bodies]]``, built once so a massless subtree or an unsupported device is reported) or a
+    parallel mechanism; raises ``ConfigError`` (file, key, reason)."""
+    from sim_stand.mechanism import load_mechanism
+    from sim_stand.tree.config import is_tree_file, load_tree_mechanism
+    from sim_stand.tree.model import TreeMechanism
+    if is_tree_file(path):
+        cfg = load_tree_mechanism(path)
+        TreeMechanism(cfg)
+        return cfg
+    return load_mechanism(path)

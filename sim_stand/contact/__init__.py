@@ -9,8 +9,9 @@ Typical use::
     model.evaluate(link_pose, link_twist, t=t)     # link_pose (n_links, 7), link_twist (n_links, 6)
     model.wrench_P, model.wrench_links, model.records, model.events
 """
-from sim_stand.contact.build import Builder, Packed, build_interface
-from sim_stand.contact.config import Interface, load_interface
+from sim_stand.contact.build import Builder, Packed
+from sim_stand.contact.config import Interface
+from sim_stand.contact.interfaces import build_interface, load_interface
 from sim_stand.contact.model import ContactModel, Event, PenetrationLimitExceeded, pose_array
 
 __all__ = ["Builder", "Packed", "build_interface", "Interface", "load_interface", "ContactModel",

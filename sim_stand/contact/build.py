@@ -1,7 +1,7 @@
 """Packing an interface into the flat arrays the kernel reads.
 
 :class:`Builder` is the low-level API (features, pairs, materials, latches; used by the tests
-for single primitives); :func:`build_interface` turns a loaded
+for single primitives); :func:`build_peripheral` turns a loaded
 :class:`~sim_stand.contact.config.Interface` (the peripheral androgynous preset and its
 variants) into a :class:`Packed` through it. Geometry of the preset: docs/models/contact.md §2.
 """
@@ -309,13 +309,10 @@ def _face_corners(C, offset, x_root):
     return F
 
 
-def build_interface(itf) -> Packed:
+def build_peripheral(itf) -> Packed:
     """Features, pairs, materials and latches of a peripheral androgynous interface (one
-    buffer link: the active ring, link 0, frame E = ring frame with x towards the passive unit),
-    or of a probe-cone one (:func:`sim_stand.contact.probe_cone.build_probe_cone`)."""
-    if getattr(itf, "kind", "") == "probe_cone":
-        from sim_stand.contact.probe_cone import build_probe_cone
-        return build_probe_cone(itf)
+    buffer link: the active ring, link 0, frame E = ring frame with x towards the passive unit).
+    :func:`sim_stand.contact.interfaces.build_interface` takes either kind."""
     b = Builder(n_links=1, max_contacts=itf.max_contacts)
     mats = {}
     for key, m in itf.materials.items():

@@ -1,6 +1,6 @@
 """Interface config (``config/interfaces/*.toml``): geometry of the guide petals, rings,
 latches, strikers and sensors of a peripheral androgynous docking interface, and the contact
-parameters per pair type. ``load_interface(path)`` returns a frozen :class:`Interface`;
+parameters per pair type. ``load_peripheral_interface(path)`` returns a frozen :class:`Interface`;
 errors are ``FILE: KEY: reason`` and unknown keys are rejected (rt.config._schema).
 
 Units at the edge: mm and deg in the key names, SI inside the objects. Every key is described
@@ -241,15 +241,10 @@ def parse_interface(t: Table) -> Interface:
                      source=str(t.file))
 
 
-def load_interface(path: str | Path):
-    """Load and validate an interface file: a peripheral one (:class:`Interface`) or, with a
-    ``[cone]`` table, a probe-cone one (:class:`sim_stand.contact.probe_cone.ProbeConeInterface`);
-    raises :class:`ConfigError` (file, key, reason)."""
-    t = Table.load(path)
-    if "cone" in t.data:
-        from sim_stand.contact.probe_cone import parse_probe_cone
-        return parse_probe_cone(t)
-    return parse_interface(t)
+def load_peripheral_interface(path: str | Path) -> Interface:
+    """Load and validate a peripheral interface file; raises :class:`ConfigError` (file, key,
+    reason). :func:`sim_stand.contact.interfaces.load_interface` takes either kind."""
+    return parse_interface(Table.load(path))
 
 
-__all__ = ["Interface", "Material", "load_interface", "parse_interface", "ConfigError", "PAIR_TYPES"]
+__all__ = ["Interface", "Material", "load_peripheral_interface", "parse_interface", "ConfigError", "PAIR_TYPES"]

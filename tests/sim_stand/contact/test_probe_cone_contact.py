@@ -125,7 +125,7 @@ def test_axial_insertion_series_and_engagement_time(itf):
 
 @pytest.mark.parametrize("edit,key", [
     (lambda s: s.replace("entry_diameter_mm = 100.0", "entry_diameter_mm = 80.0"), "socket.entry_diameter_mm"),
-    (lambda s: s.replace("tip_radius_mm = 57.0", "tip_radius_mm = 70.0"), "latches.tip_radius_mm"),
+    (lambda s: s.replace("tip_radius_mm = 57.0", "tip_radius_mm = 80.0"), "latches.tip_radius_mm"),
     (lambda s: s.replace("[materials.latch_stop]", "[materials.latch_stopp]"), "materials"),
 ])
 def test_interface_config_errors(tmp_path, edit, key):
