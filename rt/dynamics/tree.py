@@ -106,6 +106,17 @@ def _btmul_add(B, f, out, sign):
 
 
 @njit(inline="always", **KERNEL)
+def _carry(B, parent, a0, a, j, out):
+    """out = B_j a_p(j): the predecessor's acceleration (the base's ``a0`` for p(j) = -1) seen at
+    O_j, frame j (seed 000 eq. 1 without Phi p'' and h)."""
+    pj = int(parent[j])
+    if pj < 0:
+        _bmul(B[j], a0, out)
+    else:
+        _bmul(B[j], a[pj], out)
+
+
+@njit(inline="always", **KERNEL)
 def _elementary(k, q, out):
     """alpha^k(q): the frame rotation by q about axis k (digest §0), R_new_old."""
     c = math.cos(q)
@@ -344,11 +355,7 @@ def tree_bias(P, W, a0, g, b):
     a = _w6(P, W, _A, n)
     f = _w6(P, W, _F, n)
     for j in range(n):
-        pj = int(parent[j])
-        if pj < 0:
-            _bmul(B[j], a0, a[j])
-        else:
-            _bmul(B[j], a[pj], a[j])
+        _carry(B, parent, a0, a, j, a[j])
         for q in range(6):
             a[j, q] += h[j, q]
         _bmul(M[j], a[j], f[j])
@@ -413,11 +420,7 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
     for q in range(6):
         S0[q] = 0.0
     for j in range(n):
-        pj = int(parent[j])
-        if pj < 0:
-            _bmul(B[j], a0, a[j])
-        else:
-            _bmul(B[j], a[pj], a[j])
+        _carry(B, parent, a0, a, j, a[j])
         for q in range(6):
             a[j, q] += h[j, q] + phi[j, q] * pdd[j]
             S[j, q] = 0.0
@@ -513,11 +516,7 @@ def tree_aba(P, W, a0, g, pdd, S0):
                 v6[q] += nv[j, q]
             _btmul_add(B[j], v6, S0, -1.0)
     for j in range(n):
-        pj = int(parent[j])
-        if pj < 0:
-            _bmul(B[j], a0, w6)
-        else:
-            _bmul(B[j], a[pj], w6)
+        _carry(B, parent, a0, a, j, w6)
         for q in range(6):
             w6[q] += h[j, q]
         k = int(axis[j]) + (3 if jtype[j] == JOINT_R else 0)

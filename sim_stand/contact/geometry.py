@@ -68,6 +68,20 @@ EPS = 1e-12
 
 
 @njit(inline="always", **JIT)
+def _any_perpendicular(ax, ay, az):
+    """A unit vector perpendicular to the unit vector a: the one built from a's smallest
+    component."""
+    if abs(ax) <= abs(ay) and abs(ax) <= abs(az):
+        ux, uy, uz = 0.0, -az, ay
+    elif abs(ay) <= abs(az):
+        ux, uy, uz = az, 0.0, -ax
+    else:
+        ux, uy, uz = -ay, ax, 0.0
+    un = math.sqrt(ux * ux + uy * uy + uz * uz)
+    return ux / un, uy / un, uz / un
+
+
+@njit(inline="always", **JIT)
 def _dot(a, i, b, j):
     return a[i] * b[j] + a[i + 1] * b[j + 1] + a[i + 2] * b[j + 2]
 
@@ -289,17 +303,11 @@ def circle_annulus(c, f, face_is_active, out):
     wn = math.sqrt(wx * wx + wy * wy + wz * wz)
     rho = c[F_RIN]
     if wn < 1e-9:
-        # any in-plane unit vector of the circle: the one built from the smallest axis component
-        if abs(axx) <= abs(axy) and abs(axx) <= abs(axz):
-            ux, uy, uz = 0.0, -axz, axy
-        elif abs(axy) <= abs(axz):
-            ux, uy, uz = axz, 0.0, -axx
-        else:
-            ux, uy, uz = -axy, axx, 0.0
-        un = math.sqrt(ux * ux + uy * uy + uz * uz)
-        px = c[F_A] + rho * ux / un
-        py = c[F_A + 1] + rho * uy / un
-        pz = c[F_A + 2] + rho * uz / un
+        # any in-plane unit vector of the circle
+        ux, uy, uz = _any_perpendicular(axx, axy, axz)
+        px = c[F_A] + rho * ux
+        py = c[F_A + 1] + rho * uy
+        pz = c[F_A + 2] + rho * uz
     else:
         px = c[F_A] - rho * wx / wn
         py = c[F_A + 1] - rho * wy / wn
@@ -440,30 +448,31 @@ def _in_polygon_prism(f, px, py, pz):
 
 
 @njit(inline="always", **JIT)
-def _meridian(px, py, pz, f):
-    """Axial coordinate a, radius rho and the radial unit vector of a point about the axis
-    (F_A, F_NU) of row ``f``; on the axis the radial direction is any perpendicular."""
+def _along_normal(px, py, pz, f):
+    """The point relative to row ``f``'s origin F_A, and its distance along F_NU (the face's
+    outward normal, or the axis): (r_x, r_y, r_z, d, n_x, n_y, n_z)."""
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]
     rx = px - f[F_A]
     ry = py - f[F_A + 1]
     rz = pz - f[F_A + 2]
-    a = rx * nx + ry * ny + rz * nz
+    return rx, ry, rz, rx * nx + ry * ny + rz * nz, nx, ny, nz
+
+
+@njit(inline="always", **JIT)
+def _meridian(px, py, pz, f):
+    """Axial coordinate a, radius rho and the radial unit vector of a point about the axis
+    (F_A, F_NU) of row ``f``; on the axis the radial direction is any perpendicular."""
+    rx, ry, rz, a, nx, ny, nz = _along_normal(px, py, pz, f)
     wx = rx - a * nx
     wy = ry - a * ny
     wz = rz - a * nz
     rho = math.sqrt(wx * wx + wy * wy + wz * wz)
     if rho > 1e-12:
         return a, rho, wx / rho, wy / rho, wz / rho
-    if abs(nx) <= abs(ny) and abs(nx) <= abs(nz):
-        ux, uy, uz = 0.0, -nz, ny
-    elif abs(ny) <= abs(nz):
-        ux, uy, uz = nz, 0.0, -nx
-    else:
-        ux, uy, uz = -ny, nx, 0.0
-    un = math.sqrt(ux * ux + uy * uy + uz * uz)
-    return a, rho, ux / un, uy / un, uz / un
+    ux, uy, uz = _any_perpendicular(nx, ny, nz)
+    return a, rho, ux, uy, uz
 
 
 @njit(inline="always", **JIT)
@@ -507,40 +516,28 @@ def circle_distance(px, py, pz, f):
 
 
 @njit(**JIT)
-def point_revolved(s, f, out):
-    """Rounded point (or segment ends) ``s`` against the revolved band ``f`` (one-sided, free
-    side along its normal): the deepest end; n_R = -N (the force on the passive surface)."""
+def point_surface(s, f, out):
+    """Rounded point (or segment ends) ``s`` against a revolved band (one-sided, free side along
+    its normal) or a rounded circle (a torus: an edge of the passive unit) ``f``: the deepest
+    end, Delta = r_s - (signed distance to the surface), n_R = -N (the force on the passive
+    surface)."""
     nend = 2 if s[F_KIND] == K_SEGMENT else 1
+    rev = f[F_KIND] == K_REVOLVED
     best = 1e300
     bx = by = bz = 0.0
     nx = ny = nz = 0.0
     for e in range(nend):
         k = F_A if e == 0 else F_B
-        d, mx, my, mz = revolved_distance(s[k], s[k + 1], s[k + 2], f)
+        if rev:
+            d, mx, my, mz = revolved_distance(s[k], s[k + 1], s[k + 2], f)
+        else:
+            d, mx, my, mz = circle_distance(s[k], s[k + 1], s[k + 2], f)
         if d > -1e300 and d < best:
             best = d
             bx, by, bz = s[k], s[k + 1], s[k + 2]
             nx, ny, nz = mx, my, mz
     if best == 1e300:
         return False
-    return _face_contact(bx, by, bz, best, s[F_RAD], nx, ny, nz, False, out)
-
-
-@njit(**JIT)
-def point_circle(s, f, out):
-    """Rounded point (or segment ends) ``s`` against the rounded circle ``f`` (a torus: an edge
-    of the passive unit): Delta = r_s + r_c - distance, n_R from the point to the circle."""
-    nend = 2 if s[F_KIND] == K_SEGMENT else 1
-    best = 1e300
-    bx = by = bz = 0.0
-    nx = ny = nz = 0.0
-    for e in range(nend):
-        k = F_A if e == 0 else F_B
-        d, mx, my, mz = circle_distance(s[k], s[k + 1], s[k + 2], f)
-        if d < best:
-            best = d
-            bx, by, bz = s[k], s[k + 1], s[k + 2]
-            nx, ny, nz = mx, my, mz
     return _face_contact(bx, by, bz, best, s[F_RAD], nx, ny, nz, False, out)
 
 
@@ -567,13 +564,7 @@ def point_face_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
     -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
     latch bisection (seed 002 §4.8), where only Delta(p) is needed."""
-    nx = f[F_NU]
-    ny = f[F_NU + 1]
-    nz = f[F_NU + 2]
-    rx = px - f[F_A]
-    ry = py - f[F_A + 1]
-    rz = pz - f[F_A + 2]
-    d = rx * nx + ry * ny + rz * nz
+    rx, ry, rz, d, nx, ny, nz = _along_normal(px, py, pz, f)
     # depth window; clip_to_face's own window test (d + depth < 0) can then never fire: d >=
     # -depth makes the exact sum >= 0, and rounding keeps it >= 0
     if d < -f[F_DEPTH]:

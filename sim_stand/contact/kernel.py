@@ -39,7 +39,7 @@ from numba import njit
 from rt.dynamics import spatial
 from sim_stand.contact.geometry import (
     F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
-    circle_annulus, edge_plane, point_circle, point_face_depth, point_revolved, point_surface_depth,
+    circle_annulus, edge_plane, point_face_depth, point_surface, point_surface_depth,
     seg_annulus, seg_face, seg_seg,
 )
 
@@ -754,10 +754,8 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
                 hit = circle_annulus(fa, fp, False, out)
             else:
                 hit = circle_annulus(fp, fa, True, out)
-        elif ptype == PT_POINT_REVOLVED:
-            hit = point_revolved(fa, fp, out)
-        elif ptype == PT_POINT_CIRCLE:
-            hit = point_circle(fa, fp, out)
+        elif ptype == PT_POINT_REVOLVED or ptype == PT_POINT_CIRCLE:
+            hit = point_surface(fa, fp, out)
         if not hit:
             continue
         m = pairs[k, P_MAT]
