@@ -80,6 +80,15 @@ def test_pinocchio_oracles_on_probe_cone_tree(probe):
         tau = pin.rnea(pt.model, pt.data, q, v, a, fext)
         assert rel(pt.ours(tau[6:]), st["g"]) < TOL
         assert rel(S_aba, -tau[:6]) < TOL and rel(S_rec, -tau[:6]) < TOL
+    # pin.aba itself on the probe-cone tree: a fixed base whose acceleration is Pinocchio's gravity
+    from rt.dynamics.tree_pinocchio import PinTree
+    st = dict(random_state(600, probe.n), omega0=np.zeros(3), eps0=np.zeros(3), v0=np.zeros(3))
+    _, _, pdd, _, _, _ = evaluate(probe.tree, st)
+    pt = PinTree(probe.tree, floating=False)
+    pt.model.gravity = pin.Motion(st["grav"] - st["w0"], np.zeros(3))
+    got = pin.aba(pt.model, pt.data, pt.joints(st["p"]), pt.joints(st["pd"]), pt.joints(st["g"]),
+                  pt.fext(st["fext"]))
+    assert rel(pdd, pt.ours(got)) < TOL
 
 
 def _springs_only(cfg):
