@@ -21,6 +21,7 @@ KINDS: dict[str, str] = {
     "vehicle": "rt.config.vehicle:load_vehicle",
     "case": "rt.config.case:load_case",
     "stand": "rt.config.stand:load_stand",
+    "arm": "rt.config.arm:load_arm",
 }
 
 #: entry-point group of the config kinds that models above rt.config own: ``kind = "module:load"``
@@ -37,7 +38,7 @@ def kinds() -> dict[str, str]:
 
 # folder name -> kind, for files that do not say ``kind = "..."`` themselves
 _FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
-            "interfaces": "interface", "stands": "stand", "emulator": "emulator"}
+            "interfaces": "interface", "stands": "stand", "emulator": "emulator", "arms": "arm"}
 
 
 def kind_of(path: str | Path) -> str:

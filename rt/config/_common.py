@@ -66,3 +66,19 @@ def read_pose(t: Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     R = read_orientation(p, "orientation")
     p.done()
     return pos, R
+
+
+def read_inertia(t: Table, name: str = "inertia_kgm2") -> np.ndarray:
+    """A 3x3 inertia tensor (kg m^2): symmetric, positive definite, and with principal moments
+    that satisfy the triangle inequality (each at most the sum of the other two: a real body)."""
+    J = t.array(name, (3, 3))
+    if np.abs(J - J.T).max() > 1e-9 * max(1.0, np.abs(J).max()):
+        raise t.error(name, "not symmetric")
+    ev = np.linalg.eigvalsh(J)
+    if ev.min() <= 0.0:
+        raise t.error(name, f"not positive definite (eigenvalues {ev.round(6).tolist()})")
+    if ev[2] > ev[0] + ev[1] + 1e-9 * ev[2]:
+        raise t.error(name, f"principal moments {ev.round(6).tolist()} violate the triangle inequality "
+                      "(largest exceeds the sum of the other two): no real body")
+    return J
+

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rt.config._common import read_orientation
+from rt.config._common import read_inertia, read_orientation
 from rt.config._schema import ConfigError, Table
 
 ROT_MODES = ("free", "hold")
@@ -64,18 +64,7 @@ class Vehicle:
 
 
 def _inertia(t: Table) -> np.ndarray:
-    J = t.array("inertia_kgm2", (3, 3))
-    if np.abs(J - J.T).max() > 1e-9 * max(1.0, np.abs(J).max()):
-        raise t.error("inertia_kgm2", "not symmetric")
-    ev = np.linalg.eigvalsh(J)
-    if ev.min() <= 0.0:
-        raise t.error("inertia_kgm2", f"not positive definite (eigenvalues {ev.round(6).tolist()})")
-    a, b, c = ev
-    # principal moments of a real body satisfy the triangle inequality: each <= sum of others
-    if c > a + b + 1e-9 * c:
-        raise t.error("inertia_kgm2", f"principal moments {ev.round(6).tolist()} violate the "
-                      "triangle inequality (largest exceeds the sum of the other two): no real body")
-    return J
+    return read_inertia(t, "inertia_kgm2")
 
 
 def _three(t: Table, name: str, choices: tuple[str, ...]) -> tuple[str, str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rt.config._common import read_inertia
 from rt.config._schema import ConfigError, Table
 
 LEG_TYPES = ("UPS", "SPU", "UCU", "RUS", "RSU")
@@ -122,16 +123,7 @@ class MechanismConfig:
 
 
 def _inertia(t: Table, name: str) -> np.ndarray:
-    J = t.array(name, (3, 3))
-    if np.abs(J - J.T).max() > 1e-9 * max(1.0, np.abs(J).max()):
-        raise t.error(name, "not symmetric")
-    ev = np.linalg.eigvalsh(J)
-    if ev.min() <= 0.0:
-        raise t.error(name, f"not positive definite (eigenvalues {ev.round(6).tolist()})")
-    if ev[2] > ev[0] + ev[1] + 1e-9 * ev[2]:
-        raise t.error(name, f"principal moments {ev.round(6).tolist()} violate the triangle "
-                      "inequality: no real body")
-    return J
+    return read_inertia(t, name)
 
 
 def _link(t: Table, name: str, hunt: bool) -> Link:
