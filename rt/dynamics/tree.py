@@ -5,7 +5,9 @@ transport motion, the wrench on the base, and the ABA for open chains.
 Every kernel is ``algorithm(params, work, ...)`` over the packed arrays of
 :class:`rt.dynamics.tree_model.TreeModel` (``params`` immutable, ``work`` the caller's data),
 ``@njit(**rt.jit.KERNEL)`` and allocation-free: each may be called in the real-time loop once the
-caller has warmed it up.
+caller has warmed it up. The kernels index the flat arrays directly (block offsets from the
+header, e.g. ``B_j[a, b] = work[oB + 36 j + 6 a + b]``): building reshaped views per call cost
+three times the kinematics' own arithmetic (docs/models/tree.md §5).
 
 Frames and conventions (seed 000, digest §0/§2):
 
@@ -35,166 +37,122 @@ from rt.jit import KERNEL
 from rt.dynamics.tree_model import H_N, H_P, H_W, JOINT_R
 
 
-# ------------------------------------------------------------------ views
+# ------------------------------------------------------------------ offsets
 @njit(inline="always", **KERNEL)
-def _pv(P, i):
-    return int(P[H_P + i])
+def _offsets(P):
+    """n and the offsets of every params block (tree_model._PARAM_BLOCKS order) and work block
+    (tree_model._WORK_BLOCKS order)."""
+    return (int(P[H_N]), int(P[H_P]), int(P[H_P + 1]), int(P[H_P + 2]), int(P[H_P + 3]), int(P[H_P + 4]),
+            int(P[H_P + 5]), int(P[H_P + 6]), int(P[H_P + 7]),
+            int(P[H_W]), int(P[H_W + 1]), int(P[H_W + 2]), int(P[H_W + 3]), int(P[H_W + 4]), int(P[H_W + 5]),
+            int(P[H_W + 6]), int(P[H_W + 7]), int(P[H_W + 8]), int(P[H_W + 9]), int(P[H_W + 10]),
+            int(P[H_W + 11]), int(P[H_W + 12]), int(P[H_W + 13]), int(P[H_W + 14]), int(P[H_W + 15]),
+            int(P[H_W + 16]), int(P[H_W + 17]), int(P[H_W + 18]), int(P[H_W + 19]))
 
 
+# ------------------------------------------------------------------ small spatial helpers (flat)
 @njit(inline="always", **KERNEL)
-def _wv(P, i):
-    return int(P[H_W + i])
-
-
-@njit(inline="always", **KERNEL)
-def _model(P):
-    n = int(P[H_N])
-    parent = P[_pv(P, 0):_pv(P, 0) + n]
-    jtype = P[_pv(P, 1):_pv(P, 1) + n]
-    axis = P[_pv(P, 2):_pv(P, 2) + n]
-    l = P[_pv(P, 3):_pv(P, 3) + 3 * n].reshape((n, 3))
-    gamma = P[_pv(P, 4):_pv(P, 4) + 9 * n].reshape((n, 3, 3))
-    M = P[_pv(P, 5):_pv(P, 5) + 36 * n].reshape((n, 6, 6))
-    c = P[_pv(P, 6):_pv(P, 6) + 3 * n].reshape((n, 3))
-    RB = P[_pv(P, 7):_pv(P, 7) + n * n].reshape((n, n))
-    return n, parent, jtype, axis, l, gamma, M, c, RB
-
-
-@njit(inline="always", **KERNEL)
-def _w3(P, W, i, n):
-    return W[_wv(P, i):_wv(P, i) + 3 * n].reshape((n, 3))
-
-
-@njit(inline="always", **KERNEL)
-def _w6(P, W, i, n):
-    return W[_wv(P, i):_wv(P, i) + 6 * n].reshape((n, 6))
-
-
-@njit(inline="always", **KERNEL)
-def _w33(P, W, i, n):
-    return W[_wv(P, i):_wv(P, i) + 9 * n].reshape((n, 3, 3))
-
-
-@njit(inline="always", **KERNEL)
-def _w66(P, W, i, n):
-    return W[_wv(P, i):_wv(P, i) + 36 * n].reshape((n, 6, 6))
-
-
-# work block indices (tree_model._WORK_BLOCKS order)
-_BETA, _R, _B, _PHI, _OM, _H, _S, _TAU, _O, _VR, _WR, _A, _F, _MH, _SH, _U, _AI, _N, _NV, _TMP = range(20)
-
-
-# ------------------------------------------------------------------ small spatial helpers
-@njit(inline="always", **KERNEL)
-def _bmul(B, x, out):
-    """out = B x (6x6 times 6); out may not alias x."""
+def _mv6(A, oa, x, ox, y, oy):
+    """y[oy:oy+6] = A x, A the 6x6 block at A[oa] (row-major), x at x[ox]; y may not alias x."""
     for i in range(6):
-        s = 0.0
-        for k in range(6):
-            s += B[i, k] * x[k]
-        out[i] = s
+        r = oa + 6 * i
+        y[oy + i] = (A[r] * x[ox] + A[r + 1] * x[ox + 1] + A[r + 2] * x[ox + 2]
+                     + A[r + 3] * x[ox + 3] + A[r + 4] * x[ox + 4] + A[r + 5] * x[ox + 5])
 
 
 @njit(inline="always", **KERNEL)
-def _btmul_add(B, f, out, sign):
-    """out += sign * B^T f."""
+def _mtv6_add(A, oa, x, ox, y, oy, sign):
+    """y[oy:oy+6] += sign A^T x (B^T carries a wrench from O_j to O_p(j))."""
     for i in range(6):
-        s = 0.0
-        for k in range(6):
-            s += B[k, i] * f[k]
-        out[i] += sign * s
+        y[oy + i] += sign * (A[oa + i] * x[ox] + A[oa + 6 + i] * x[ox + 1] + A[oa + 12 + i] * x[ox + 2]
+                             + A[oa + 18 + i] * x[ox + 3] + A[oa + 24 + i] * x[ox + 4] + A[oa + 30 + i] * x[ox + 5])
 
 
 @njit(inline="always", **KERNEL)
-def _carry(B, parent, a0, a, j, out):
-    """out = B_j a_p(j): the predecessor's acceleration (the base's ``a0`` for p(j) = -1) seen at
-    O_j, frame j (seed 000 eq. 1 without Phi p'' and h)."""
-    pj = int(parent[j])
+def _carry(P, W, opar, oB, oa, j, a0, y, oy):
+    """y[oy:oy+6] = B_j a_p(j): the predecessor's acceleration (the base's ``a0`` for p(j) = -1)
+    seen at O_j, frame j (seed 000 eq. 1 without Phi p'' and h)."""
+    pj = int(P[opar + j])
     if pj < 0:
-        _bmul(B[j], a0, out)
+        _mv6(W, oB + 36 * j, a0, 0, y, oy)
     else:
-        _bmul(B[j], a[pj], out)
-
-
-@njit(inline="always", **KERNEL)
-def _elementary(k, q, out):
-    """alpha^k(q): the frame rotation by q about axis k (digest §0), R_new_old."""
-    c = math.cos(q)
-    s = math.sin(q)
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = 0.0
-    i1 = (k + 1) % 3
-    i2 = (k + 2) % 3
-    out[k, k] = 1.0
-    out[i1, i1] = c
-    out[i2, i2] = c
-    out[i1, i2] = s
-    out[i2, i1] = -s
+        _mv6(W, oB + 36 * j, W, oa + 6 * pj, y, oy)
 
 
 # ------------------------------------------------------------------ kinematics
 @njit(**KERNEL)
 def tree_kinematics(P, W, p, pd, omega0):
-    """Pass 1 (seed 000 §2.3, eq. 1; §2.5): for every joint beta_j, r_{p(j),j}, B_j, Phi_j, the
-    absolute angular velocity om_j (from ``omega0``, frame 0), the velocity-product acceleration
+    """Pass 1 (seed 000 §2.3, eq. 1; §2.5): for every joint beta_j = alpha_j gamma_j,
+    r_{p(j),j} = l + gamma^T t_j, B_j = [beta, -beta r~; 0, beta], Phi_j, the absolute angular
+    velocity om_j (from ``omega0``, frame 0), the velocity-product acceleration
     h_j = [beta (om_p x (om_p x r)) + 2 omb x v_rel; omb x om_rel] with omb = beta om_p
     (digest, reconstructed), and the placement relative to the base: tau_j (0 -> j), O_j, the
     velocity of O_j and the angular velocity of j relative to the base (frame 0; seed 002 §4.6)."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    beta = _w33(P, W, _BETA, n)
-    r = _w3(P, W, _R, n)
-    B = _w66(P, W, _B, n)
-    phi = _w6(P, W, _PHI, n)
-    om = _w3(P, W, _OM, n)
-    h = _w6(P, W, _H, n)
-    tau = _w33(P, W, _TAU, n)
-    o = _w3(P, W, _O, n)
-    vr = _w3(P, W, _VR, n)
-    wr = _w3(P, W, _WR, n)
-    al = _w66(P, W, _TMP, 8)[0, 0:3, 0:3]
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
     for j in range(n):
-        pj = int(parent[j])
-        k = int(axis[j])
-        rev = jtype[j] == JOINT_R
-        # beta_j = alpha_j gamma_j, r = l + gamma^T t_j
+        pj = int(P[opar + j])
+        k = int(P[oax + j])
+        rev = P[ojt + j] == JOINT_R
+        gb = og + 9 * j
+        bb = ob + 9 * j
+        q = p[j]
         if rev:
-            _elementary(k, p[j], al)
-            for a in range(3):
-                for b in range(3):
-                    beta[j, a, b] = al[a, 0] * gamma[j, 0, b] + al[a, 1] * gamma[j, 1, b] + al[a, 2] * gamma[j, 2, b]
-                r[j, a] = l[j, a]
-        else:
-            for a in range(3):
-                for b in range(3):
-                    beta[j, a, b] = gamma[j, a, b]
-                r[j, a] = l[j, a] + gamma[j, k, a] * p[j]
-        # B = [beta, -beta r~; 0, beta]
-        rx, ry, rz = r[j, 0], r[j, 1], r[j, 2]
-        for a in range(3):
-            b0, b1, b2 = beta[j, a, 0], beta[j, a, 1], beta[j, a, 2]
+            # beta = alpha^k(q) gamma: row k kept, rows k+1, k+2 turned (digest §0)
+            c = math.cos(q)
+            s = math.sin(q)
+            i1 = (k + 1) % 3
+            i2 = (k + 2) % 3
             for b in range(3):
-                B[j, a, b] = beta[j, a, b]
-                B[j, 3 + a, 3 + b] = beta[j, a, b]
-                B[j, 3 + a, b] = 0.0
+                W[bb + 3 * k + b] = P[gb + 3 * k + b]
+                W[bb + 3 * i1 + b] = c * P[gb + 3 * i1 + b] + s * P[gb + 3 * i2 + b]
+                W[bb + 3 * i2 + b] = c * P[gb + 3 * i2 + b] - s * P[gb + 3 * i1 + b]
+            rx = P[ol + 3 * j]
+            ry = P[ol + 3 * j + 1]
+            rz = P[ol + 3 * j + 2]
+        else:
+            for a in range(9):
+                W[bb + a] = P[gb + a]
+            rx = P[ol + 3 * j] + P[gb + 3 * k] * q
+            ry = P[ol + 3 * j + 1] + P[gb + 3 * k + 1] * q
+            rz = P[ol + 3 * j + 2] + P[gb + 3 * k + 2] * q
+        W[orr + 3 * j] = rx
+        W[orr + 3 * j + 1] = ry
+        W[orr + 3 * j + 2] = rz
+        BB = oB + 36 * j
+        for a in range(3):
+            b0 = W[bb + 3 * a]
+            b1 = W[bb + 3 * a + 1]
+            b2 = W[bb + 3 * a + 2]
+            for b in range(3):
+                v = W[bb + 3 * a + b]
+                W[BB + 6 * a + b] = v
+                W[BB + 6 * (3 + a) + 3 + b] = v
+                W[BB + 6 * (3 + a) + b] = 0.0
             # -(beta r~)[a, :]
-            B[j, a, 3] = -(b1 * rz - b2 * ry)
-            B[j, a, 4] = -(b2 * rx - b0 * rz)
-            B[j, a, 5] = -(b0 * ry - b1 * rx)
+            W[BB + 6 * a + 3] = -(b1 * rz - b2 * ry)
+            W[BB + 6 * a + 4] = -(b2 * rx - b0 * rz)
+            W[BB + 6 * a + 5] = -(b0 * ry - b1 * rx)
         for a in range(6):
-            phi[j, a] = 0.0
-        phi[j, k + 3 if rev else k] = 1.0
+            W[oph + 6 * j + a] = 0.0
+        W[oph + 6 * j + (k + 3 if rev else k)] = 1.0
         # angular velocities
         if pj < 0:
-            wpx, wpy, wpz = omega0[0], omega0[1], omega0[2]
+            wpx = omega0[0]
+            wpy = omega0[1]
+            wpz = omega0[2]
         else:
-            wpx, wpy, wpz = om[pj, 0], om[pj, 1], om[pj, 2]
-        obx = beta[j, 0, 0] * wpx + beta[j, 0, 1] * wpy + beta[j, 0, 2] * wpz
-        oby = beta[j, 1, 0] * wpx + beta[j, 1, 1] * wpy + beta[j, 1, 2] * wpz
-        obz = beta[j, 2, 0] * wpx + beta[j, 2, 1] * wpy + beta[j, 2, 2] * wpz
-        om[j, 0], om[j, 1], om[j, 2] = obx, oby, obz
+            wpx = W[oom + 3 * pj]
+            wpy = W[oom + 3 * pj + 1]
+            wpz = W[oom + 3 * pj + 2]
+        obx = W[bb] * wpx + W[bb + 1] * wpy + W[bb + 2] * wpz
+        oby = W[bb + 3] * wpx + W[bb + 4] * wpy + W[bb + 5] * wpz
+        obz = W[bb + 6] * wpx + W[bb + 7] * wpy + W[bb + 8] * wpz
+        W[oom + 3 * j] = obx
+        W[oom + 3 * j + 1] = oby
+        W[oom + 3 * j + 2] = obz
         if rev:
-            om[j, k] += pd[j]
+            W[oom + 3 * j + k] += pd[j]
         # h: beta (w x (w x r)) + 2 omb x v_rel ; omb x w_rel
         cx = wpy * rz - wpz * ry
         cy = wpz * rx - wpx * rz
@@ -202,9 +160,10 @@ def tree_kinematics(P, W, p, pd, omega0):
         qx = wpy * cz - wpz * cy
         qy = wpz * cx - wpx * cz
         qz = wpx * cy - wpy * cx
+        hb = oh + 6 * j
         for a in range(3):
-            h[j, a] = beta[j, a, 0] * qx + beta[j, a, 1] * qy + beta[j, a, 2] * qz
-            h[j, 3 + a] = 0.0
+            W[hb + a] = W[bb + 3 * a] * qx + W[bb + 3 * a + 1] * qy + W[bb + 3 * a + 2] * qz
+            W[hb + 3 + a] = 0.0
         ex = 1.0 if k == 0 else 0.0
         ey = 1.0 if k == 1 else 0.0
         ez = 1.0 if k == 2 else 0.0
@@ -212,43 +171,48 @@ def tree_kinematics(P, W, p, pd, omega0):
         uy = (obz * ex - obx * ez) * pd[j]
         uz = (obx * ey - oby * ex) * pd[j]
         if rev:
-            h[j, 3], h[j, 4], h[j, 5] = ux, uy, uz
+            W[hb + 3] = ux
+            W[hb + 4] = uy
+            W[hb + 5] = uz
         else:
-            h[j, 0] += 2.0 * ux
-            h[j, 1] += 2.0 * uy
-            h[j, 2] += 2.0 * uz
-        # placement relative to the base (frame 0)
-        for a in range(3):
-            for b in range(3):
-                if pj < 0:
-                    tau[j, a, b] = beta[j, a, b]
-                else:
-                    tau[j, a, b] = (beta[j, a, 0] * tau[pj, 0, b] + beta[j, a, 1] * tau[pj, 1, b]
-                                    + beta[j, a, 2] * tau[pj, 2, b])
-        for a in range(3):
-            if pj < 0:
-                o[j, a] = r[j, a]
-            else:
-                o[j, a] = o[pj, a] + tau[pj, 0, a] * rx + tau[pj, 1, a] * ry + tau[pj, 2, a] * rz
+            W[hb] += 2.0 * ux
+            W[hb + 1] += 2.0 * uy
+            W[hb + 2] += 2.0 * uz
+        # placement relative to the base (frame 0): tau_j = beta tau_p, O_j = O_p + tau_p^T r
+        tb = otau + 9 * j
         if pj < 0:
+            for a in range(9):
+                W[tb + a] = W[bb + a]
+            W[oo + 3 * j] = rx
+            W[oo + 3 * j + 1] = ry
+            W[oo + 3 * j + 2] = rz
             for a in range(3):
-                wr[j, a] = 0.0
-                vr[j, a] = 0.0
+                W[owr + 3 * j + a] = 0.0
+                W[ovr + 3 * j + a] = 0.0
         else:
-            dx = o[j, 0] - o[pj, 0]
-            dy = o[j, 1] - o[pj, 1]
-            dz = o[j, 2] - o[pj, 2]
-            wr[j, 0] = wr[pj, 0]
-            wr[j, 1] = wr[pj, 1]
-            wr[j, 2] = wr[pj, 2]
-            vr[j, 0] = vr[pj, 0] + wr[pj, 1] * dz - wr[pj, 2] * dy
-            vr[j, 1] = vr[pj, 1] + wr[pj, 2] * dx - wr[pj, 0] * dz
-            vr[j, 2] = vr[pj, 2] + wr[pj, 0] * dy - wr[pj, 1] * dx
+            tp = otau + 9 * pj
+            for a in range(3):
+                for b in range(3):
+                    W[tb + 3 * a + b] = (W[bb + 3 * a] * W[tp + b] + W[bb + 3 * a + 1] * W[tp + 3 + b]
+                                         + W[bb + 3 * a + 2] * W[tp + 6 + b])
+            for a in range(3):
+                W[oo + 3 * j + a] = (W[oo + 3 * pj + a] + W[tp + a] * rx + W[tp + 3 + a] * ry
+                                     + W[tp + 6 + a] * rz)
+            dx = W[oo + 3 * j] - W[oo + 3 * pj]
+            dy = W[oo + 3 * j + 1] - W[oo + 3 * pj + 1]
+            dz = W[oo + 3 * j + 2] - W[oo + 3 * pj + 2]
+            w0 = W[owr + 3 * pj]
+            w1 = W[owr + 3 * pj + 1]
+            w2 = W[owr + 3 * pj + 2]
+            W[owr + 3 * j] = w0
+            W[owr + 3 * j + 1] = w1
+            W[owr + 3 * j + 2] = w2
+            W[ovr + 3 * j] = W[ovr + 3 * pj] + w1 * dz - w2 * dy
+            W[ovr + 3 * j + 1] = W[ovr + 3 * pj + 1] + w2 * dx - w0 * dz
+            W[ovr + 3 * j + 2] = W[ovr + 3 * pj + 2] + w0 * dy - w1 * dx
+        rel = owr if rev else ovr
         for a in range(3):
-            if rev:
-                wr[j, a] += tau[j, k, a] * pd[j]
-            else:
-                vr[j, a] += tau[j, k, a] * pd[j]
+            W[rel + 3 * j + a] += W[tb + 3 * k + a] * pd[j]
 
 
 @njit(**KERNEL)
@@ -257,24 +221,25 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
     after :func:`tree_kinematics`: ``pose0 = [o_E (3), R_0E (9, row-major)]`` and ``twist0 =
     [v_E; omega_j]`` (velocity of E's origin and angular velocity relative to the base, frame 0;
     seed 002 §4.6 r_E^(0), v_E^(0), omega_j^(0))."""
-    n = int(P[H_N])
-    tau = _w33(P, W, _TAU, n)
-    o = _w3(P, W, _O, n)
-    vr = _w3(P, W, _VR, n)
-    wr = _w3(P, W, _WR, n)
-    d0 = tau[j, 0, 0] * c[0] + tau[j, 1, 0] * c[1] + tau[j, 2, 0] * c[2]
-    d1 = tau[j, 0, 1] * c[0] + tau[j, 1, 1] * c[1] + tau[j, 2, 1] * c[2]
-    d2 = tau[j, 0, 2] * c[0] + tau[j, 1, 2] * c[1] + tau[j, 2, 2] * c[2]
-    w0, w1, w2 = wr[j, 0], wr[j, 1], wr[j, 2]
-    pose0[0] = o[j, 0] + d0
-    pose0[1] = o[j, 1] + d1
-    pose0[2] = o[j, 2] + d2
+    otau = int(P[H_W + 7]) + 9 * j
+    oo = int(P[H_W + 8]) + 3 * j
+    ovr = int(P[H_W + 9]) + 3 * j
+    owr = int(P[H_W + 10]) + 3 * j
+    d0 = W[otau] * c[0] + W[otau + 3] * c[1] + W[otau + 6] * c[2]
+    d1 = W[otau + 1] * c[0] + W[otau + 4] * c[1] + W[otau + 7] * c[2]
+    d2 = W[otau + 2] * c[0] + W[otau + 5] * c[1] + W[otau + 8] * c[2]
+    w0 = W[owr]
+    w1 = W[owr + 1]
+    w2 = W[owr + 2]
+    pose0[0] = W[oo] + d0
+    pose0[1] = W[oo + 1] + d1
+    pose0[2] = W[oo + 2] + d2
     for a in range(3):
         for b in range(3):
-            pose0[3 + 3 * a + b] = tau[j, b, a]
-    twist0[0] = vr[j, 0] + w1 * d2 - w2 * d1
-    twist0[1] = vr[j, 1] + w2 * d0 - w0 * d2
-    twist0[2] = vr[j, 2] + w0 * d1 - w1 * d0
+            pose0[3 + 3 * a + b] = W[otau + 3 * b + a]
+    twist0[0] = W[ovr] + w1 * d2 - w2 * d1
+    twist0[1] = W[ovr + 1] + w2 * d0 - w0 * d2
+    twist0[2] = W[ovr + 2] + w0 * d1 - w1 * d0
     twist0[3] = w0
     twist0[4] = w1
     twist0[5] = w2
@@ -284,24 +249,29 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
 def tree_body_bias(P, W, fext):
     """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (digest §2.4, reconstructed), c = m d;
     ``fext[j]`` is the external wrench at O_j, frame j. Needs :func:`tree_kinematics`."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    om = _w3(P, W, _OM, n)
-    s = _w6(P, W, _S, n)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
     for j in range(n):
-        wx, wy, wz = om[j, 0], om[j, 1], om[j, 2]
-        cx, cy, cz = c[j, 0], c[j, 1], c[j, 2]
+        wx = W[oom + 3 * j]
+        wy = W[oom + 3 * j + 1]
+        wz = W[oom + 3 * j + 2]
+        cx = P[oc + 3 * j]
+        cy = P[oc + 3 * j + 1]
+        cz = P[oc + 3 * j + 2]
         tx = wy * cz - wz * cy
         ty = wz * cx - wx * cz
         tz = wx * cy - wy * cx
-        s[j, 0] = fext[j, 0] - (wy * tz - wz * ty)
-        s[j, 1] = fext[j, 1] - (wz * tx - wx * tz)
-        s[j, 2] = fext[j, 2] - (wx * ty - wy * tx)
-        Ix = M[j, 3, 3] * wx + M[j, 3, 4] * wy + M[j, 3, 5] * wz
-        Iy = M[j, 4, 3] * wx + M[j, 4, 4] * wy + M[j, 4, 5] * wz
-        Iz = M[j, 5, 3] * wx + M[j, 5, 4] * wy + M[j, 5, 5] * wz
-        s[j, 3] = fext[j, 3] - (wy * Iz - wz * Iy)
-        s[j, 4] = fext[j, 4] - (wz * Ix - wx * Iz)
-        s[j, 5] = fext[j, 5] - (wx * Iy - wy * Ix)
+        sb = os_ + 6 * j
+        W[sb] = fext[j, 0] - (wy * tz - wz * ty)
+        W[sb + 1] = fext[j, 1] - (wz * tx - wx * tz)
+        W[sb + 2] = fext[j, 2] - (wx * ty - wy * tx)
+        m = oM + 36 * j
+        Ix = P[m + 21] * wx + P[m + 22] * wy + P[m + 23] * wz
+        Iy = P[m + 27] * wx + P[m + 28] * wy + P[m + 29] * wz
+        Iz = P[m + 33] * wx + P[m + 34] * wy + P[m + 35] * wz
+        W[sb + 3] = fext[j, 3] - (wy * Iz - wz * Iy)
+        W[sb + 4] = fext[j, 4] - (wz * Ix - wx * Iz)
+        W[sb + 5] = fext[j, 5] - (wx * Iy - wy * Ix)
 
 
 # ------------------------------------------------------------------ CRBA, b, solve, base wrench
@@ -311,34 +281,30 @@ def tree_crba(P, W, A):
     p''_j with zero velocities, propagated to the subtree of j through B, the wrenches carried back
     through B^T; entries with neither body in the other's subtree are 0). Needs
     :func:`tree_kinematics`."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    B = _w66(P, W, _B, n)
-    phi = _w6(P, W, _PHI, n)
-    a = _w6(P, W, _A, n)
-    f = _w6(P, W, _F, n)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
     for i in range(n):
         for j in range(n):
             A[i, j] = 0.0
     for j in range(n):
-        for i in range(n):
-            for q in range(6):
-                f[i, q] = 0.0
+        for i in range(6 * n):
+            W[of + i] = 0.0
         for q in range(6):
-            a[j, q] = phi[j, q]
-        _bmul(M[j], a[j], f[j])
+            W[oa + 6 * j + q] = W[oph + 6 * j + q]
+        _mv6(P, oM + 36 * j, W, oa + 6 * j, W, of + 6 * j)
         for i in range(j + 1, n):
-            if RB[i, j] != 0.0:
-                _bmul(B[i], a[int(parent[i])], a[i])
-                _bmul(M[i], a[i], f[i])
+            if P[oRB + n * i + j] != 0.0:
+                _mv6(W, oB + 36 * i, W, oa + 6 * int(P[opar + i]), W, oa + 6 * i)
+                _mv6(P, oM + 36 * i, W, oa + 6 * i, W, of + 6 * i)
         for i in range(n - 1, j - 1, -1):
-            if RB[i, j] != 0.0:
+            if P[oRB + n * i + j] != 0.0:
                 v = 0.0
                 for q in range(6):
-                    v += phi[i, q] * f[i, q]
+                    v += W[oph + 6 * i + q] * W[of + 6 * i + q]
                 A[i, j] = v
                 A[j, i] = v
                 if i > j:
-                    _btmul_add(B[i], f[i], f[int(parent[i])], 1.0)
+                    _mtv6_add(W, oB + 36 * i, W, of + 6 * i, W, of + 6 * int(P[opar + i]), 1.0)
 
 
 @njit(**KERNEL)
@@ -347,28 +313,23 @@ def tree_bias(P, W, a0, g, b):
     base's ``a0`` (frame 0, [w_0 - g_0; eps_0]), F_j = M_j a_j - s_j carried to the predecessors,
     b_j = g_j - Phi_j . F_j. Leaves F (the joint wrenches at p'' = 0) in the work's f block.
     Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    B = _w66(P, W, _B, n)
-    phi = _w6(P, W, _PHI, n)
-    h = _w6(P, W, _H, n)
-    s = _w6(P, W, _S, n)
-    a = _w6(P, W, _A, n)
-    f = _w6(P, W, _F, n)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
     for j in range(n):
-        _carry(B, parent, a0, a, j, a[j])
+        _carry(P, W, opar, oB, oa, j, a0, W, oa + 6 * j)
         for q in range(6):
-            a[j, q] += h[j, q]
-        _bmul(M[j], a[j], f[j])
+            W[oa + 6 * j + q] += W[oh + 6 * j + q]
+        _mv6(P, oM + 36 * j, W, oa + 6 * j, W, of + 6 * j)
         for q in range(6):
-            f[j, q] -= s[j, q]
+            W[of + 6 * j + q] -= W[os_ + 6 * j + q]
     for j in range(n - 1, -1, -1):
         v = 0.0
         for q in range(6):
-            v += phi[j, q] * f[j, q]
+            v += W[oph + 6 * j + q] * W[of + 6 * j + q]
         b[j] = g[j] - v
-        pj = int(parent[j])
+        pj = int(P[opar + j])
         if pj >= 0:
-            _btmul_add(B[j], f[j], f[pj], 1.0)
+            _mtv6_add(W, oB + 36 * j, W, of + 6 * j, W, of + 6 * pj, 1.0)
 
 
 @njit(**KERNEL)
@@ -409,35 +370,91 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
     projector E_j that removes the joint's free direction (a prismatic joint passes the force
     across its axis and every moment; a revolute one every force and the moment across its
     axis), S_p += B_j^T X. Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    B = _w66(P, W, _B, n)
-    phi = _w6(P, W, _PHI, n)
-    h = _w6(P, W, _H, n)
-    s = _w6(P, W, _S, n)
-    a = _w6(P, W, _A, n)
-    S = _w6(P, W, _F, n)
-    X = _w66(P, W, _TMP, 8)[0, 0]
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    S = of
     for q in range(6):
         S0[q] = 0.0
     for j in range(n):
-        _carry(B, parent, a0, a, j, a[j])
+        _carry(P, W, opar, oB, oa, j, a0, W, oa + 6 * j)
         for q in range(6):
-            a[j, q] += h[j, q] + phi[j, q] * pdd[j]
-            S[j, q] = 0.0
+            W[oa + 6 * j + q] += W[oh + 6 * j + q] + W[oph + 6 * j + q] * pdd[j]
+            W[S + 6 * j + q] = 0.0
     for j in range(n - 1, -1, -1):
-        _bmul(M[j], a[j], X)
+        _mv6(P, oM + 36 * j, W, oa + 6 * j, W, oT)
         for q in range(6):
-            X[q] = s[j, q] - X[q] + S[j, q]          # fI + S
-        free = int(axis[j]) + (3 if jtype[j] == JOINT_R else 0)
-        X[free] = -g[j]                              # -Q + E (fI + S)
-        pj = int(parent[j])
+            W[oT + q] = W[os_ + 6 * j + q] - W[oT + q] + W[S + 6 * j + q]     # fI + S
+        free = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
+        W[oT + free] = -g[j]                                                # -Q + E (fI + S)
+        pj = int(P[opar + j])
         if pj < 0:
-            _btmul_add(B[j], X, S0, 1.0)
+            _mtv6_add(W, oB + 36 * j, W, oT, S0, 0, 1.0)
         else:
-            _btmul_add(B[j], X, S[pj], 1.0)
+            _mtv6_add(W, oB + 36 * j, W, oT, W, S + 6 * pj, 1.0)
 
 
 # ------------------------------------------------------------------ ABA
+@njit(inline="always", **KERNEL)
+def _add_transformed(W, on, obeta, orr, out, T):
+    """W[out] (6x6) += B^T N B for the symmetric N at W[on] and B = [beta, -beta r~; 0, beta]
+    (beta at W[obeta], r at W[orr]): rotate the 3x3 blocks, then shift by r (the inertia
+    transform; T = 27 floats of scratch). With A' = beta^T N11 beta, C' = beta^T N12 beta,
+    D' = beta^T N22 beta and E = C' - A' r~: the result is [A', E; E^T, D' + r~ E - C'^T r~]."""
+    rx = W[orr]
+    ry = W[orr + 1]
+    rz = W[orr + 2]
+    for blk in range(3):        # 0: N11 -> A', 1: N12 -> C', 2: N22 -> D' (into T[9 blk ..])
+        ro = 0 if blk < 2 else 3
+        co = 0 if blk == 0 else 3
+        for a in range(3):
+            # row a of (N_blk beta): x = sum_m N[ro + a, co + m] beta[m, :]
+            n0 = W[on + 6 * (ro + a) + co]
+            n1 = W[on + 6 * (ro + a) + co + 1]
+            n2 = W[on + 6 * (ro + a) + co + 2]
+            for b in range(3):
+                W[T + 27 + 3 * a + b] = n0 * W[obeta + b] + n1 * W[obeta + 3 + b] + n2 * W[obeta + 6 + b]
+        for a in range(3):
+            for b in range(3):
+                W[T + 9 * blk + 3 * a + b] = (W[obeta + a] * W[T + 27 + b] + W[obeta + 3 + a] * W[T + 30 + b]
+                                              + W[obeta + 6 + a] * W[T + 33 + b])
+    A = T
+    C = T + 9
+    D = T + 18
+    E = T + 27
+    for a in range(3):
+        a0 = W[A + 3 * a]
+        a1 = W[A + 3 * a + 1]
+        a2 = W[A + 3 * a + 2]
+        # (A' r~)[a, :] = [a1 rz - a2 ry, a2 rx - a0 rz, a0 ry - a1 rx]
+        W[E + 3 * a] = W[C + 3 * a] - (a1 * rz - a2 * ry)
+        W[E + 3 * a + 1] = W[C + 3 * a + 1] - (a2 * rx - a0 * rz)
+        W[E + 3 * a + 2] = W[C + 3 * a + 2] - (a0 * ry - a1 * rx)
+    for a in range(3):
+        for b in range(3):
+            W[out + 6 * a + b] += W[A + 3 * a + b]
+            W[out + 6 * a + 3 + b] += W[E + 3 * a + b]
+            W[out + 6 * (3 + a) + b] += W[E + 3 * b + a]
+    # D' + r~ E - C'^T r~: (r~ E)[a, b] = (r x E[:, b])_a ; (C'^T r~)[a, b] = (C'[:, a] x r)_b... as rows
+    for b in range(3):
+        e0 = W[E + b]
+        e1 = W[E + 3 + b]
+        e2 = W[E + 6 + b]
+        x0 = ry * e2 - rz * e1
+        x1 = rz * e0 - rx * e2
+        x2 = rx * e1 - ry * e0
+        W[out + 21 + b] += W[D + b] + x0
+        W[out + 27 + b] += W[D + 3 + b] + x1
+        W[out + 33 + b] += W[D + 6 + b] + x2
+    for a in range(3):
+        c0 = W[C + a]
+        c1 = W[C + 3 + a]
+        c2 = W[C + 6 + a]
+        # row a of C'^T r~ = (C'[:, a])^T r~ = -(r x C'[:, a])^T ... = [c1 rz - c2 ry, c2 rx - c0 rz, c0 ry - c1 rx]
+        W[out + 6 * (3 + a) + 3] -= c1 * rz - c2 * ry
+        W[out + 6 * (3 + a) + 4] -= c2 * rx - c0 * rz
+        W[out + 6 * (3 + a) + 5] -= c0 * ry - c1 * rx
+
+
 @njit(**KERNEL)
 def tree_aba(P, W, a0, g, pdd, S0):
     """Articulated-body algorithm for open chains on the moving base (seed 000 §2.10, root n_R =
@@ -448,86 +465,63 @@ def tree_aba(P, W, a0, g, pdd, S0):
     B^T (N B a_0 + n) (digest, reconstructed). Needs :func:`tree_kinematics` and
     :func:`tree_body_bias`. Returns False if an articulated inertia about a joint axis is not
     positive (a massless subtree)."""
-    n, parent, jtype, axis, l, gamma, M, c, RB = _model(P)
-    B = _w66(P, W, _B, n)
-    phi = _w6(P, W, _PHI, n)
-    h = _w6(P, W, _H, n)
-    s = _w6(P, W, _S, n)
-    a = _w6(P, W, _A, n)
-    Mh = _w66(P, W, _MH, n)
-    sh = _w6(P, W, _SH, n)
-    U = _w6(P, W, _U, n)
-    aI = W[_wv(P, _AI):_wv(P, _AI) + n]
-    N = _w66(P, W, _N, n)
-    nv = _w6(P, W, _NV, n)
-    T = _w66(P, W, _TMP, 8)
-    NB = T[1]
-    v6 = T[0, 0]
-    w6 = T[0, 1]
-    for j in range(n):
-        for q in range(6):
-            sh[j, q] = s[j, q]
-            for r in range(6):
-                Mh[j, q, r] = M[j, q, r]
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    NB = oT + 36            # 6x6 scratch
+    v6 = oT                 # 6 scratch
+    for i in range(36 * n):
+        W[oMh + i] = P[oM + i]
+    for i in range(6 * n):
+        W[osh + i] = W[os_ + i]
     for q in range(6):
         S0[q] = 0.0
     for j in range(n - 1, -1, -1):
         # Mh, sh already hold the children's contributions
-        k = int(axis[j]) + (3 if jtype[j] == JOINT_R else 0)
+        k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
+        mh = oMh + 36 * j
+        u = oU + 6 * j
         for q in range(6):
-            U[j, q] = Mh[j, q, k]                    # Mh Phi (Phi = unit vector k)
-        d = U[j, k]
+            W[u + q] = W[mh + 6 * q + k]                  # Mh Phi (Phi = unit vector k)
+        d = W[u + k]
         if not d > 0.0:
             return False
-        aI[j] = d
+        W[oaI + j] = d
+        nn = oN + 36 * j
         for q in range(6):
+            uq = W[u + q] / d
             for r in range(6):
-                N[j, q, r] = Mh[j, q, r] - U[j, q] * U[j, r] / d
-        coef = (g[j] + sh[j, k]) / d
+                W[nn + 6 * q + r] = W[mh + 6 * q + r] - uq * W[u + r]
+        coef = (g[j] + W[osh + 6 * j + k]) / d
+        nv = onv + 6 * j
+        _mv6(W, nn, W, oh + 6 * j, W, nv)
         for q in range(6):
-            v = 0.0
-            for r in range(6):
-                v += N[j, q, r] * h[j, r]
-            nv[j, q] = v + U[j, q] * coef - sh[j, q]
-        pj = int(parent[j])
-        # N B with B = [beta, C; 0, beta] (C = -beta r~): the lower-left zero block skipped
-        for q in range(6):
-            for r in range(3):
-                NB[q, r] = N[j, q, 0] * B[j, 0, r] + N[j, q, 1] * B[j, 1, r] + N[j, q, 2] * B[j, 2, r]
-                NB[q, 3 + r] = (N[j, q, 0] * B[j, 0, 3 + r] + N[j, q, 1] * B[j, 1, 3 + r]
-                                + N[j, q, 2] * B[j, 2, 3 + r] + N[j, q, 3] * B[j, 3, 3 + r]
-                                + N[j, q, 4] * B[j, 4, 3 + r] + N[j, q, 5] * B[j, 5, 3 + r])
+            W[nv + q] += W[u + q] * coef - W[osh + 6 * j + q]
+        pj = int(P[opar + j])
+        bj = oB + 36 * j
         if pj >= 0:
-            # Mh_p += B^T (N B): symmetric, so the upper triangle and its mirror
-            for q in range(6):
-                for r in range(q, 6):
-                    if q < 3:
-                        v = B[j, 0, q] * NB[0, r] + B[j, 1, q] * NB[1, r] + B[j, 2, q] * NB[2, r]
-                    else:
-                        v = (B[j, 0, q] * NB[0, r] + B[j, 1, q] * NB[1, r] + B[j, 2, q] * NB[2, r]
-                             + B[j, 3, q] * NB[3, r] + B[j, 4, q] * NB[4, r] + B[j, 5, q] * NB[5, r])
-                    Mh[pj, q, r] += v
-                    if r != q:
-                        Mh[pj, r, q] += v
-            _btmul_add(B[j], nv[j], sh[pj], -1.0)
+            _add_transformed(W, nn, ob + 9 * j, orr + 3 * j, oMh + 36 * pj, NB)
+            _mtv6_add(W, bj, W, nv, W, osh + 6 * pj, -1.0)
         else:
-            _bmul(NB, a0, v6)
+            # the chain's push on the base: -B^T (N B a_0 + n)
+            _mv6(W, bj, a0, 0, W, NB)
+            _mv6(W, nn, W, NB, W, v6)
             for q in range(6):
-                v6[q] += nv[j, q]
-            _btmul_add(B[j], v6, S0, -1.0)
+                W[v6 + q] += W[nv + q]
+            _mtv6_add(W, bj, W, v6, S0, 0, -1.0)
+    w6 = oT + 6
     for j in range(n):
-        _carry(B, parent, a0, a, j, w6)
+        _carry(P, W, opar, oB, oa, j, a0, W, w6)
         for q in range(6):
-            w6[q] += h[j, q]
-        k = int(axis[j]) + (3 if jtype[j] == JOINT_R else 0)
-        v = 0.0
-        for r in range(6):
-            v += Mh[j, k, r] * w6[r]
-        x = (g[j] + sh[j, k] - v) / aI[j]
+            W[w6 + q] += W[oh + 6 * j + q]
+        k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
+        mk = oMh + 36 * j + 6 * k
+        v = (W[mk] * W[w6] + W[mk + 1] * W[w6 + 1] + W[mk + 2] * W[w6 + 2] + W[mk + 3] * W[w6 + 3]
+             + W[mk + 4] * W[w6 + 4] + W[mk + 5] * W[w6 + 5])
+        x = (g[j] + W[osh + 6 * j + k] - v) / W[oaI + j]
         pdd[j] = x
         for q in range(6):
-            a[j, q] = w6[q]
-        a[j, k] += x
+            W[oa + 6 * j + q] = W[w6 + q]
+        W[oa + 6 * j + k] += x
     return True
 
 

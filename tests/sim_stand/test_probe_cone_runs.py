@@ -44,8 +44,9 @@ def test_digital_series_of_seed_002(orbit):
     js = run.field("joint_state")
     jf = run.field("joint_force")
     rod, rod_v, rod_f = js[:, 2], js[:, 5], jf[:, 2]
-    # the axial channel: spring mechanism (low force) until 120 mm, then the brake (high force)
-    comp = (rod_v < -1e-3) & (t > res.time_to_capture_s)
+    # the axial channel: spring mechanism (low force) until 120 mm, then the brake (high force;
+    # retracting faster than 3 times its 2 mm/s regularisation speed, so at > 99 % of its level)
+    comp = (rod_v < -6e-3) & (t > res.time_to_capture_s)
     assert np.all(rod_f[comp & (rod > -0.11)] < 200.0)
     assert np.all(rod_f[comp & (rod < -0.13)] > 600.0)
     assert rod.min() < -0.15
