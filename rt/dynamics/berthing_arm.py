@@ -125,10 +125,12 @@ def rigid_body_terms(mass, com, I_O, w, M, c):
 
 
 @njit(cache=True)
-def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, udot, Mt, mom):
+def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, udot, Mt, mom, J4o, pose4):
     """One evaluation: u' (``udot``) from the state (q, u) and the generalized forces ``Q``;
-    also the system mass matrix ``Mt`` and ``mom`` = [linear momentum (3), angular momentum about
-    the inertial origin (3)], inertial components. ``ints`` = [ma, mb, axis_2, axis_3, axis_4];
+    also the system mass matrix ``Mt``, ``mom`` = [linear momentum (3), angular momentum about
+    the inertial origin (3)], inertial components, the end effector's J_4 (``J4o``, 6 x N: its
+    [v_4; omega_4] in frame 4 = J_4 u) and pose (``pose4`` = [r_4 (3, inertial), R_I4 (9,
+    row-major)]). ``ints`` = [ma, mb, axis_2, axis_3, axis_4];
     ``la``, ``lb`` = each link's (x, rw, phi, tip, slope, prm, hub, K). Returns False if the mass
     matrix is not positive definite."""
     ma, mb = ints[0], ints[1]
@@ -227,6 +229,11 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     bdt = -_dot(slopeb, bd_b[mb:])
     oel_bias = _cross(np.array([0.0, 0.0, ad]), Rzb[:, 1] * bdt)
     _child(Jb, wb, db, ab, Ab_b, Om_b, oel_bias, 1, Rpc, e, i_t4, J4, w4, d4, u)
+    J4o[:, :] = J4
+    for a in range(3):
+        pose4[a] = r4[a]
+        for b in range(3):
+            pose4[3 + 3 * a + b] = R4[a, b]
     # ---------------- body terms, assembly
     rhs = Q.copy()
     for a in range(N):
@@ -362,6 +369,8 @@ class ArmModel:
         self.Mt = np.zeros((self.n, self.n))
         self.mom = np.zeros(6)
         self.udot = np.zeros(self.n)
+        self.J4 = np.zeros((6, self.n))
+        self.pose4 = np.zeros(12)
         # indices
         self.i_t2, self.i_b2 = 6, 7
         self.i_t3 = 7 + 2 * ma
@@ -386,7 +395,8 @@ class ArmModel:
         Q = np.zeros(self.n) if Q is None else np.asarray(Q, float)
         qr = self.rigid_q(q)
         ok = arm_eval(self.ints, self.base_m, self.base_I, self.ee_m, self.ee_c, self.ee_I, self.shoulder,
-                      self.la, self.lb, qr, np.asarray(u, float), Q, self.udot, self.Mt, self.mom)
+                      self.la, self.lb, qr, np.asarray(u, float), Q, self.udot, self.Mt, self.mom, self.J4,
+                      self.pose4)
         if not ok:
             raise FloatingPointError("the arm's mass matrix is not positive definite")
         return self.udot
@@ -395,3 +405,15 @@ class ArmModel:
         """The kernels' q layout: [r, quat, theta_2, b_2, ...] in u's order after the quaternion
         (q itself: the layouts agree; kept for clarity)."""
         return np.asarray(q, float)
+
+    def grasp_jacobian(self) -> np.ndarray:
+        """After :meth:`evaluate`: the 3 x N Jacobian of the grasp point's inertial velocity (seed
+        004 §6.4 J): R_I4 (J_v - [g x] J_omega), g = the grasp point in frame 4."""
+        R4 = self.pose4[3:].reshape(3, 3)
+        g = np.asarray(self.cfg.grasp_point_m, float)
+        gx = np.array([[0.0, -g[2], g[1]], [g[2], 0.0, -g[0]], [-g[1], g[0], 0.0]])
+        return R4 @ (self.J4[0:3] - gx @ self.J4[3:6])
+
+    def grasp_point(self) -> np.ndarray:
+        """After :meth:`evaluate`: the grasp point in the inertial frame."""
+        return self.pose4[:3] + self.pose4[3:].reshape(3, 3) @ np.asarray(self.cfg.grasp_point_m, float)

@@ -50,6 +50,8 @@ def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
     Q = np.zeros(n)
     Mt = np.zeros((n, n))
     mom = np.zeros(6)
+    J4 = np.zeros((6, n))
+    pose4 = np.zeros(12)
     ku = np.zeros((4, n))
     kq = np.zeros((4, q.shape[0]))
     R = np.empty((3, 3))
@@ -62,7 +64,7 @@ def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
             qs = q0 + h * kq[s - 1] if s > 0 else q0.copy()
             us = u0 + h * ku[s - 1] if s > 0 else u0.copy()
             ud = np.zeros(n)
-            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, ud, Mt, mom)
+            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, ud, Mt, mom, J4, pose4)
             ku[s] = ud
             SP.quat_to_dcm(qs[3:7] / np.sqrt(np.sum(qs[3:7] ** 2)), R)
             for i in range(3):
