@@ -417,3 +417,22 @@ class ArmModel:
     def grasp_point(self) -> np.ndarray:
         """After :meth:`evaluate`: the grasp point in the inertial frame."""
         return self.pose4[:3] + self.pose4[3:].reshape(3, 3) @ np.asarray(self.cfg.grasp_point_m, float)
+
+    def with_payload(self, mass_kg: float, com_4: np.ndarray, inertia_c_4: np.ndarray) -> "ArmModel":
+        """The arm after capture: the payload rigidly joined to the end effector (body 5 fixed in
+        frame 4 at the instant of capture, its centre of mass at ``com_4`` and its inertia about it
+        ``inertia_c_4``, frame-4 axes) merged into the end effector's mass properties about O_4."""
+        import copy
+        out = copy.copy(self)
+        m1, c1, I1 = self.ee_m, self.ee_c, self.ee_I
+        c2 = np.asarray(com_4, float)
+        I2 = np.asarray(inertia_c_4, float) + mass_kg * (c2 @ c2 * np.eye(3) - np.outer(c2, c2))
+        out.ee_m = m1 + mass_kg
+        out.ee_c = (m1 * c1 + mass_kg * c2) / out.ee_m
+        out.ee_I = I1 + I2
+        out.Mt = np.zeros_like(self.Mt)
+        out.mom = np.zeros(6)
+        out.udot = np.zeros(self.n)
+        out.J4 = np.zeros_like(self.J4)
+        out.pose4 = np.zeros(12)
+        return out
