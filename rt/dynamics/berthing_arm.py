@@ -176,29 +176,11 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     # link 3 from link 2's tip
     xa, rwa, pha, tipa, slopea, prma, huba, Ka = la
     ba = q[i_b2 + 1:i_b2 + 1 + 2 * ma]
-    aa = np.array([prma[0], _dot(tipa, ba[:ma]), _dot(tipa, ba[ma:])])
-    Ab_a = np.zeros((3, 2 * ma))
-    Ab_a[1, :ma] = tipa
-    Ab_a[2, ma:] = tipa
-    alpha = _dot(slopea, ba[:ma])
-    beta = -_dot(slopea, ba[ma:])
-    Rel = _mm(_rot(2, alpha), _rot(1, beta))
-    Om_a = np.zeros((3, 2 * ma))        # omega_el = Om_a b'
-    Rza = _rot(2, alpha)
-    for k in range(ma):
-        Om_a[2, k] = slopea[k]
-        for r in range(3):
-            Om_a[r, ma + k] = -Rza[r, 1] * slopea[k]
-    Rpc = _mm(Rel, _rot(ax3, q[i_t3 + 1]))
+    aa, Ab_a, Om_a, oel_bias, Rpc = _tip_frame(tipa, slopea, prma[0], ba, u[i_b2:i_b2 + 2 * ma], ax3, q[i_t3 + 1])
     Rb = _mm(Ra, Rpc)
     rb = ra + _mv(Ra, aa)
     e = np.zeros(3)
     e[ax3] = 1.0
-    # the bias of omega_el: alpha' z x (Rz(alpha) y beta')
-    bd_a = u[i_b2:i_b2 + 2 * ma]
-    ad = _dot(slopea, bd_a[:ma])
-    bdt = -_dot(slopea, bd_a[ma:])
-    oel_bias = _cross(np.array([0.0, 0.0, ad]), Rza[:, 1] * bdt)
     _child(Ja, wa, da, aa, Ab_a, Om_a, oel_bias, 1, Rpc, e, i_t3, Jb, wb, db, u)
     for k in range(2 * mb):
         Jb[6 + k, i_b3 + k] = 1.0
@@ -206,28 +188,11 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     # end effector from link 3's tip
     xb, rwb, phb, tipb, slopeb, prmb, hubb, Kb = lb
     bb = q[i_b3 + 1:i_b3 + 1 + 2 * mb]
-    ab = np.array([prmb[0], _dot(tipb, bb[:mb]), _dot(tipb, bb[mb:])])
-    Ab_b = np.zeros((3, 2 * mb))
-    Ab_b[1, :mb] = tipb
-    Ab_b[2, mb:] = tipb
-    alpha = _dot(slopeb, bb[:mb])
-    beta = -_dot(slopeb, bb[mb:])
-    Rzb = _rot(2, alpha)
-    Rel = _mm(Rzb, _rot(1, beta))
-    Om_b = np.zeros((3, 2 * mb))
-    for k in range(mb):
-        Om_b[2, k] = slopeb[k]
-        for r in range(3):
-            Om_b[r, mb + k] = -Rzb[r, 1] * slopeb[k]
-    Rpc = _mm(Rel, _rot(ax4, q[i_t4 + 1]))
+    ab, Ab_b, Om_b, oel_bias, Rpc = _tip_frame(tipb, slopeb, prmb[0], bb, u[i_b3:i_b3 + 2 * mb], ax4, q[i_t4 + 1])
     R4 = _mm(Rb, Rpc)
     r4 = rb + _mv(Rb, ab)
     e = np.zeros(3)
     e[ax4] = 1.0
-    bd_b = u[i_b3:i_b3 + 2 * mb]
-    ad = _dot(slopeb, bd_b[:mb])
-    bdt = -_dot(slopeb, bd_b[mb:])
-    oel_bias = _cross(np.array([0.0, 0.0, ad]), Rzb[:, 1] * bdt)
     _child(Jb, wb, db, ab, Ab_b, Om_b, oel_bias, 1, Rpc, e, i_t4, J4, w4, d4, u)
     J4o[:, :] = J4
     for a in range(3):
@@ -264,6 +229,32 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     _assemble(J4, M, c, d4, Mt, rhs, w4, R4, r4, mom)
     A = Mt.copy()
     return tree_solve(A, rhs, udot, N)
+
+
+@njit(cache=True)
+def _tip_frame(tip, slope, L, b, bd, axis, theta):
+    """A flexible link's deflected tip as the next body's attachment (module docstring): the
+    point a = [L, phi(L).b_y, phi(L).b_z], its rate matrix A (a' = A b'), the elastic rotation's
+    rate matrix Om (omega_el = Om b', parent frame), the bias of omega_el (alpha' z x
+    (Rz(alpha) y beta')), and R_pc = Rz(alpha) Ry(beta) R_joint(theta)."""
+    m = tip.shape[0]
+    a = np.array([L, _dot(tip, b[:m]), _dot(tip, b[m:])])
+    A = np.zeros((3, 2 * m))
+    A[1, :m] = tip
+    A[2, m:] = tip
+    alpha = _dot(slope, b[:m])
+    beta = -_dot(slope, b[m:])
+    Rz = _rot(2, alpha)
+    Om = np.zeros((3, 2 * m))
+    for k in range(m):
+        Om[2, k] = slope[k]
+        for r in range(3):
+            Om[r, m + k] = -Rz[r, 1] * slope[k]
+    ad = _dot(slope, bd[:m])
+    bdt = -_dot(slope, bd[m:])
+    bias = _cross(np.array([0.0, 0.0, ad]), Rz[:, 1] * bdt)
+    Rpc = _mm(_mm(Rz, _rot(1, beta)), _rot(axis, theta))
+    return a, A, Om, bias, Rpc
 
 
 @njit(cache=True)

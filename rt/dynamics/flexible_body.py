@@ -66,10 +66,9 @@ def body_model(length_m: float, ei_nm2, rho_kg_per_m: float, tip_mass_kg: float,
                      K)
 
 
-@njit(cache=True)
-def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
-    """Add one mass point's W^T W and W^T kappa (module docstring); ``Wp`` is 3 x n scratch."""
-    n = 6 + 2 * m
+@njit(inline="always", cache=True)
+def _deflection(ph, m, b, bd):
+    """The point's deflection B b = [0, sy, sz] and its rate B b' = [0, dy, dz]."""
     sy = 0.0
     sz = 0.0
     dy = 0.0
@@ -79,6 +78,14 @@ def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
         sz += ph[j] * b[m + j]
         dy += ph[j] * bd[j]
         dz += ph[j] * bd[m + j]
+    return sy, sz, dy, dz
+
+
+@njit(cache=True)
+def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
+    """Add one mass point's W^T W and W^T kappa (module docstring); ``Wp`` is 3 x n scratch."""
+    n = 6 + 2 * m
+    sy, sz, dy, dz = _deflection(ph, m, b, bd)
     sx = x
     # W = [E_3, -[s x], B]
     for r in range(3):
@@ -167,15 +174,7 @@ def flexible_body_momentum(x, rw, phi, tip, prm, hub, b, bd, w, out):
             mass = prm[1]
             xx = prm[0]
             ph = tip
-        sy = 0.0
-        sz = 0.0
-        dy = 0.0
-        dz = 0.0
-        for j in range(m):
-            sy += ph[j] * b[j]
-            sz += ph[j] * b[m + j]
-            dy += ph[j] * bd[j]
-            dz += ph[j] * bd[m + j]
+        sy, sz, dy, dz = _deflection(ph, m, b, bd)
         ux = w[0] + w[4] * sz - w[5] * sy
         uy = w[1] + w[5] * xx - w[3] * sz + dy
         uz = w[2] + w[3] * sy - w[4] * xx + dz
