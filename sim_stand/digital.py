@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from rt.dynamics import berthing_flight as BF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.config.case import Case, load_case
@@ -54,6 +55,7 @@ from sim_stand.dock_mechanism import (KIND_TREE, base_wrench_offset, load_dock_m
                                      mech_contact, mech_derivatives, mech_error, mech_sie_update,
                                      mechanism_rest_state)
 from sim_stand.mechanism import layout as ML
+from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grapple_capture, grapple_eval
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
 from sim_stand.kin import K_A, K_E, K_G, K_R, KIN_LEN, kin_from_ports
 from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, ST_EABS, ST_LEN,
@@ -100,6 +102,8 @@ LOG_FIELDS_MECH = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetr
 # a tree mechanism (probe-cone): its joint state [p, pd] and each joint's device force instead
 LOG_FIELDS_TREE = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "contacts",
                    "joint_state", "joint_force", "base_wrench", "energy_absorbed", "phase")
+LOG_FIELDS_GRAPPLE = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "snare_force",
+                      "energy_absorbed")
 LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetration", "rod_force", "rod_rate",
                   "energy_absorbed")
 
@@ -319,6 +323,12 @@ def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, nc
 @njit(cache=True, error_model="numpy")
 def _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate):
     S.relative_state(par, env, x, rel13, ws)
+    _end_from_relative(t, rel13, dpar, stats, istate)
+
+
+@njit(cache=True, error_model="numpy")
+def _end_from_relative(t, rel13, dpar, stats, istate):
+    """The platform-excursion statistic and the end criteria from the relative state ``rel13``."""
     d = math.sqrt((rel13[0] - dpar[D_R0]) ** 2 + (rel13[1] - dpar[D_R0 + 1]) ** 2 + (rel13[2] - dpar[D_R0 + 2]) ** 2)
     if d > stats[ST_MAXEXC]:
         stats[ST_MAXEXC] = d
@@ -525,6 +535,63 @@ def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, t
     return nrow
 
 
+@njit(cache=True, error_model="numpy")
+def _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, xdot, ws, rel, kin):
+    """The berthing flight coupled by the snare: the ports at this state (an evaluation without
+    the wrench), the snare's wrench from them, then the flight under it (a second evaluation, only
+    once the snare holds)."""
+    ok = BF.flight_derivatives(a, x, zero_w, xdot, ws, rel)
+    kin_from_ports(ws, kin)
+    if grapple_eval(gp, kin, gs, w_in[0], go) != 0.0:
+        ok = BF.flight_derivatives(a, x, w_in, xdot, ws, rel)
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, zero_w, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
+    """The berthing case: RK4 of the flight (``rt.dynamics.berthing_flight``) with the snare's
+    wrench (``sim_stand.grapple``) at every stage, the capture checked at each step's end, one
+    log row per period."""
+    dt = dpar[D_DT]
+    spr = int(dpar[D_SPR])
+    ns = x.shape[1]
+    nrow = 0
+    while nrow < maxrows and istate[J_END] == 0:
+        for _ in range(spr):
+            ok = _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+            for st in range(1, 4):
+                h = 0.5 * dt if st < 3 else dt
+                for r in range(2):
+                    for i in range(ns):
+                        xt4[r, i] = x[r, i] + h * k4[st - 1, r, i]
+                ok = _grapple_derivatives(a, gp, gs, go, xt4, w_in, zero_w, k4[st], ws, rel, kin) and ok
+            if not ok:
+                istate[J_END] = END_MECHANISM
+                istate[J_STATUS] = 1
+                return nrow
+            for r in range(2):
+                for i in range(ns):
+                    x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
+            BF.normalize_quaternions(x)
+            istate[J_STEPS] += 1
+            t = istate[J_STEPS] * dt
+            _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+            if grapple_capture(gp, kin, gs, t):
+                stats[ST_FIRST] = t
+                grapple_eval(gp, kin, gs, w_in[0], go)
+            step_stats(t, w_in[0], go[GO_D], go[GO_POW], dt, stats, int(gs[GS_CAP]))
+        t = istate[J_STEPS] * dt
+        _end_from_relative(t, rel, dpar, stats, istate)
+        row = logbuf[nrow]
+        _row_head(row, lay, t, w_in[0], rel, x)
+        row[lay[5]] = gs[GS_CAP]
+        row[lay[6]] = go[GO_D]
+        row[lay[7]] = go[GO_F]
+        row[lay[8]] = stats[ST_EABS]
+        nrow += 1
+    return nrow
+
+
 # ====================================================================== Python shell
 @dataclass
 class DigitalResult:
@@ -597,7 +664,7 @@ class DigitalSim:
         ratio = coarse_dt / self.dt
         if coarse and abs(ratio - round(ratio)) > 1e-9:
             raise ValueError("the coarse step must be a whole number of physics steps")
-        self.sc = S.Spacecraft.from_case(case)
+        self.sc = BF.flight_from_case(case)
         self.ns = self.sc.ns
         d = np.zeros(D_LEN)
         d[D_DT] = self.dt
@@ -632,6 +699,15 @@ class DigitalSim:
         self.zero_w = np.zeros((2, 6))
         if self.model == "mechanism":
             self._init_mechanism()
+        elif self.model == "grapple":
+            if case.berthing is None:
+                raise ValueError(f"case {case.name!r}: the grapple contact needs a berthing case ([berthing])")
+            self.gp = emu.grapple.pack()
+            self.gs = np.zeros(GS_LEN)
+            self.go = np.zeros(GO_LEN)
+            self.kin = np.zeros(KIN_LEN)
+            self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                           "penetration": 1, "snare_force": 1, "energy_absorbed": 1}
         else:
             self.rp = emu.rod.pack()
             self.ro = np.zeros(RO_LEN)
@@ -708,6 +784,15 @@ class DigitalSim:
                             self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.k4, self.xt4, self.zero_w,
                             self.istate, self.stats, self.ev, self.evst, buf, self.lay)
             self._drain_events()
+        elif self.model == "grapple":
+            n = grapple_run(buf.shape[0], self.dpar, self.sc.par[0], self.gp, self.gs, self.go, x, self.w_in,
+                            self.zero_w, self.k4, self.xt4, self.sc.ws.ws, self.sc.ws.rel, self.kin, self.istate,
+                            self.stats, buf, self.lay)
+            if self.stats[ST_FIRST] >= 0.0 and not self.events:
+                t = float(self.stats[ST_FIRST])
+                self.events += [(t, "first_contact"), (t, "soft_capture")]
+                self.event_details += [(t, "first_contact", "snare closed on the grapple fixture"),
+                                       (t, "soft_capture", "snare closed on the grapple fixture")]
         else:
             n = rod_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, self.rp, x, self.w_in, self.k4, self.xt4,
                         self.sc.ws.ws, self.sc.ws.rel, self.rel13, self.ro, self.tmp, self.istate, self.stats, buf,
@@ -752,8 +837,9 @@ class DigitalSim:
                    "config": {"emulator": str(self.emu.file) if self.emu.file else None,
                               "mechanism": str(self.emu.mechanism_path) if self.model == "mechanism" else None,
                               "interface": str(self.emu.interface_path) if self.model == "mechanism" else None,
-                              "rod": vars(self.emu.rod) if self.emu.rod is not None and self.model != "mechanism"
-                              else None}}
+                              "rod": vars(self.emu.rod) if self.emu.rod is not None and self.model == "elastic_rod"
+                              else None,
+                              "grapple": vars(self.emu.grapple) if self.model == "grapple" else None}}
             hdr.update(header or {})
             writer = RunLogWriter(log_path, self.fields, header=hdr, threaded=False,
                                   capacity=max(1 << 14, 2 * block_rows), flush_interval_s=0.1)
@@ -784,12 +870,13 @@ class DigitalSim:
         end = int(self.istate[J_END])
         msg = ""
         if end == END_MECHANISM:
-            msg = str(mech_error(self.mech, int(self.istate[J_STATUS])))
+            msg = (str(mech_error(self.mech, int(self.istate[J_STATUS]))) if self.model == "mechanism"
+                   else "the arm's mass matrix is not positive definite (the berthing flight diverged)")
         elif end == END_PENETRATION:
             pens = [d for (_, n, d) in self.event_details if n == "penetration_limit"]
             msg = pens[-1] if pens else "penetration limit exceeded"
         rel = self.sc.relative()
-        if self.model == "mechanism":
+        if self.model == "mechanism" or self.model == "grapple":
             first = next((t for t, n in self.events if n == "first_contact"), None)
         else:
             first = float(s[ST_FIRST]) if s[ST_FIRST] >= 0.0 else None

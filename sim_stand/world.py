@@ -15,6 +15,9 @@
   from ``sim_stand.contact`` (seed 002).
 * Or, with ``emu.model = "elastic_rod"``, no mechanism: a calibration rod (``sim_stand.rod``)
   between the active unit, rigid on the top, and the passive face.
+* Or, for a berthing case (``emu.model = "grapple"``): the end effector's capture tool A rigid
+  on the top, the grapple fixture P on the measuring platform, the snare's capture contact
+  between them (``sim_stand.grapple``).
 
 Integration (``emu.integrator``): ``semi_implicit_euler`` (one model evaluation per step:
 velocities from the accelerations at the start of the step, then positions from the new
@@ -47,13 +50,14 @@ from sim_stand.dock_mechanism import (KIND_TREE, dock_contact, load_dock_mechani
                                      mech_contact, mech_derivatives, mech_error, mech_sie_update,
                                      mechanism_rest_state, ring_link_state, sie_ring_update)
 from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, PlatformReadings, servo_step
+from sim_stand.grapple import GO_D, GO_LEN, GO_POW, GP_LEN, GS_CAP, GS_LEN, grapple_capture, grapple_eval
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
 # ------------------------------------------------------------------ world parameters (float64)
 W_DT = 0
 W_INTEG = 1    # 0 semi-implicit Euler, 1 RK4
-W_MODEL = 2    # 0 mechanism, 1 elastic rod
+W_MODEL = 2    # 0 mechanism, 1 elastic rod, 2 grapple (berthing)
 W_GP = 3       # gravity in P (3)
 W_PPB = 6      # p_PB_P: B's origin in P (3)
 W_RPB = 9      # R_PB (9)
@@ -66,7 +70,7 @@ W_TOP0 = 35    # top position at reset (3)
 W_KIND = 38    # mechanism kind (sim_stand.dock_mechanism KIND_*)
 W_LEN = 40
 INTEG_SIE, INTEG_RK4 = 0, 1
-MODEL_MECH, MODEL_ROD = 0, 1
+MODEL_MECH, MODEL_ROD, MODEL_GRAPPLE = 0, 1, 2
 
 # integer state
 I_HEAD = 0     # platform delay-ring head
@@ -326,7 +330,7 @@ def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
 def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp,
                   fkw, kin0, kin1, kinm, xr, mp, mw, mout, bm, cw, kst, xt, feat, featP, pairs, mat, lat, cst_in,
                   cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
-                  link_twist, aC, R_PE, ro, istate, stats, ev):
+                  link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev):
     """``nsteps`` physics steps with the actuator command ``cmd`` held (it enters the platform's
     delay line every step). On entry the model has been evaluated at the current state (its
     derivative is in ``mout``, its kinematics in ``kin0``); on exit likewise at the new state.
@@ -376,6 +380,15 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
             record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate)
             _stats_update(t, wpar, pose, wrench_P, max_class1_penetration(rec, ncont), mech_absorbed_power(kind, mp, mout), dt,
                           stats, cst_in)
+        elif model == MODEL_GRAPPLE:
+            if grapple_capture(gp, kin1, gs, t):
+                istate[I_CONTACT] = 1
+                _event(ev, istate, t, CK.EV_FIRST_CONTACT, -1.0, 0.0)
+                _event(ev, istate, t, CK.EV_SOFT_CAPTURE, -1.0, 0.0)
+            grapple_eval(gp, kin1, gs, wrench_P, go)
+            _stats_update(t, wpar, pose, wrench_P, go[GO_D], go[GO_POW], dt, stats, cst_in)
+            if gs[GS_CAP] != 0.0 and stats[ST_TCAP] < 0.0:
+                stats[ST_TCAP] = t
         else:
             f = rod_eval(rp, kin1, wrench_P, ro)
             if f > 0.0 and istate[I_CONTACT] == 0:
@@ -432,7 +445,7 @@ class StandWorld(PlatformReadings):
         w = np.zeros(W_LEN)
         w[W_DT] = self.dt
         w[W_INTEG] = INTEG_RK4 if emu.integrator == "rk4" else INTEG_SIE
-        w[W_MODEL] = MODEL_ROD if emu.model == "elastic_rod" else MODEL_MECH
+        w[W_MODEL] = {"elastic_rod": MODEL_ROD, "grapple": MODEL_GRAPPLE}.get(emu.model, MODEL_MECH)
         R_WP, p_WP = stand.passive_mount.R, stand.passive_mount.p
         R_WB, p_WB = stand.platform_base.R, stand.platform_base.p
         w[W_GP:W_GP + 3] = R_WP.T @ np.array([0.0, 0.0, -emu.gravity_m_per_s2])
@@ -445,6 +458,9 @@ class StandWorld(PlatformReadings):
         self.wpar = w
         self.rod = emu.rod
         self.rp = (emu.rod.pack() if emu.rod is not None else np.zeros(3))
+        self.gp = emu.grapple.pack() if emu.model == "grapple" else np.zeros(GP_LEN)
+        self.gs = np.zeros(GS_LEN)
+        self.go = np.zeros(GO_LEN)
         # ---- mechanism and contact (allocated for both models: the rod leaves them unused)
         self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
         w[W_KIND] = self.mech_kind
@@ -507,11 +523,13 @@ class StandWorld(PlatformReadings):
         self._ev_read = 0
         self.wrench_P[:] = 0.0
         self.ro[:] = 0.0
+        self.gs[:] = 0.0
+        self.go[:] = 0.0
         if self.model == "mechanism":
             dock_base_motion(self.kin0, self.bm)
             self.xr[:] = mechanism_rest_state(self.mech, self.bm)
             self._evaluate_now()
-        else:
+        elif self.model == "elastic_rod":
             rod_eval(self.rp, self.kin0, self.wrench_P, self.ro)   # P at rest: kin0's K_VP, K_WP are zero
             if self.ro[RO_FORCE] > 0.0:
                 self.istate[I_CONTACT] = 1
@@ -558,7 +576,8 @@ class StandWorld(PlatformReadings):
                            self.bm, self.cw, self.kst, self.xt, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
                            self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
-                           self.aC, self.R_PE, self.ro, self.istate, self.stats_arr, self.ev)
+                           self.aC, self.R_PE, self.ro, self.gp, self.gs, self.go, self.istate, self.stats_arr,
+                           self.ev)
         pm.head = int(self.istate[I_HEAD])
         pm.fault = int(self.istate[I_FAULT])
         pm.accel[:] = self.acc
@@ -578,6 +597,8 @@ class StandWorld(PlatformReadings):
     def _detail(self, code: int, detail: float, value: float) -> str:
         pk = self.packed
         if code == CK.EV_FIRST_CONTACT:
+            if self.model == "grapple":
+                return "snare closed on the grapple fixture"
             return "rod" if self.model == "elastic_rod" else (pk.contact_name(int(detail)) if detail >= 0 else "")
         if code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
             return pk.latch_names[int(detail)]
@@ -603,6 +624,8 @@ class StandWorld(PlatformReadings):
 
     @property
     def captured(self) -> bool:
+        if self.model == "grapple":
+            return bool(self.gs[GS_CAP])
         return self.model == "mechanism" and bool(self.cst[CK.S_CAPTURED])
 
     @property

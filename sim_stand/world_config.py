@@ -27,7 +27,7 @@ DEFAULT_FILE = ROOT / "config" / "emulator" / "default.toml"
 DEFAULT_MECHANISM = ROOT / "config" / "mechanisms" / "peripheral_ups.toml"
 DEFAULT_INTERFACE = ROOT / "config" / "interfaces" / "peripheral_androgynous.toml"
 
-MODELS = ("mechanism", "elastic_rod")
+MODELS = ("mechanism", "elastic_rod")          # a berthing case brings "grapple" (for_case)
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 G0 = 9.80665
 
@@ -59,6 +59,7 @@ class EmulatorConfig:
     mechanism_path: Path = DEFAULT_MECHANISM
     interface_path: Path = DEFAULT_INTERFACE
     rod: RodParams | None = None
+    grapple: object | None = None                 # sim_stand.grapple.GrappleContact (a berthing case's)
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -76,6 +77,8 @@ class EmulatorConfig:
         spec = getattr(case, "contact", None)
         if spec is not None and spec.model == "elastic_rod":
             return replace(self, model="elastic_rod", rod=spec.rod_params())
+        if spec is not None and spec.model == "grapple":
+            return replace(self, model="grapple", grapple=spec)
         kw = {}
         if getattr(case, "mechanism_path", None) is not None:
             kw["mechanism_path"] = Path(case.mechanism_path)

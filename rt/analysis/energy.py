@@ -124,8 +124,9 @@ def approach_energy(x0: np.ndarray, case) -> float:
     kinetic energies (``spacecraft_invariants``) minus ``|p|^2 / 2 (m_A + m_P)`` — what a
     docking can dissipate (the mass centre's motion it cannot)."""
     from rt.dynamics import spacecraft as S
+    from rt.dynamics.berthing_flight import flight_from_case
 
-    sc = S.Spacecraft.from_case(case)
+    sc = flight_from_case(case)
     sc.x[:, :] = np.asarray(x0, dtype=np.float64).reshape(sc.x.shape)
     inv = sc.invariants()
     p = inv[S.I_P:S.I_P + 3]

@@ -4,7 +4,7 @@
 From the run's start (the ``run_start`` event: the sensing bias the run used; the filter
 restarts at rest there) every record's logged raw counts go through the sensing chain
 (``rt.stand.sensing.sense``) and, in each cycle the DYNAMICS kernel ran, through the coupling
-step (``rt.dynamics.coupling.coupling_update``) from the case's initial state, with the run's
+step (``rt.dynamics.coupling.coupling_update``, ``berthing_update`` for a berthing case) from the case's initial state, with the run's
 stand geometry, delay and compensation mode — the same compiled functions the kernel
 (``rt.control.kernels.hil_cycle_packed``) calls, in the same order, on the same inputs:
 
@@ -94,7 +94,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     from rt.config.stand import stand_from_snapshot
     from rt.control.controller import stand_geometry
     from rt.dynamics import coupling as CP
-    from rt.dynamics import spacecraft as S
+    from rt.dynamics.berthing_flight import flight_from_case
     from rt.stand.sensing import Sensing
 
     ov = dict(overrides or {})
@@ -132,7 +132,8 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     hi = int(dyn[-1]) + 1 if len(dyn) else lo
     kernel = np.array([i for i in dyn if not (i > 0 and ph[i - 1] == PHASE_RUNUP)], dtype=np.int64)
     d = run.read(["t", "raw", "w_P", "x", "rel_pose", "rel_twist", "rel_acc", "cmd_pose"], lo, hi)
-    sc = S.Spacecraft.from_case(case)
+    sc = flight_from_case(case)
+    step = CP.update_kernel(sc.env)
     w_in = np.zeros((2, 6))
     cp_out = np.zeros(CP.OUT_LEN)
     n = hi - lo
@@ -156,7 +157,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
         t_run = float(t_all[lo + i - 1]) if lo + i > 0 and np.isfinite(t_all[lo + i - 1]) else 0.0
         dt = _dt(t_run, float(d["t"][i]), period)
         w_in[0] = sens.w_P
-        CP.coupling_update(sc.par, sc.env, sc.x, t_run, dt, w_in, tau, mode, geo, cp_out, ws.k, ws.xt, ws.ws, ws.rel)
+        step(sc.par, sc.env, sc.x, t_run, dt, w_in, tau, mode, geo, cp_out, ws.k, ws.xt, ws.ws, ws.rel)
         out["x"][i] = sc.x.ravel()
         out["rel"][i] = cp_out[CP.O_REL:CP.O_REL + rel_w]
         out["cmd_pose"][i] = cp_out[CP.O_PCMD:CP.O_PCMD + 7]

@@ -19,7 +19,9 @@ from typing import Callable
 import numpy as np
 
 from rt.dynamics import spatial
+from rt.config._common import read_orientation
 from rt.config._schema import ConfigError, Table
+from rt.config.arm import ArmConfig, load_arm
 from rt.config.vehicle import Vehicle, load_vehicle
 
 
@@ -86,6 +88,25 @@ def _mechanism_contact(t: Table, m_red: float) -> ContactSpec:
 
 
 @dataclass(frozen=True)
+class Berthing:
+    """``[berthing]``: the case is a berthing (issue 25): the active side is the arm of
+    ``config/arms`` (its main spacecraft, two flexible links, the end effector) and the active
+    unit A its capture tool; the passive vehicle is the payload and P its grapple fixture (the
+    vehicle's ``[port]``). The joints are held by servos about their initial angles."""
+    arm: ArmConfig
+    arm_path: Path
+    joint_stiffness_nm_per_rad: np.ndarray      # shoulder, elbow, wrist
+    joint_damping_nms_per_rad: np.ndarray
+    tool_position_m: np.ndarray                 # A in the end-effector frame (default: the grasp point)
+    R_4A: np.ndarray                            # A-components -> end-effector components
+
+    def total_mass_kg(self) -> float:
+        a = self.arm
+        return (a.base.mass_kg + a.end_effector.mass_kg
+                + sum(lk.rho_kg_per_m * lk.length_m + lk.tip_mass_kg for lk in a.links))
+
+
+@dataclass(frozen=True)
 class Case:
     name: str
     description: str
@@ -98,6 +119,7 @@ class Case:
     mechanism_path: Path | None = None
     interface_path: Path | None = None
     contact: ContactSpec = field(default_factory=ContactSpec)   # or a model's own spec
+    berthing: Berthing | None = None
     source: str = ""
     digest: str = ""            # sha256 of the case file's bytes (recorded in run logs)
 
@@ -132,8 +154,16 @@ def parse_case(t: Table) -> Case:
     name = t.str("name", t.file.stem)
     desc = t.str("description", "")
     duration = t.float("duration_s", gt=0.0)
+    berthing = _berthing(t.table("berthing")) if t.has("berthing") else None
     v = t.table("vehicles")
-    active = _vehicle(v, "active")
+    if berthing is None:
+        active = _vehicle(v, "active")
+    else:
+        if v.has("active"):
+            raise v.error("active", "a berthing case's active side is the arm of [berthing] arm; remove this key")
+        a = berthing.arm
+        active = Vehicle(name=a.name, mass_kg=berthing.total_mass_kg(), inertia_kgm2=a.base.inertia_kgm2,
+                         port_position_m=np.zeros(3), R_CD=np.eye(3), source=str(berthing.arm_path))
     passive = _vehicle(v, "passive")
     mech = _optional_path(v, "mechanism")
     iface = _optional_path(v, "interface")
@@ -186,7 +216,27 @@ def parse_case(t: Table) -> Case:
     t.done()
     return Case(name=name, description=desc, duration_s=duration, active=active, passive=passive,
                 initial=ia, orbit=orbit, end=end, mechanism_path=mech, interface_path=iface,
-                contact=contact, source=str(t.file))
+                contact=contact, berthing=berthing, source=str(t.file))
+
+
+def _berthing(b: Table) -> Berthing:
+    path = b.relative(b.str("arm"))
+    try:
+        arm = load_arm(path)
+    except ConfigError as e:
+        raise b.error("arm", f"arm file is invalid: {e}") from None
+    kp = b.vector("joint_stiffness_nm_per_rad", 3)
+    kd = b.vector("joint_damping_nms_per_rad", 3)
+    for name, v in (("joint_stiffness_nm_per_rad", kp), ("joint_damping_nms_per_rad", kd)):
+        if np.any(v < 0.0) or not np.all(np.isfinite(v)):
+            raise b.error(name, f"servo gains must be finite and >= 0, got {v.tolist()}")
+    tool = b.vector("tool_position_m", 3, np.asarray(arm.grasp_point_m, float))
+    R_4A = np.eye(3)
+    if b.has("tool_orientation"):
+        R_4A = read_orientation(b, "tool_orientation")
+    b.done()
+    return Berthing(arm=arm, arm_path=path, joint_stiffness_nm_per_rad=kp, joint_damping_nms_per_rad=kd,
+                    tool_position_m=tool, R_4A=R_4A)
 
 
 def _contact(t: Table, m_red: float):

@@ -51,6 +51,7 @@ from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
 from rt.stand import hexapod as HX
 from rt.dynamics import spacecraft as SCM
+from rt.dynamics.berthing_flight import flight_from_case
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
 from rt.control.clock import StepClock, WallClock
@@ -332,7 +333,7 @@ class Controller:
         if name == "load_case":
             self.case = args["case"]
             self.case_path = args.get("path")
-            self.sc = SCM.Spacecraft.from_case(self.case)
+            self.sc = flight_from_case(self.case)
             self._hil_pack = None
             if 2 * self.sc.ns != self.fields["x"]:
                 self._alloc(self.sensing.n_raw, self.sc.ns)
@@ -375,7 +376,7 @@ class Controller:
         # an expiry seen before this arm belongs to a lease that is gone (a console that
         # wants to be watched acquires the lease; a later expiry trips again)
         self._heartbeat_lost = False
-        self.sc = SCM.Spacecraft.from_case(self.case)   # fresh state at every arm
+        self.sc = flight_from_case(self.case)   # fresh state at every arm
         self._hil_pack = None
         self.t_run = 0.0
         self.finish_reason = None
@@ -393,8 +394,8 @@ class Controller:
         out = self.out
         self.w_in[:] = 0.0
         w = self.sc.ws
-        CP.relative_rates(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, out, CP.O_REL,
-                          w.k[0], w.xt, w.ws, w.rel)
+        CP.relative_rates_kernel(self.sc.env)(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, out,
+                                              CP.O_REL, w.k[0], w.xt, w.ws, w.rel)
         r = out[CP.O_REL + SCM.REL_R:CP.O_REL + SCM.REL_R + 3]
         q = out[CP.O_REL + SCM.REL_Q:CP.O_REL + SCM.REL_Q + 4]
         v = out[CP.O_REL + SCM.REL_V:CP.O_REL + SCM.REL_V + 3]
@@ -430,7 +431,7 @@ class Controller:
         self._set_phase(Phase.MOVE)
 
     def _begin_run(self) -> None:
-        self.sc = SCM.Spacecraft.from_case(self.case)
+        self.sc = flight_from_case(self.case)
         self._hil_pack = self._pack(self._hil_arrays(self.sc))   # now, not in the loop's first DYNAMICS cycle
         self._runup_target()
         self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0

@@ -517,7 +517,8 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
                      bad_total, crc_total, gaps_total, hb_lost):
     """The controller's RUNNING/DYNAMICS cycle in one compiled call, at case time ``t`` over
     ``dt``: :func:`ingest` (this cycle's frames in), ``rt.stand.sensing.sense``, the coupling step
-    with the measured wrench (``rt.dynamics.coupling.coupling_update``: state at t + dt, prediction at
+    with the measured wrench (``rt.dynamics.coupling.coupling_update``, or ``berthing_update`` for a
+    berthing flight: state at t + dt, prediction at
     t + dt + tau, platform pose), :func:`command_rates`, :func:`supervise`,
     :func:`run_statistics` (statistics, end criteria) and :func:`emit` (the set-point frame of
     type ``ftype`` carrying ``seq`` and the host time ``t_ns``: POSE from ``cmd_pose`` or
@@ -598,7 +599,10 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
     for i in range(6):
         w_in[0, i] = w_P[i]
-    CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+    if env[S.E_FLIGHT] == 0.0:
+        CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+    else:
+        CP.berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
     for i in range(7):
         cmd_pose[i] = out[CP.O_PCMD + i]
     command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)

@@ -16,7 +16,7 @@ from drivers.framing import MAX_FRAME
 from rt.config.case import load_case
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
-from rt.dynamics import spacecraft as SCM
+from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import wire_kernels as WK
 from rt.stand.safety import SafeStop
 
@@ -29,7 +29,7 @@ def warm_up(ctl) -> None:
     case = ctl.case
     if case is None:
         case = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "nominal.toml")
-    sc = SCM.Spacecraft.from_case(case)           # scratch vehicles: ctl.sc is untouched
+    sc = flight_from_case(case)           # scratch vehicles: ctl.sc is untouched
     # the cycle's kernels on copies, with the argument types of the loop's calls
     cp = _copies
     fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
@@ -61,13 +61,15 @@ def warm_up(ctl) -> None:
     # the coupling's pieces as the controller calls them outside hil_cycle_packed (run-up
     # target: relative_rates) and as rt.dynamics.coupling.Coupling does (initial command, update)
     w = sc.ws
-    CP.relative_rates(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0], w.xt, w.ws,
-                      w.rel)
+    CP.relative_rates_kernel(sc.env)(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0],
+                                     w.xt, w.ws, w.rel)
     CP.predict_pose(out, ctl.tau, ctl._mode)
     CP.platform_pose(ctl.geo, out)
-    cpl = CP.Coupling(SCM.Spacecraft.from_case(case), ctl.geo, ctl.tau, ctl.compensate)
-    cpl.initial_command()
-    cpl.update(0.0, ctl.period_s, np.zeros(6))
+    berthing = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "berthing.toml")
+    for c in (case, berthing):       # both flight models: a berthing case may be loaded later
+        cpl = CP.Coupling(flight_from_case(c), ctl.geo, ctl.tau, ctl.compensate)
+        cpl.initial_command()
+        cpl.update(0.0, ctl.period_s, np.zeros(6))
     # the safe stop (its own instance: ctl.safe_stop's state is untouched)
     lim = ctl.stand.limits
     ss = SafeStop(ctl.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)

@@ -125,16 +125,19 @@ def rigid_body_terms(mass, com, I_O, w, M, c):
 
 
 @njit(cache=True)
-def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, udot, Mt, mom, J4o, pose4):
-    """One evaluation: u' (``udot``) from the state (q, u) and the generalized forces ``Q``;
+def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, f4, udot, Mt, mom, J4o, pose4):
+    """One evaluation: u' (``udot``) from the state (q, u), the generalized forces ``Q`` and a
+    wrench on the end effector ``f4`` = [force (3), moment (3), point of application (3)], all
+    inertial (its generalized force J_X^T F + (R_I4 J_omega)^T M, J_X the velocity Jacobian of
+    body 4's material point at X, is added to Q);
     also the system mass matrix ``Mt``, ``mom`` = [linear momentum (3), angular momentum about
     the inertial origin (3)], inertial components, the end effector's J_4 (``J4o``, 6 x N: its
     [v_4; omega_4] in frame 4 = J_4 u) and pose (``pose4`` = [r_4 (3, inertial), R_I4 (9,
     row-major)]). ``ints`` = [ma, mb, axis_2, axis_3, axis_4];
     ``la``, ``lb`` = each link's (x, rw, phi, tip, slope, prm, hub, K). Returns False if the mass
     matrix is not positive definite."""
-    ma, mb = ints[0], ints[1]
-    ax2, ax3, ax4 = ints[2], ints[3], ints[4]
+    ma, mb = int(ints[0]), int(ints[1])
+    ax2, ax3, ax4 = int(ints[2]), int(ints[3]), int(ints[4])
     # u indices; the same coordinate sits at index + 1 in q (q has the quaternion's 4 entries)
     i_t2 = 6
     i_b2 = 7
@@ -201,6 +204,7 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
             pose4[3 + 3 * a + b] = R4[a, b]
     # ---------------- body terms, assembly
     rhs = Q.copy()
+    _add_wrench(f4, R4, r4, J4, rhs)
     for a in range(N):
         for b in range(N):
             Mt[a, b] = 0.0
@@ -229,6 +233,26 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     _assemble(J4, M, c, d4, Mt, rhs, w4, R4, r4, mom)
     A = Mt.copy()
     return tree_solve(A, rhs, udot, N)
+
+
+@njit(cache=True)
+def _add_wrench(f4, R4, r4, J4, rhs):
+    """rhs += J_X^T F + (R_I4 J_omega)^T M for the wrench ``f4`` = [F, M, X] (inertial) on body 4:
+    the material point at X moves with R_I4 (v_4 + omega_4 x g), g = R_I4^T (X - r_4)."""
+    F = f4[0:3]
+    Mo = f4[3:6]
+    if F[0] == 0.0 and F[1] == 0.0 and F[2] == 0.0 and Mo[0] == 0.0 and Mo[1] == 0.0 and Mo[2] == 0.0:
+        return
+    g = _mv(R4.T.copy(), f4[6:9] - r4)
+    F4 = _mv(R4.T.copy(), F)          # the force and moment in frame 4
+    M4 = _mv(R4.T.copy(), Mo)
+    # v_X = v_4 + omega_4 x g = v_4 - g x omega_4: F . v_X = F4 . v_4 + (g x F4) . omega_4
+    gF = _cross(g, F4)
+    for k in range(J4.shape[1]):
+        s = 0.0
+        for a in range(3):
+            s += F4[a] * J4[a, k] + (gF[a] + M4[a]) * J4[3 + a, k]
+        rhs[k] += s
 
 
 @njit(cache=True)
@@ -362,6 +386,7 @@ class ArmModel:
         self.udot = np.zeros(self.n)
         self.J4 = np.zeros((6, self.n))
         self.pose4 = np.zeros(12)
+        self._no_wrench = np.zeros(9)
         # indices
         self.i_t2, self.i_b2 = 6, 7
         self.i_t3 = 7 + 2 * ma
@@ -380,13 +405,14 @@ class ArmModel:
             q[self.q_index(i)] = jt.initial_rad
         return q, np.zeros(self.n)
 
-    def evaluate(self, q, u, Q=None) -> np.ndarray:
-        """u' for the state (q, u) and generalized forces Q (zeros: free flight). Also fills
+    def evaluate(self, q, u, Q=None, f4=None) -> np.ndarray:
+        """u' for the state (q, u), generalized forces Q (zeros: free flight) and the wrench
+        ``f4`` on the end effector ([F, M, X], inertial; :func:`arm_eval`). Also fills
         :attr:`Mt` and :attr:`mom` ([P; L about the inertial origin], inertial)."""
         Q = np.zeros(self.n) if Q is None else np.asarray(Q, float)
         qr = self.rigid_q(q)
         ok = arm_eval(self.ints, self.base_m, self.base_I, self.ee_m, self.ee_c, self.ee_I, self.shoulder,
-                      self.la, self.lb, qr, np.asarray(u, float), Q, self.udot, self.Mt, self.mom, self.J4,
+                      self.la, self.lb, qr, np.asarray(u, float), Q, self._no_wrench if f4 is None else f4, self.udot, self.Mt, self.mom, self.J4,
                       self.pose4)
         if not ok:
             raise FloatingPointError("the arm's mass matrix is not positive definite")

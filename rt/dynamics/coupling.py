@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from rt.dynamics import berthing_flight as BF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
@@ -123,6 +124,35 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     platform_pose(geo, out)
 
 
+@njit(cache=True)      # with reference counting: the berthing flight's kernels allocate (BF docstring)
+def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
+    """:func:`coupling_update` of the berthing flight (``rt.dynamics.berthing_flight``: arm and
+    payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed."""
+    ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
+    BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
+    predict_pose(out, tau, mode)
+    platform_pose(geo, out)
+    return ok
+
+
+@njit(cache=True)
+def berthing_relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
+    """:func:`relative_rates` of the berthing flight."""
+    BF.flight_relative_rates(par[0], x, w_in, h, out, o, xdot, xt, ws, rel)
+
+
+def update_kernel(env):
+    """The compiled cycle step of a flight model (``env[E_FLIGHT]``): :func:`coupling_update`
+    (two spacecraft) or :func:`berthing_update`. Kept apart rather than one compiled branch so
+    the docking kernels compile exactly as before (FMA contraction depends on inlining)."""
+    return berthing_update if env[S.E_FLIGHT] != 0.0 else coupling_update
+
+
+def relative_rates_kernel(env):
+    """:func:`relative_rates` or :func:`berthing_relative_rates` for a flight model."""
+    return berthing_relative_rates if env[S.E_FLIGHT] != 0.0 else relative_rates
+
+
 def pack_geometry(p_BP_B, q_BP, p_AT_A, q_AT) -> np.ndarray:
     """Stand geometry array for :func:`platform_pose` (positions m, quaternions scalar first)."""
     g = np.zeros(14)
@@ -131,9 +161,10 @@ def pack_geometry(p_BP_B, q_BP, p_AT_A, q_AT) -> np.ndarray:
 
 
 class Coupling:
-    """The coupling of one run: spacecraft model + stand geometry + compensation settings."""
+    """The coupling of one run: flight model (``Spacecraft`` or ``BerthingFlight``) + stand geometry +
+    compensation settings."""
 
-    def __init__(self, spacecraft: S.Spacecraft, geometry: np.ndarray, tau_s: float, compensate: bool = True):
+    def __init__(self, spacecraft, geometry: np.ndarray, tau_s: float, compensate: bool = True):
         self.sc = spacecraft
         self.geo = np.asarray(geometry, dtype=np.float64)
         self.tau = float(tau_s)
@@ -144,16 +175,16 @@ class Coupling:
     def update(self, t: float, dt: float, wrench_P: np.ndarray) -> np.ndarray:
         self.w_in[0, :] = wrench_P
         w = self.sc.ws
-        coupling_update(self.sc.par, self.sc.env, self.sc.x, t, dt, self.w_in, self.tau, self.mode,
-                        self.geo, self.out, w.k, w.xt, w.ws, w.rel)
+        update_kernel(self.sc.env)(self.sc.par, self.sc.env, self.sc.x, t, dt, self.w_in, self.tau, self.mode,
+                                   self.geo, self.out, w.k, w.xt, w.ws, w.rel)
         return self.out
 
     def initial_command(self) -> np.ndarray:
         """The platform command for the current state without stepping (ARM: move to the case's
         initial pose)."""
         w = self.sc.ws
-        relative_rates(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, self.out, O_REL,
-                       w.k[0], w.xt, w.ws, w.rel)
+        relative_rates_kernel(self.sc.env)(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, self.out,
+                                           O_REL, w.k[0], w.xt, w.ws, w.rel)
         predict_pose(self.out, 0.0, MODE_OFF)
         platform_pose(self.geo, self.out)
         return self.out

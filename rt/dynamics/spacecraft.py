@@ -69,7 +69,8 @@ P_RIGID_LEN = P_MODES
 
 E_HILL, E_N = 0, 1
 E_COUPLED, E_KLIN, E_CLIN, E_KROT, E_CROT, E_R0 = 2, 3, 4, 5, 6, 7  # E_R0: 3
-ENV_LEN = 10
+E_FLIGHT = 10     # 0: these two spacecraft; 1: a berthing flight (rt.dynamics.berthing_flight)
+ENV_LEN = 11
 
 # energy / momentum record (spacecraft_invariants)
 I_T0, I_T1, I_MODAL0, I_MODAL1, I_SPRING, I_TOTAL, I_P, I_L = 0, 1, 2, 3, 4, 5, 6, 9

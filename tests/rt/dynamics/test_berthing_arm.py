@@ -48,6 +48,7 @@ def energy(arm, q, u):
 def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
     n = u.shape[0]
     Q = np.zeros(n)
+    f4 = np.zeros(9)
     Mt = np.zeros((n, n))
     mom = np.zeros(6)
     J4 = np.zeros((6, n))
@@ -64,7 +65,7 @@ def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
             qs = q0 + h * kq[s - 1] if s > 0 else q0.copy()
             us = u0 + h * ku[s - 1] if s > 0 else u0.copy()
             ud = np.zeros(n)
-            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, ud, Mt, mom, J4, pose4)
+            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, f4, ud, Mt, mom, J4, pose4)
             ku[s] = ud
             SP.quat_to_dcm(qs[3:7] / np.sqrt(np.sum(qs[3:7] ** 2)), R)
             for i in range(3):
