@@ -548,34 +548,44 @@ def _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, xdot, ws, rel, kin):
 
 
 @njit(cache=True, error_model="numpy")
+def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, zero_w, k4, xt4, ws, rel, kin):
+    """One RK4 step of the flight with the snare's wrench at every stage (the capture state
+    ``gs`` held); afterwards ``ws``, ``rel``, ``kin``, ``w_in[0]`` and ``go`` hold the new state's
+    ports, relative state and snare. Returns False if an evaluation failed (x unchanged)."""
+    ns = x.shape[1]
+    ok = _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+    for st in range(1, 4):
+        h = 0.5 * dt if st < 3 else dt
+        for r in range(2):
+            for i in range(ns):
+                xt4[r, i] = x[r, i] + h * k4[st - 1, r, i]
+        ok = _grapple_derivatives(a, gp, gs, go, xt4, w_in, zero_w, k4[st], ws, rel, kin) and ok
+    if not ok:
+        return False
+    for r in range(2):
+        for i in range(ns):
+            x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
+    BF.normalize_quaternions(x)
+    _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+    return True
+
+
+@njit(cache=True, error_model="numpy")
 def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, zero_w, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
     """The berthing case: RK4 of the flight (``rt.dynamics.berthing_flight``) with the snare's
     wrench (``sim_stand.grapple``) at every stage, the capture checked at each step's end, one
     log row per period."""
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
-    ns = x.shape[1]
     nrow = 0
     while nrow < maxrows and istate[J_END] == 0:
         for _ in range(spr):
-            ok = _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
-            for st in range(1, 4):
-                h = 0.5 * dt if st < 3 else dt
-                for r in range(2):
-                    for i in range(ns):
-                        xt4[r, i] = x[r, i] + h * k4[st - 1, r, i]
-                ok = _grapple_derivatives(a, gp, gs, go, xt4, w_in, zero_w, k4[st], ws, rel, kin) and ok
-            if not ok:
+            if not grapple_rk4_step(a, gp, gs, go, x, dt, w_in, zero_w, k4, xt4, ws, rel, kin):
                 istate[J_END] = END_MECHANISM
                 istate[J_STATUS] = 1
                 return nrow
-            for r in range(2):
-                for i in range(ns):
-                    x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
-            BF.normalize_quaternions(x)
             istate[J_STEPS] += 1
             t = istate[J_STEPS] * dt
-            _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
             if grapple_capture(gp, kin, gs, t):
                 stats[ST_FIRST] = t
                 grapple_eval(gp, kin, gs, w_in[0], go)

@@ -368,6 +368,14 @@ class BerthingFlight:
             raise FloatingPointError("the arm's mass matrix is not positive definite")
         return xdot
 
+    def tool_jacobian(self) -> np.ndarray:
+        """After :meth:`evaluate`: the 3 x n Jacobian of A's origin's inertial velocity,
+        R_I4 (J_v - [p_4A x] J_omega) (seed 004 §6.4's J with the tool as the contact point)."""
+        R4 = self.pose4[3:].reshape(3, 3)
+        g = np.asarray(self.case.berthing.tool_position_m, float)
+        gx = np.array([[0.0, -g[2], g[1]], [g[2], 0.0, -g[0]], [-g[1], g[0], 0.0]])
+        return R4 @ (self.J4[0:3] - gx @ self.J4[3:6])
+
     # the Spacecraft interface used by the controller, recompute and the analysis
     def set_hold_references(self) -> None:
         """Nothing to do: the joint servos hold the case's initial angles."""
