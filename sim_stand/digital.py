@@ -536,42 +536,40 @@ def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, t
 
 
 @njit(cache=True, error_model="numpy")
-def _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, xdot, ws, rel, kin):
-    """The berthing flight coupled by the snare: the ports at this state (an evaluation without
-    the wrench), the snare's wrench from them, then the flight under it (a second evaluation, only
-    once the snare holds)."""
-    ok = BF.flight_derivatives(a, x, zero_w, xdot, ws, rel)
+def _grapple_derivatives(a, gp, gs, go, x, w_in, xdot, ws, rel, kin):
+    """The berthing flight coupled by the snare: the ports at this state (the kinematic half of
+    the evaluation), the snare's wrench from them, then the flight's dynamics under it."""
+    BF.flight_ports(a, x, ws, rel)
     kin_from_ports(ws, kin)
-    if grapple_eval(gp, kin, gs, w_in[0], go) != 0.0:
-        ok = BF.flight_derivatives(a, x, w_in, xdot, ws, rel)
-    return ok
+    grapple_eval(gp, kin, gs, w_in[0], go)
+    return BF.flight_dynamics(a, x, w_in, xdot, ws)
 
 
 @njit(cache=True, error_model="numpy")
-def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, zero_w, k4, xt4, ws, rel, kin):
+def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
     """One RK4 step of the flight with the snare's wrench at every stage (the capture state
     ``gs`` held); afterwards ``ws``, ``rel``, ``kin``, ``w_in[0]`` and ``go`` hold the new state's
     ports, relative state and snare. Returns False if an evaluation failed (x unchanged)."""
     ns = x.shape[1]
-    ok = _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+    ok = _grapple_derivatives(a, gp, gs, go, x, w_in, k4[0], ws, rel, kin)
     for st in range(1, 4):
         h = 0.5 * dt if st < 3 else dt
         for r in range(2):
             for i in range(ns):
                 xt4[r, i] = x[r, i] + h * k4[st - 1, r, i]
-        ok = _grapple_derivatives(a, gp, gs, go, xt4, w_in, zero_w, k4[st], ws, rel, kin) and ok
+        ok = _grapple_derivatives(a, gp, gs, go, xt4, w_in, k4[st], ws, rel, kin) and ok
     if not ok:
         return False
     for r in range(2):
         for i in range(ns):
             x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
     BF.normalize_quaternions(x)
-    _grapple_derivatives(a, gp, gs, go, x, w_in, zero_w, k4[0], ws, rel, kin)
+    _grapple_derivatives(a, gp, gs, go, x, w_in, k4[0], ws, rel, kin)
     return True
 
 
 @njit(cache=True, error_model="numpy")
-def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, zero_w, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
+def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
     """The berthing case: RK4 of the flight (``rt.dynamics.berthing_flight``) with the snare's
     wrench (``sim_stand.grapple``) at every stage, the capture checked at each step's end, one
     log row per period."""
@@ -580,7 +578,7 @@ def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, zero_w, k4, xt4, ws, rel,
     nrow = 0
     while nrow < maxrows and istate[J_END] == 0:
         for _ in range(spr):
-            if not grapple_rk4_step(a, gp, gs, go, x, dt, w_in, zero_w, k4, xt4, ws, rel, kin):
+            if not grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
                 istate[J_END] = END_MECHANISM
                 istate[J_STATUS] = 1
                 return nrow
@@ -796,7 +794,7 @@ class DigitalSim:
             self._drain_events()
         elif self.model == "grapple":
             n = grapple_run(buf.shape[0], self.dpar, self.sc.par[0], self.gp, self.gs, self.go, x, self.w_in,
-                            self.zero_w, self.k4, self.xt4, self.sc.ws.ws, self.sc.ws.rel, self.kin, self.istate,
+                            self.k4, self.xt4, self.sc.ws.ws, self.sc.ws.rel, self.kin, self.istate,
                             self.stats, buf, self.lay)
             if self.stats[ST_FIRST] >= 0.0 and not self.events:
                 t = float(self.stats[ST_FIRST])

@@ -599,10 +599,11 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
     for i in range(6):
         w_in[0, i] = w_P[i]
+    model_ok = True
     if env[S.E_FLIGHT] == 0.0:
         CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
     else:
-        CP.berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+        model_ok = CP.berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
     for i in range(7):
         cmd_pose[i] = out[CP.O_PCMD + i]
     command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
@@ -612,6 +613,10 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
                      w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), p_fault,
                      p_estop, int(ins[IN_STREAK]), ins[IN_HB] != 0.0, cmd_lengths, detail, xlim, xctr, trk_ring, raw,
                      raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose, int(ins[IN_MISSED]), dt)
+    if not model_ok:        # named before its consequences (a command computed from the held state)
+        code = SF.R_MODEL_FAILURE
+        detail[0] = 0.0
+        detail[1] = 0.0
     run_statistics(w_P, out, cmd_pose, t, dt, stats, endp)
     final = code == 0 and stats[ST_END] == 0.0
     values = cmd_lengths if ftype == WK.LENGTHS else cmd_pose

@@ -18,9 +18,10 @@ about their initial angles: tau_j = -k_p (theta_j - theta_j0) - k_d theta_j' (th
 "hold" mode while it waits for the payload; the seed's feedback linearization,
 ``rt.dynamics.berthing_control``, is the post-capture manoeuvre, not the capture).
 
-Kernels: compiled with numba's reference counting (the arm's evaluation still allocates its
-small work matrices, docs/models/berthing.md §8); called from the DYNAMICS cycle through
-``rt.dynamics.coupling.flight_update``.
+Kernels: ``@njit(**rt.jit.KERNEL)``, allocation-free: the work arrays (the arm's M~, J_4, pose,
+its recursion's scratch) are views of row 0 of the caller's ``ws`` past the spacecraft slots
+(``flight_layout``); called from the DYNAMICS cycle through
+``rt.dynamics.coupling.berthing_update``.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from numba import njit
 
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
-from rt.dynamics.berthing_arm import arm_eval
+from rt.dynamics.berthing_arm import arm_dynamics, arm_kinematics, arm_scratch_len
+from rt.jit import KERNEL
 
 # blocks of the packed arm (pack_flight): a[0] = number of blocks, a[1 + b] = offset of block b
 B_INTS, B_BASEM, B_BASEI, B_EEM, B_EEC, B_EEI, B_SHOULDER, B_LA, B_LB, B_FL = 0, 1, 2, 3, 4, 5, 6, 7, 15, 23
@@ -74,12 +76,12 @@ def pack_flight(arm, payload_mass, payload_inertia, p_CP, R_CP, p_4A, R_4A, kp, 
     return np.concatenate([[N_BLOCKS], offs] + blocks)
 
 
-@njit(cache=True)
+@njit(inline="always", **KERNEL)
 def _blk(a, b):
     return a[int(a[1 + b]):int(a[2 + b]) if b + 1 < N_BLOCKS else a.shape[0]]
 
 
-@njit(cache=True)
+@njit(inline="always", **KERNEL)
 def _link(a, first, m):
     x = _blk(a, first)
     ng = x.shape[0]
@@ -87,7 +89,7 @@ def _link(a, first, m):
             _blk(a, first + 5), _blk(a, first + 6).reshape((3, 3)), _blk(a, first + 7).reshape((2 * m, 2 * m)))
 
 
-@njit(cache=True)
+@njit(inline="always", **KERNEL)
 def arm_views(a):
     """The arm model's arrays as views of the packed array (no copy): the arguments of
     ``rt.dynamics.berthing_arm.arm_eval`` before the state, and the flight block."""
@@ -99,168 +101,205 @@ def arm_views(a):
             a[int(a[1 + B_FL]):int(a[1 + B_FL]) + FL_LEN])
 
 
-@njit(cache=True)
-def _m3(M, o, i, j):
-    return M[o + 3 * i + j]
+@njit(**KERNEL)
+def flight_layout(ma, mb):
+    """Offsets in the flight's scratch (row 0 of ``ws`` from ``S.WS_LEN``): M~ (n x n), momentum
+    (6), J_4 (6 x n), pose_4 (12), u' (n), Q (n), the end effector's wrench (9), R_IC (9), R_IP
+    (9), p_IP (3), the arm's scratch (``arm_scratch_len``); the last entry is the total length."""
+    n = 6 + 1 + 2 * ma + 1 + 2 * mb + 1
+    o_mt = 0
+    o_mom = o_mt + n * n
+    o_j4 = o_mom + 6
+    o_pose = o_j4 + 6 * n
+    o_ud = o_pose + 12
+    o_q = o_ud + n
+    o_f4 = o_q + n
+    o_ric = o_f4 + 9
+    o_rip = o_ric + 9
+    o_pip = o_rip + 9
+    o_wk = o_pip + 3
+    return o_mt, o_mom, o_j4, o_pose, o_ud, o_q, o_f4, o_ric, o_rip, o_pip, o_wk, o_wk + arm_scratch_len(ma, mb)
 
 
-@njit(cache=True)
-def flight_eval(a, x, w_in, xdot, ws, rel, Mt, mom, J4, pose4, udot):
-    """x' (``xdot``) of the flight state under the wrench ``w_in[0]`` on P (module docstring);
-    leaves the two ports' inertial states in ``ws`` (``rt.dynamics.spacecraft`` slots W_PI, W_VI,
-    W_WI, W_RID; row 0 = A, row 1 = P), the relative state of A in P in ``rel[:13]``, and the
-    arm's M~, momentum, J_4 and pose. Returns False if the arm's mass matrix is not positive
-    definite."""
+@njit(inline="always", **KERNEL)
+def _scratch(ws, ma, mb):
+    n = 6 + 1 + 2 * ma + 1 + 2 * mb + 1
+    o_mt, o_mom, o_j4, o_pose, o_ud, o_q, o_f4, o_ric, o_rip, o_pip, o_wk, end = flight_layout(ma, mb)
+    sc = ws[0, S.WS_LEN:]
+    return (sc[o_mt:o_mt + n * n].reshape((n, n)), sc[o_mom:o_mom + 6], sc[o_j4:o_j4 + 6 * n].reshape((6, n)),
+            sc[o_pose:o_pose + 12], sc[o_ud:o_ud + n], sc[o_q:o_q + n], sc[o_f4:o_f4 + 9],
+            sc[o_ric:o_ric + 9].reshape((3, 3)), sc[o_rip:o_rip + 9].reshape((3, 3)), sc[o_pip:o_pip + 3],
+            sc[o_wk:end])
+
+
+@njit(**KERNEL)
+def flight_ports(a, x, ws, rel):
+    """The kinematic half of an evaluation (no forces): the arm's recursion (J_4, pose_4 and the
+    bodies' twists in the scratch), the two ports' inertial states in ``ws`` (``rt.dynamics.
+    spacecraft`` slots W_PI, W_VI, W_WI, W_RID; row 0 = A, row 1 = P) and the relative state of A
+    in P in ``rel[:13]``. Allocation-free: may be called in the real-time loop."""
     ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl = arm_views(a)
+    ma = int(ints[0])
+    mb = int(ints[1])
+    Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk = _scratch(ws, ma, mb)
     nq = int(fl[FL_NQ])
     n = int(fl[FL_N])
     q = x[0, 0:nq]
     u = x[0, nq:nq + n]
-    # ---- the payload and its fixture P
-    R_IC = np.empty((3, 3))
+    arm_kinematics(ints, sh, la, lb, q, u, J4, pose4, wk)
+    # ---- the tool A on body 4: origin at p_4A, velocity R_I4 (v_4 + omega_4 x p_4A)
+    w0 = w1 = w2 = w3 = w4 = w5 = 0.0
+    for k in range(n):
+        uk = u[k]
+        w0 += J4[0, k] * uk
+        w1 += J4[1, k] * uk
+        w2 += J4[2, k] * uk
+        w3 += J4[3, k] * uk
+        w4 += J4[4, k] * uk
+        w5 += J4[5, k] * uk
+    p0, p1, p2 = fl[FL_P4A], fl[FL_P4A + 1], fl[FL_P4A + 2]
+    va0 = w0 + w4 * p2 - w5 * p1
+    va1 = w1 + w5 * p0 - w3 * p2
+    va2 = w2 + w3 * p1 - w4 * p0
+    for i in range(3):
+        R0, R1, R2 = pose4[3 + 3 * i], pose4[4 + 3 * i], pose4[5 + 3 * i]
+        ws[0, S.W_PI + i] = pose4[i] + R0 * p0 + R1 * p1 + R2 * p2
+        ws[0, S.W_VI + i] = R0 * va0 + R1 * va1 + R2 * va2
+        ws[0, S.W_WI + i] = R0 * w3 + R1 * w4 + R2 * w5
+        for j in range(3):
+            ws[0, S.W_RID + 3 * i + j] = R0 * fl[FL_R4A + j] + R1 * fl[FL_R4A + 3 + j] + R2 * fl[FL_R4A + 6 + j]
+    # ---- the payload's fixture P: R_IP = R_IC R_CP, p_IP = r + R_IC p_CP, v_P = v + R_IC (omega x p_CP)
     SP.quat_to_dcm(x[1, S.S_Q:S.S_Q + 4], R_IC)
-    R_IP = np.zeros((3, 3))
     for i in range(3):
         for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += R_IC[i, k] * fl[FL_RCP + 3 * k + j]
-            R_IP[i, j] = s
-    pc = fl[FL_PCP:FL_PCP + 3]
-    om = x[1, S.S_W:S.S_W + 3]
-    f_P = w_in[0, 0:3]
-    m_P = w_in[0, 3:6]
-    F = np.zeros(3)
-    Mo = np.zeros(3)
-    fC = np.zeros(3)
-    mC = np.zeros(3)
+            R_IP[i, j] = (R_IC[i, 0] * fl[FL_RCP + j] + R_IC[i, 1] * fl[FL_RCP + 3 + j]
+                          + R_IC[i, 2] * fl[FL_RCP + 6 + j])
+    c0, c1, c2 = fl[FL_PCP], fl[FL_PCP + 1], fl[FL_PCP + 2]
+    o0, o1, o2 = x[1, S.S_W], x[1, S.S_W + 1], x[1, S.S_W + 2]
+    oc0, oc1, oc2 = o1 * c2 - o2 * c1, o2 * c0 - o0 * c2, o0 * c1 - o1 * c0
     for i in range(3):
+        p_IP[i] = x[1, S.S_R + i] + R_IC[i, 0] * c0 + R_IC[i, 1] * c1 + R_IC[i, 2] * c2
+        ws[1, S.W_PI + i] = p_IP[i]
+        ws[1, S.W_VI + i] = x[1, S.S_V + i] + R_IC[i, 0] * oc0 + R_IC[i, 1] * oc1 + R_IC[i, 2] * oc2
+        ws[1, S.W_WI + i] = R_IC[i, 0] * o0 + R_IC[i, 1] * o1 + R_IC[i, 2] * o2
         for j in range(3):
-            F[i] += R_IP[i, j] * f_P[j]
-            Mo[i] += R_IP[i, j] * m_P[j]
-            fC[i] += fl[FL_RCP + 3 * i + j] * f_P[j]
-            mC[i] += fl[FL_RCP + 3 * i + j] * m_P[j]
-    # moment about the centre of mass, body axes: R_CP m_P + p_CP x (R_CP f_P)
-    mC[0] += pc[1] * fC[2] - pc[2] * fC[1]
-    mC[1] += pc[2] * fC[0] - pc[0] * fC[2]
-    mC[2] += pc[0] * fC[1] - pc[1] * fC[0]
-    Iw = np.zeros(3)
+            ws[1, S.W_RID + 3 * i + j] = R_IP[i, j]
+    S.relative_from_ports(ws, rel)
+    for i in range(S.REL_LEN, rel.shape[0]):
+        rel[i] = 0.0
+
+
+@njit(**KERNEL)
+def flight_dynamics(a, x, w_in, xdot, ws):
+    """The dynamic half, after :func:`flight_ports` on the same ``x`` and ``ws``: x' (``xdot``)
+    under the wrench ``w_in[0]`` on P (module docstring). Returns False if the arm's mass matrix is
+    not positive definite. Allocation-free: may be called in the real-time loop."""
+    ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl = arm_views(a)
+    ma = int(ints[0])
+    mb = int(ints[1])
+    Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk = _scratch(ws, ma, mb)
+    nq = int(fl[FL_NQ])
+    n = int(fl[FL_N])
+    q = x[0, 0:nq]
+    u = x[0, nq:nq + n]
+    # ---- the payload under the wrench on P (P components, moment about P's origin)
+    fP0, fP1, fP2 = w_in[0, 0], w_in[0, 1], w_in[0, 2]
+    mP0, mP1, mP2 = w_in[0, 3], w_in[0, 4], w_in[0, 5]
     for i in range(3):
-        for j in range(3):
-            Iw[i] += fl[FL_IP + 3 * i + j] * om[j]
-    g0 = mC[0] - (om[1] * Iw[2] - om[2] * Iw[1])
-    g1 = mC[1] - (om[2] * Iw[0] - om[0] * Iw[2])
-    g2 = mC[2] - (om[0] * Iw[1] - om[1] * Iw[0])
+        f4[i] = -(R_IP[i, 0] * fP0 + R_IP[i, 1] * fP1 + R_IP[i, 2] * fP2)       # the reaction on body 4
+        f4[3 + i] = -(R_IP[i, 0] * mP0 + R_IP[i, 1] * mP1 + R_IP[i, 2] * mP2)
+        f4[6 + i] = p_IP[i]
+    # force and moment about the centre of mass, body axes: R_CP f_P, R_CP m_P + p_CP x (R_CP f_P)
+    r = FL_RCP
+    fC0 = fl[r] * fP0 + fl[r + 1] * fP1 + fl[r + 2] * fP2
+    fC1 = fl[r + 3] * fP0 + fl[r + 4] * fP1 + fl[r + 5] * fP2
+    fC2 = fl[r + 6] * fP0 + fl[r + 7] * fP1 + fl[r + 8] * fP2
+    c0, c1, c2 = fl[FL_PCP], fl[FL_PCP + 1], fl[FL_PCP + 2]
+    mC0 = fl[r] * mP0 + fl[r + 1] * mP1 + fl[r + 2] * mP2 + c1 * fC2 - c2 * fC1
+    mC1 = fl[r + 3] * mP0 + fl[r + 4] * mP1 + fl[r + 5] * mP2 + c2 * fC0 - c0 * fC2
+    mC2 = fl[r + 6] * mP0 + fl[r + 7] * mP1 + fl[r + 8] * mP2 + c0 * fC1 - c1 * fC0
+    o0, o1, o2 = x[1, S.S_W], x[1, S.S_W + 1], x[1, S.S_W + 2]
+    I = FL_IP
+    h0 = fl[I] * o0 + fl[I + 1] * o1 + fl[I + 2] * o2
+    h1 = fl[I + 3] * o0 + fl[I + 4] * o1 + fl[I + 5] * o2
+    h2 = fl[I + 6] * o0 + fl[I + 7] * o1 + fl[I + 8] * o2
+    g0 = mC0 - (o1 * h2 - o2 * h1)
+    g1 = mC1 - (o2 * h0 - o0 * h2)
+    g2 = mC2 - (o0 * h1 - o1 * h0)
     mp = fl[FL_MP]
     for i in range(3):
         xdot[1, S.S_R + i] = x[1, S.S_V + i]
-        xdot[1, S.S_V + i] = F[i] / mp
+        xdot[1, S.S_V + i] = -f4[i] / mp
         xdot[1, S.S_W + i] = (fl[FL_IPINV + 3 * i] * g0 + fl[FL_IPINV + 3 * i + 1] * g1
                               + fl[FL_IPINV + 3 * i + 2] * g2)
-    qd = np.empty(4)
-    SP.quat_kinematics(x[1, S.S_Q:S.S_Q + 4], om, qd)
-    for i in range(4):
-        xdot[1, S.S_Q + i] = qd[i]
-    p_IP = np.zeros(3)
-    v_P = np.zeros(3)
-    oc = np.array([om[1] * pc[2] - om[2] * pc[1], om[2] * pc[0] - om[0] * pc[2], om[0] * pc[1] - om[1] * pc[0]])
-    for i in range(3):
-        p_IP[i] = x[1, S.S_R + i]
-        v_P[i] = x[1, S.S_V + i]
-        for j in range(3):
-            p_IP[i] += R_IC[i, j] * pc[j]
-            v_P[i] += R_IC[i, j] * oc[j]
-    for i in range(3):
-        ws[1, S.W_PI + i] = p_IP[i]
-        ws[1, S.W_VI + i] = v_P[i]
-        ws[1, S.W_WI + i] = R_IC[i, 0] * om[0] + R_IC[i, 1] * om[1] + R_IC[i, 2] * om[2]
-        for j in range(3):
-            ws[1, S.W_RID + 3 * i + j] = R_IP[i, j]
+    qw, qx, qy, qz = x[1, S.S_Q], x[1, S.S_Q + 1], x[1, S.S_Q + 2], x[1, S.S_Q + 3]
+    d0, d1, d2, d3 = SP.quat_rate_entries(qw, qx, qy, qz, o0, o1, o2)
+    xdot[1, S.S_Q] = d0
+    xdot[1, S.S_Q + 1] = d1
+    xdot[1, S.S_Q + 2] = d2
+    xdot[1, S.S_Q + 3] = d3
     # ---- the arm: joint servos, the reaction at P's origin
-    Q = np.zeros(n)
+    for i in range(n):
+        Q[i] = 0.0
     for j in range(3):
         i = int(fl[FL_IT + j])
         Q[i] = -fl[FL_KP + j] * (q[i + 1] - fl[FL_TH0 + j]) - fl[FL_KD + j] * u[i]
-    f4 = np.empty(9)
-    for i in range(3):
-        f4[i] = -F[i]
-        f4[3 + i] = -Mo[i]
-        f4[6 + i] = p_IP[i]
-    ok = arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, q, u, Q, f4, udot, Mt, mom, J4, pose4)
-    R1 = np.empty((3, 3))
-    SP.quat_to_dcm(q[3:7], R1)
-    for i in range(3):
-        xdot[0, i] = R1[i, 0] * u[0] + R1[i, 1] * u[1] + R1[i, 2] * u[2]
-    SP.quat_kinematics(q[3:7], u[3:6], qd)
-    for i in range(4):
-        xdot[0, 3 + i] = qd[i]
+    ok = arm_dynamics(ints, base_m, base_I, ee_m, ee_c, ee_I, la, lb, q, u, Q, f4, udot, Mt, mom, J4, pose4, wk)
+    # r_1' = R_I1 v_1, the base's quaternion rate, the joint and elastic coordinates' rates
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = SP.quat_dcm_entries(q[3], q[4], q[5], q[6])
+    xdot[0, 0] = R00 * u[0] + R01 * u[1] + R02 * u[2]
+    xdot[0, 1] = R10 * u[0] + R11 * u[1] + R12 * u[2]
+    xdot[0, 2] = R20 * u[0] + R21 * u[1] + R22 * u[2]
+    d0, d1, d2, d3 = SP.quat_rate_entries(q[3], q[4], q[5], q[6], u[3], u[4], u[5])
+    xdot[0, 3] = d0
+    xdot[0, 4] = d1
+    xdot[0, 5] = d2
+    xdot[0, 6] = d3
     for i in range(6, n):
         xdot[0, i + 1] = u[i]
     for i in range(n):
         xdot[0, nq + i] = udot[i]
-    # ---- the tool A on body 4
-    w4 = np.zeros(6)
-    for r in range(6):
-        for k in range(n):
-            w4[r] += J4[r, k] * u[k]
-    pa = fl[FL_P4A:FL_P4A + 3]
-    va = np.array([w4[0] + w4[4] * pa[2] - w4[5] * pa[1], w4[1] + w4[5] * pa[0] - w4[3] * pa[2],
-                   w4[2] + w4[3] * pa[1] - w4[4] * pa[0]])
-    for i in range(3):
-        ws[0, S.W_PI + i] = pose4[i]
-        ws[0, S.W_VI + i] = 0.0
-        ws[0, S.W_WI + i] = 0.0
-        for k in range(3):
-            R = pose4[3 + 3 * i + k]
-            ws[0, S.W_PI + i] += R * pa[k]
-            ws[0, S.W_VI + i] += R * va[k]
-            ws[0, S.W_WI + i] += R * w4[3 + k]
-        for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += pose4[3 + 3 * i + k] * fl[FL_R4A + 3 * k + j]
-            ws[0, S.W_RID + 3 * i + j] = s
-    S.relative_from_ports(ws, rel)
-    for i in range(S.REL_LEN, rel.shape[0]):
-        rel[i] = 0.0
     return ok
 
 
-@njit(cache=True)
-def flight_derivatives(a, x, w_in, xdot, ws, rel):
-    """:func:`flight_eval` with its own work arrays."""
-    fl = arm_views(a)[9]
-    n = int(fl[FL_N])
-    return flight_eval(a, x, w_in, xdot, ws, rel, np.empty((n, n)), np.empty(6), np.empty((6, n)), np.empty(12),
-                       np.empty(n))
+@njit(**KERNEL)
+def flight_eval(a, x, w_in, xdot, ws, rel):
+    """x' (``xdot``) of the flight state under the wrench ``w_in[0]`` on P (module docstring):
+    :func:`flight_ports` then :func:`flight_dynamics`; leaves the ports in ``ws``, the relative
+    state in ``rel`` and the arm's M~, momentum, J_4 and pose in the scratch (``flight_layout``).
+    Returns False if the arm's mass matrix is not positive definite. Allocation-free: may be
+    called in the real-time loop."""
+    flight_ports(a, x, ws, rel)
+    return flight_dynamics(a, x, w_in, xdot, ws)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _normalize(x, r, o):
     s = 1.0 / math.sqrt(x[r, o] ** 2 + x[r, o + 1] ** 2 + x[r, o + 2] ** 2 + x[r, o + 3] ** 2)
     for i in range(4):
         x[r, o + i] *= s
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def normalize_quaternions(x):
     """The arm's base and the payload's attitude quaternions back to unit length (after a step)."""
     _normalize(x, 0, 3)
     _normalize(x, 1, S.S_Q)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
     """One classical RK4 step with the wrench held; quaternions renormalised. Returns False if an
-    evaluation failed (the state is then left unchanged)."""
+    evaluation failed (the state is then left unchanged). Allocation-free: may be called in the
+    real-time loop."""
     ns = x.shape[1]
-    ok = flight_derivatives(a, x, w_in, k[0], ws, rel)
+    ok = flight_eval(a, x, w_in, k[0], ws, rel)
     for st in range(1, 4):
         h = 0.5 * dt if st < 3 else dt
         for r in range(2):
             for i in range(ns):
                 xt[r, i] = x[r, i] + h * k[st - 1, r, i]
-        ok = flight_derivatives(a, xt, w_in, k[st], ws, rel) and ok
+        ok = flight_eval(a, xt, w_in, k[st], ws, rel) and ok
     if not ok:
         return False
     for r in range(2):
@@ -270,17 +309,18 @@ def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
     return True
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def flight_relative_rates(a, x, w_in, h, out, o, xdot, xt, ws, rel):
     """out[o:o+13] = the relative state of A in P, out[o+13:o+19] its accelerations by a forward
-    difference along the exact derivative (as ``rt.dynamics.coupling.relative_rates``)."""
-    flight_derivatives(a, x, w_in, xdot, ws, rel)
+    difference along the exact derivative (as ``rt.dynamics.coupling.relative_rates``).
+    Allocation-free: may be called in the real-time loop."""
+    flight_eval(a, x, w_in, xdot, ws, rel)
     for i in range(S.REL_LEN):
         out[o + i] = rel[i]
     for r in range(2):
         for i in range(x.shape[1]):
             xt[r, i] = x[r, i] + h * xdot[r, i]
-    flight_derivatives(a, xt, w_in, xdot, ws, rel)
+    flight_ports(a, xt, ws, rel)
     for i in range(3):
         out[o + S.REL_LEN + i] = (rel[S.REL_V + i] - out[o + S.REL_V + i]) / h
         out[o + S.REL_LEN + 3 + i] = (rel[S.REL_W + i] - out[o + S.REL_W + i]) / h
@@ -317,11 +357,16 @@ class BerthingFlight:
         self.ns = max(self.nq + self.n, S.N_RIGID)
         self.x = np.zeros((2, self.ns))
         self.ws = S.Workspace(self.ns)
-        self.Mt = np.zeros((self.n, self.n))
-        self.mom = np.zeros(6)
-        self.J4 = np.zeros((6, self.n))
-        self.pose4 = np.zeros(12)
-        self.udot = np.zeros(self.n)
+        # the flight's scratch past the spacecraft slots of ws's row 0 (flight_layout)
+        lay = flight_layout(arm.ma, arm.mb)
+        self.ws.ws = np.zeros((2, S.WS_LEN + lay[-1]))
+        sc = self.ws.ws[0, S.WS_LEN:]
+        n = self.n
+        self.Mt = sc[lay[0]:lay[0] + n * n].reshape(n, n)
+        self.mom = sc[lay[1]:lay[1] + 6]
+        self.J4 = sc[lay[2]:lay[2] + 6 * n].reshape(6, n)
+        self.pose4 = sc[lay[3]:lay[3] + 12]
+        self.udot = sc[lay[4]:lay[4] + n]
         self._initial_state()
 
     @classmethod
@@ -362,8 +407,7 @@ class BerthingFlight:
     def evaluate(self, w_in: np.ndarray) -> np.ndarray:
         """x' at the current state; fills Mt, mom, J4, pose4 and ws.rel (Python shell)."""
         xdot = np.zeros_like(self.x)
-        ok = flight_eval(self.par[0], self.x, np.asarray(w_in, float), xdot, self.ws.ws, self.ws.rel, self.Mt,
-                         self.mom, self.J4, self.pose4, self.udot)
+        ok = flight_eval(self.par[0], self.x, np.ascontiguousarray(w_in, dtype=float), xdot, self.ws.ws, self.ws.rel)
         if not ok:
             raise FloatingPointError("the arm's mass matrix is not positive definite")
         return xdot

@@ -124,7 +124,7 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     platform_pose(geo, out)
 
 
-@njit(cache=True)      # with reference counting: the berthing flight's kernels allocate (BF docstring)
+@njit(**KERNEL)
 def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
     """:func:`coupling_update` of the berthing flight (``rt.dynamics.berthing_flight``: arm and
     payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed."""
@@ -135,7 +135,7 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     return ok
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def berthing_relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
     """:func:`relative_rates` of the berthing flight."""
     BF.flight_relative_rates(par[0], x, w_in, h, out, o, xdot, xt, ws, rel)

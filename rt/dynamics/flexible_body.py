@@ -18,7 +18,7 @@ form is garbled, digest §6.3 **reconstructed**): our choice, because it needs n
 M with respect to b and is exact for any deflection. Every integrand is a polynomial in x, so
 Gauss–Legendre quadrature with enough points (``BodyModel``) makes the integrals exact.
 
-Kernels: ``@njit(cache=True)``, allocation-free; may be called in the real-time loop.
+Kernels: ``@njit(**KERNEL)``, allocation-free; may be called in the real-time loop.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics.flexible_link import shape
+from rt.jit import KERNEL
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def body_model(length_m: float, ei_nm2, rho_kg_per_m: float, tip_mass_kg: float,
                      K)
 
 
-@njit(inline="always", cache=True)
+@njit(inline="always", **KERNEL)
 def _deflection(ph, m, b, bd):
     """The point's deflection B b = [0, sy, sz] and its rate B b' = [0, dy, dz]."""
     sy = 0.0
@@ -81,7 +82,7 @@ def _deflection(ph, m, b, bd):
     return sy, sz, dy, dz
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
     """Add one mass point's W^T W and W^T kappa (module docstring); ``Wp`` is 3 x n scratch."""
     n = 6 + 2 * m
@@ -125,7 +126,7 @@ def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
                 M[bb, a] += v
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def flexible_body_terms(x, rw, phi, tip, prm, hub, K, b, bd, w, M, c, Wp):
     """M_i (n x n) and c_i (n) of the link at elastic state (b, b') and twist w (module
     docstring), plus the elastic forces: c_i[6:] += K b (so the body equation is
@@ -157,7 +158,7 @@ def flexible_body_terms(x, rw, phi, tip, prm, hub, K, b, bd, w, M, c, Wp):
         c[6 + a] += s
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def flexible_body_momentum(x, rw, phi, tip, prm, hub, b, bd, w, out):
     """Linear momentum and angular momentum about the link frame's origin, link-frame
     components: out = [p (3); l_O (3)] = int rho [u; s x u] dx (+ tip, + hub I_h omega), with u the

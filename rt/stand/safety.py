@@ -76,6 +76,10 @@ class Reason(IntEnum):
     SENSOR_FROZEN = 21
     ARM_TIMEOUT = 22
     OVERLOAD = 23
+    MODEL_FAILURE = 24      # the flight model could not be evaluated (rt.control.kernels.hil_cycle_packed)
+
+
+R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
 
 
 # hexapod Workspace code -> Reason
@@ -273,6 +277,8 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.SENSOR_FROZEN: f"sensor raw values unchanged for {v:.0f} samples (frozen)",
         Reason.ARM_TIMEOUT: f"arming did not finish within {v:.6g} s",
         Reason.OVERLOAD: f"loop overloaded: {v:.0f} deadlines missed within the miss window",
+        Reason.MODEL_FAILURE: ("the flight model could not be evaluated: the berthing arm's mass matrix is not "
+                               "positive definite (state held at the last good cycle)"),
     }[r]
 
 

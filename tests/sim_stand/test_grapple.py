@@ -99,11 +99,10 @@ def _snare_after_transient(k, zeta=0.7):
     nstep = int(math.ceil(T / min(0.05 / omega, 2.5e-4)))
     dt = T / nstep
     w_in = np.zeros((2, 6))
-    zero_w = np.zeros((2, 6))
     k4 = np.zeros((4, 2, fl.ns))
     xt4 = np.zeros((2, fl.ns))
     for _ in range(nstep):
-        assert grapple_rk4_step(fl.par[0], gp, gs, go, fl.x, dt, w_in, zero_w, k4, xt4, fl.ws.ws, fl.ws.rel, kin)
+        assert grapple_rk4_step(fl.par[0], gp, gs, go, fl.x, dt, w_in, k4, xt4, fl.ws.ws, fl.ws.rel, kin)
     R_IC = np.empty((3, 3))
     from rt.dynamics import spatial as SP
     SP.quat_to_dcm(np.ascontiguousarray(fl.x[1, S.S_Q:S.S_Q + 4]), R_IC)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sim_stand.kinematic_rig import NOMINAL, Rig  # noqa: F401
+from sim_stand.kinematic_rig import NOMINAL, REPO, Rig  # noqa: F401
 from drivers.motion_platform import Command, PlatformState
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
@@ -188,6 +188,30 @@ def test_trip_nonfinite_state(rig):
     def inject(r):
         r.ctl.sc.x[0, 8] = math.nan
     assert _inject_and_run(rig, inject, "NONFINITE") <= 2
+
+
+def test_trip_model_failure_on_a_berthing_run(rig):
+    """A berthing flight whose arm can no longer be evaluated (its mass matrix made indefinite in
+    place: the end effector's mass negative) trips MODEL_FAILURE, named, within 2 cycles, and the
+    stand stops safely; the held state is the last good one, not a partial step."""
+    from rt.dynamics import berthing_flight as BF
+    rig.arm_and_start(case=REPO / "config" / "cases" / "berthing.toml")
+    rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 4000)
+    rig.run(50)
+    c = rig.ctl
+    a = c.sc.par[0]
+    k0 = c.loop.cycles
+    a[int(a[1 + BF.B_EEM])] = -1e9
+    rig.run_until(lambda k: k.supervisor.state is State.SAFE, 100)
+    assert c.supervisor.state is State.SAFE, c.status()
+    assert c.supervisor.trip_reason == "MODEL_FAILURE", (c.supervisor.trip_reason, c.trip_text)
+    assert "mass matrix is not positive definite" in c.trip_text
+    assert c.loop.cycles - k0 <= 2
+    assert np.all(np.isfinite(c.sc.x))
+    k_trip = c.loop.cycles
+    rig.run(600)
+    assert c.phase is Phase.FROZEN
+    _post_trip_ok(rig, k_trip)
 
 
 def test_trip_frozen_sensor(rig):

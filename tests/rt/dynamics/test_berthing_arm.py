@@ -11,7 +11,7 @@ from numba import njit
 
 from rt.config.arm import load_arm
 from rt.dynamics import spatial as SP
-from rt.dynamics.berthing_arm import ArmModel, arm_eval
+from rt.dynamics.berthing_arm import ArmModel, arm_eval, arm_scratch_len
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -57,6 +57,7 @@ def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
     kq = np.zeros((4, q.shape[0]))
     R = np.empty((3, 3))
     qd = np.empty(4)
+    wk = np.zeros(arm_scratch_len(int(ints[0]), int(ints[1])))
     for _ in range(steps):
         q0 = q.copy()
         u0 = u.copy()
@@ -65,7 +66,7 @@ def _rk4(ints, bm, bI, em, ec, eI, sh, la, lb, q, u, dt, steps):
             qs = q0 + h * kq[s - 1] if s > 0 else q0.copy()
             us = u0 + h * ku[s - 1] if s > 0 else u0.copy()
             ud = np.zeros(n)
-            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, f4, ud, Mt, mom, J4, pose4)
+            arm_eval(ints, bm, bI, em, ec, eI, sh, la, lb, qs, us, Q, f4, ud, Mt, mom, J4, pose4, wk)
             ku[s] = ud
             SP.quat_to_dcm(qs[3:7] / np.sqrt(np.sum(qs[3:7] ** 2)), R)
             for i in range(3):
