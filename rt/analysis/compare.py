@@ -29,7 +29,7 @@ report says which filtering each side carries (``filtering``).
 
 The fidelity table (:func:`fidelity`), over the common time span, the reference interpolated
 onto the run's samples: peak force and moment errors, the impulse error (``|∫ f dt|`` over the
-run), the difference of the first-contact times, and per channel (w_P: fx .. mz, rel_pose: x,
+common span), the difference of the first-contact times, and per channel (w_P: fx .. mz, rel_pose: x,
 y, z, rel_twist: vx .. wz) the NRMSE, the RMS difference over the reference channel's range
 (max - min; None for a constant channel).
 """
@@ -210,7 +210,9 @@ def fidelity(H, D, mh: dict, md: dict) -> dict:
     tH, tD = H[0], D[0]
     out = {"peak_force_error_n": mh["peak_force_n"] - md["peak_force_n"],
            "peak_moment_error_nm": mh["peak_moment_nm"] - md["peak_moment_nm"]}
-    iH, iD = _impulse(tH, H[1]), _impulse(tD, D[1])
+    lo, hi = (max(tH[0], tD[0]), min(tH[-1], tD[-1])) if len(tH) and len(tD) else (0.0, -1.0)
+    mH, mD = (tH >= lo) & (tH <= hi), (tD >= lo) & (tD <= hi)
+    iH, iD = _impulse(tH[mH], H[1][mH]), _impulse(tD[mD], D[1][mD])
     out["impulse_ns"] = float(np.linalg.norm(iH))
     out["reference_impulse_ns"] = float(np.linalg.norm(iD))
     out["impulse_error_ns"] = float(np.linalg.norm(iH - iD))
