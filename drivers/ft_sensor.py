@@ -328,14 +328,23 @@ class RdtDevice:
     ``poll()`` handles requests (start real-time / buffered with a sample count, stop,
     set bias, reset threshold latch); ``publish(counts)`` sends one record when streaming
     (buffered mode: one datagram per ``records_per_packet`` records). rdt_sequence is 1 for
-    the first record after a start request; ft_sequence counts every published sample.
+    the first record after a start request; ft_sequence is the device's internal sample counter,
+    which runs at ``internal_rate_hz`` (7000 Hz on a Net F/T) whatever the output rate: each
+    output sample (at ``output_rate_hz``) advances it by internal / output (7 at 1 kHz).
     """
 
-    def __init__(self, transport: Transport, records_per_packet: int = 10) -> None:
+    def __init__(self, transport: Transport, records_per_packet: int = 10, *, internal_rate_hz: float = 7000.0,
+                 output_rate_hz: float = 7000.0) -> None:
         if transport.framing != "raw":
             raise ValueError("framing: RDT needs a raw transport")
+        if not 0.0 < output_rate_hz <= internal_rate_hz:
+            raise ValueError(f"output_rate_hz must be in (0, internal_rate_hz = {internal_rate_hz:g}], "
+                             f"got {output_rate_hz!r}")
         self.transport = transport
         self.records_per_packet = records_per_packet
+        self.internal_rate_hz = float(internal_rate_hz)
+        self.output_rate_hz = float(output_rate_hz)
+        self.samples = 0             # output samples since power-up
         self.mode = RdtCommand.STOP
         self.remaining = 0           # samples left to send; -1 = endless
         self.rdt_sequence = 0
@@ -383,7 +392,8 @@ class RdtDevice:
         raw = np.asarray(counts, dtype=np.int64)
         out = raw - self.bias
         self.last_counts = out
-        self.ft_sequence = (self.ft_sequence + 1) & 0xFFFFFFFF
+        self.samples += 1
+        self.ft_sequence = int(round(self.samples * self.internal_rate_hz / self.output_rate_hz)) & 0xFFFFFFFF
         if not self.streaming:
             return 0
         self.rdt_sequence = (self.rdt_sequence + 1) & 0xFFFFFFFF

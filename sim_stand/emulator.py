@@ -166,7 +166,8 @@ class SensorDevice:
                                    stand.sensor_rate_hz, rng_seed=seed)
         self.protocol = stand.sensor_protocol
         if self.protocol == "rdt":
-            self.dev = RdtDevice(transport, records_per_packet=1)
+            self.dev = RdtDevice(transport, records_per_packet=1, internal_rate_hz=stand.sensor_internal_rate_hz,
+                                 output_rate_hz=stand.sensor_rate_hz)
         else:
             self.dev = SerialSensorDevice(transport, sp.calibration.shape[1])
         self.transport = transport

@@ -69,6 +69,7 @@ class Stand:
     realtime: RealtimeOptions
     sensing: SensingParams
     sensor_rate_hz: float
+    sensor_internal_rate_hz: float    # the Net F/T's internal sample rate, which its RDT ft_sequence counts
     sensor_protocol: str              # "serial" (framed SENSOR_SAMPLE) | "rdt" (ATI Net F/T over UDP)
     sensor_link: dict
     platform_link: dict
@@ -193,6 +194,12 @@ def parse_stand(t: Table) -> Stand:
     # ---- sensor
     st = t.table("sensor")
     s_rate = st.float("rate_hz", rate, gt=0.0)
+    # ATI Net F/T (RDT): ft_sequence "increments at the internal sample rate" (7000 Hz) whatever
+    # the RDT output rate, so it converts to device time with this rate, not the output's
+    s_internal = st.float("internal_rate_hz", 7000.0, gt=0.0)
+    if s_internal < s_rate:
+        raise st.error("internal_rate_hz", f"the sensor's internal sample rate ({s_internal:g} Hz) cannot be below "
+                                           f"its output rate rate_hz ({s_rate:g} Hz)")
     cpf = st.float("counts_per_force", gt=0.0)
     cpt = st.float("counts_per_torque", gt=0.0)
     C = st.array("calibration", (6, -1))
@@ -309,7 +316,7 @@ def parse_stand(t: Table) -> Stand:
 
     return Stand(file=t.file, name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
-                 overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate,
+                 overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,

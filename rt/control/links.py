@@ -36,7 +36,7 @@ class Links:
                  platform: MotionPlatform | None = None, lockstep_timeout_s: float = 2.0):
         self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
                                                       "channels": stand.sensing.calibration.shape[1],
-                                                      "ft_rate_hz": stand.sensor_rate_hz,
+                                                      "ft_rate_hz": stand.sensor_internal_rate_hz,
                                                       "counts_per_force": float(stand.sensing.counts_per_unit[0]),
                                                       "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
         self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
