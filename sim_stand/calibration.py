@@ -40,20 +40,26 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
             "peak_force_n": float(fn.max())}
 
 
-def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None) -> dict:
+def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay_error: float = 0.0,
+            identify: str | None = None) -> dict:
     """One HIL run of a rod case (emulator in lockstep, its platform delay from the emulator
     config, 8 N sensor noise; the sensor low-pass off so the loop delay is the platform's);
-    returns the measured CoR, the closed-form ideal and the error in %."""
+    returns the measured CoR, the closed-form ideal and the error in %, and the platform delay
+    identified at the end of the run (``rt.stand.delay_id``; ``delay_error``, ``identify``:
+    :func:`sim_stand.cli.run_demo`'s)."""
     from rt.config.case import load_case
     from sim_stand import rod
     from sim_stand.cli import REPO, run_demo
 
     emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
     out = run_demo(case_path, emulator_path=emulator_path, compensate=compensate, log_dir=log_dir,
-                   sensor_filter=False)
+                   sensor_filter=False, delay_error=delay_error, identify=identify)
     case = load_case(case_path)
     ideal = rod.restitution(case.contact.damping_ratio)
     m = cor_from_log(out["log"])
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"])
+    f = read_log(out["log"], ["delay"]).fields["delay"]
+    m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
+             else None)
     return m

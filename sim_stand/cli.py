@@ -155,7 +155,6 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
     ``sensor_filter`` False removes the low-pass (and its group delay)."""
     from dataclasses import replace
 
-    from rt.config.stand import Delays
     sensing = stand.sensing
     filter_s = stand.delays.filter_s
     if sensor_filter is False:
@@ -168,8 +167,8 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
         servo = 2.0 * pp.damping_ratio / (2.0 * math.pi * pp.bandwidth_hz)
         transport = pp.transport_delay_s
     return replace(stand, sensing=sensing,
-                   delays=Delays(sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
-                                 servo_s=servo))
+                   delays=replace(stand.delays, sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
+                                  servo_s=servo))
 
 
 def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:
@@ -208,9 +207,12 @@ def die_with_parent(parent_pid: int):
 
 
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
-             log_dir=None, world: str = "stand", sensor_filter: bool | None = None) -> dict:
+             log_dir=None, world: str = "stand", sensor_filter: bool | None = None, delay_error: float = 0.0,
+             identify: str | None = None) -> dict:
     """The demo as a function (tests call it): returns the summary dict. The controller's
-    compensated delay is the lockstep loop's true one (:func:`lockstep_stand`)."""
+    compensated delay is the lockstep loop's true one (:func:`lockstep_stand`), or that times
+    ``1 + delay_error`` (a stand configured with the wrong platform delay); ``identify``
+    overrides the stand's ``[delays] identify`` mode."""
     from dataclasses import replace
 
     from rt.config.case import load_case
@@ -227,6 +229,11 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
                     platform_link=_endpoint_override(stand.platform_link, p_ep))
     emu_cfg = _emulator_config(emulator_path, case_path) if world == "stand" else None
     stand = lockstep_stand(stand, emu_cfg, sensor_filter)
+    if delay_error or identify:
+        d = stand.delays
+        stand = replace(stand, delays=replace(d, transport_s=d.transport_s * (1.0 + delay_error),
+                                              servo_s=d.servo_s * (1.0 + delay_error),
+                                              identify=identify or d.identify))
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
            "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),

@@ -48,16 +48,19 @@ from sim_stand.ft_sensor_model import FtSensorModel, SensorNoise
 
 log = logging.getLogger("dockstand.emulator")
 
-FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "platform_fault", "platform_lag", "link_loss")
+FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "platform_fault", "platform_lag", "platform_slower",
+               "link_loss")
 
 
 @dataclass
 class Faults:
     """Injected faults: name -> start time (s of emulator time). ``platform_lag_s`` is the
-    extra command delay of the ``platform_lag`` fault."""
+    extra command delay of the ``platform_lag`` fault (beyond spec), ``platform_slower_s`` that
+    of ``platform_slower`` (within spec: a platform whose delay grows mid-run)."""
 
     at: dict[str, float] = field(default_factory=dict)
     platform_lag_s: float = 0.2
+    platform_slower_s: float = 0.001
     garbage_bytes: int = 64
 
     @classmethod
@@ -367,11 +370,13 @@ class Emulator:
         F = self.faults
         for cmd in (self.pdev.poll() if commands is None else commands):
             self.platform.last_frame_t = t   # the watchdog sees every frame, even one applied late
-            if F.active("platform_lag", t) and cmd.command in (Command.POSE, Command.LENGTHS):
-                self._lag.append((t + F.platform_lag_s, cmd))
+            if cmd.command in (Command.POSE, Command.LENGTHS) and (F.active("platform_lag", t)
+                                                                 or F.active("platform_slower", t)):
+                extra = F.platform_lag_s if F.active("platform_lag", t) else F.platform_slower_s
+                self._lag.append((t + extra, cmd))
                 continue
             self.platform.apply(cmd, t, self.world.lengths)
-        while self._lag and self._lag[0][0] <= t:
+        while self._lag and self._lag[0][0] <= t + 1e-9:
             self.platform.apply(self._lag.popleft()[1], t, self.world.lengths)
         if F.active("platform_fault", t) and self.platform.state is PlatformState.ENGAGED:
             self.platform._fault(FaultCode.DRIVE_FAULT, self.world.lengths)

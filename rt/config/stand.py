@@ -10,7 +10,7 @@ Opening happens later, in the controller (``drivers.transport.open_transport(kin
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,11 +49,25 @@ class Delays:
     compute_s: float
     transport_s: float
     servo_s: float
+    # online identification of the platform's delay (rt.stand.delay_id): "off", "monitor" (logged,
+    # published, band-checked) or "feed" (also replaces transport_s + servo_s in the prediction)
+    identify: str = "monitor"
+    identify_band_s: tuple | None = None      # (low, high) s: a valid estimate outside trips; None: no check
+    identify_time_constant_s: float = 0.2
+    identify_min_speed_m_s: float = 1e-3
+    identify_settle_s: float = 0.2
+    status_latency_s: float = 0.0
 
     @property
     def total_s(self) -> float:
         """tau: the loop delay the coupling compensates by prediction."""
         return self.sensor_s + self.filter_s + self.compute_s + self.transport_s + self.servo_s
+
+    @property
+    def platform_s(self) -> float:
+        """The platform's part of tau (what the delay identification measures)."""
+        return self.transport_s + self.servo_s
+
 
 
 @dataclass(frozen=True)
@@ -292,7 +306,19 @@ def parse_stand(t: Table) -> Stand:
 
     d = t.table("delays")
     delays = Delays(d.float("sensor_s", 0.0, ge=0.0), filter_s, d.float("compute_s", 0.0, ge=0.0),
-                    d.float("transport_s", 0.0, ge=0.0), d.float("servo_s", 0.0, ge=0.0))
+                    d.float("transport_s", 0.0, ge=0.0), d.float("servo_s", 0.0, ge=0.0),
+                    identify=d.str("identify", "monitor", choices=("off", "monitor", "feed")),
+                    identify_time_constant_s=d.float("identify_time_constant_s", 0.2, gt=0.0),
+                    identify_min_speed_m_s=d.float("identify_min_speed_m_s", 1e-3, gt=0.0),
+                    identify_settle_s=d.float("identify_settle_s", 0.2, gt=0.0),
+                    status_latency_s=d.float("status_latency_s", 0.0, ge=0.0))
+    if d.has("identify_band_s"):
+        band = d.vector("identify_band_s", 2, ge=0.0)
+        if not band[0] < band[1]:
+            raise d.error("identify_band_s", f"must be [low, high] with low < high, got {band.tolist()}")
+        if band[1] > 0.1:
+            raise d.error("identify_band_s", f"the high end {band[1]:g} s is beyond any platform's delay (<= 0.1 s)")
+        delays = replace(delays, identify_band_s=(float(band[0]), float(band[1])))
     d.done()
 
     te = t.table("telemetry", {})

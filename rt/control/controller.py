@@ -49,6 +49,7 @@ from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
+from rt.stand import delay_id as DY
 from rt.stand import hexapod as HX
 from rt.dynamics import spacecraft as SCM
 from rt.dynamics.berthing_flight import flight_from_case
@@ -234,7 +235,11 @@ class Controller:
         self.xlim[:] = (lim.tracking_error_max_m, lim.platform_stale_cycles, lim.sensor_frozen_samples,
                         delay_cycles, 0.0, lim.miss_budget, lim.miss_window_s)
         self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
-        self.trk_ring = np.zeros((delay_cycles + 2, 3))
+        self.dly = DY.pack_delay_id(d.identify, d.identify_time_constant_s, d.identify_min_speed_m_s,
+                                    d.identify_settle_s, d.identify_band_s, d.platform_s, d.status_latency_s, self.period_s)
+        self.delay_rec = v["delay"]
+        self.delay_rec[:] = math.nan
+        self.trk_ring = np.zeros((max(delay_cycles + 2, DY.ring_rows(self.dly)), 3))
         self._empty = np.zeros(0)
         self.stats = np.zeros(CK.ST_LEN)
         self.stats[CK.ST_FIRST_CONTACT] = -1.0
@@ -384,6 +389,8 @@ class Controller:
         self.xctr[:] = 0
         self.xctr[CK.XC_MISS_PREV] = -1
         self.xlim[CK.XL_TRACK_ON] = 0.0
+        DY.delay_reset(self.dly)           # identified anew from this run's motion (the arming move first)
+        self.delay_rec[:] = math.nan
         self._arm_t0 = self.t
         self._engage_sent = False
         self._set_phase(Phase.ENGAGE)
@@ -404,6 +411,9 @@ class Controller:
         T = max(np.linalg.norm(v) / (0.5 * lim.a_max_m_s2), np.linalg.norm(wv) / (0.5 * lim.alpha_max_rad_s2))
         # the run-up plus the prediction lead is a whole number of periods, so that the last
         # run-up command and the first dynamics command are one period apart on one path
+        # the configured delay: set before the arming move, where the identification starts
+        # (rt.stand.delay_id; the dynamics move the lead to the identified one smoothly)
+        self.delay_rec[DY.DR_USED] = self.tau
         lead = self.tau if self.compensate else 0.0
         dt = self.period_s
         T = math.ceil((T + lead) / dt - 1e-9) * dt - lead if T > 0.0 else 0.0
@@ -475,6 +485,10 @@ class Controller:
         if code in (Reason.SENSOR_LINK_LOST, Reason.PLATFORM_LINK_LOST):
             tr = self.links.s_tr if code == Reason.SENSOR_LINK_LOST else self.links.p_tr
             return f"; {self.links.last_frame(tr, self.t)}"
+        if code == Reason.DELAY_OUT_OF_BAND:
+            lo, hi = self.stand.delays.identify_band_s
+            return (f" [{1e3 * lo:g}, {1e3 * hi:g}] ms (stand [delays] identify_band_s; configured "
+                    f"{1e3 * self.stand.delays.platform_s:g} ms)")
         if code == Reason.OVERLOAD:
             lp = self.loop
             lim = self.stand.limits
@@ -710,7 +724,8 @@ class Controller:
         return (sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring, sm.gap_ring, pose, self.cmd_twist,
                 self.cmd_acc, s.w_S, s.w_P, self.out, ins[CK.IN_NEW_SAMPLE] != 0.0, int(ins[CK.IN_CRC_NEW]),
                 int(ins[CK.IN_GAP_NEW]), platform_fault, platform_estop, int(ins[CK.IN_STREAK]),
-                ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, s.raw,
+                ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, self.dly,
+                self.delay_rec, s.raw,
                 self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose, int(ins[CK.IN_MISSED]), self.dt)
 
     def _dynamics(self, cycle: int) -> None:
@@ -767,8 +782,8 @@ class Controller:
                 sc.par, sc.env, sc.x, self.w_in, self.geo, self.out,
                 w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
                 self.cmd_lengths, self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring,
-                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.raw_prev, self.meas_pose,
-                self.stats, self.endp, self._log_ring, self._log_cursor)
+                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.dly, self.delay_rec, self.raw_prev,
+                self.meas_pose, self.stats, self.endp, self._log_ring, self._log_cursor)
 
     @staticmethod
     def _pack(arrays: tuple) -> AP.Packed:

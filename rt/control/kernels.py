@@ -52,6 +52,7 @@ from numba import njit
 from drivers.motion_platform import PlatformState
 from rt.record import arraypack as AP
 from rt.dynamics import coupling as CP
+from rt.stand import delay_id as DY
 from rt.stand import safety as SF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
@@ -219,10 +220,13 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
 @njit(**KERNEL)
 def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
               new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
-              lengths, detail, xlim, xctr, trk_ring, raw, raw_prev, status_new, status_pos, missed_total, dt):
+              lengths, detail, xlim, xctr, trk_ring, dly, drec, raw, raw_prev, status_new, status_pos, missed_total,
+              dt):
     """``rt.stand.safety.check`` then the controller-level checks (module docstring); returns a
     ``rt.stand.safety.Reason`` code. ``missed_total``: the loop's missed deadlines so far; ``dt``:
-    the cycle's step (s). All counters are updated before any check returns."""
+    the cycle's step (s); ``dly`` the delay estimator (``rt.stand.delay_id``, updated from the
+    command ring and this cycle's STATUS), its estimate written to ``drec``. All counters are
+    updated before any check returns."""
     # controller-level counters first
     if xctr[XC_MISS_PREV] < 0:      # armed this cycle: count from here (the arm's own work, e.g.
         xctr[XC_MISS_PREV] = missed_total    # its gc collection, falls before the platform moves)
@@ -252,6 +256,9 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     xctr[XC_HEAD] = (h + 1) % n
     if xctr[XC_FILLED] < n:
         xctr[XC_FILLED] += 1
+    if status_new:
+        DY.delay_update(dly, trk_ring, h, xctr[XC_FILLED], status_pos, dt)
+    drec[DY.DR_ID] = dly[DY.DY_EST]
     code = SF.check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
                     new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
                     lengths, detail)
@@ -282,6 +289,10 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
         if e > xlim[XL_TRACK]:
             detail[1] = e
             return 20
+    if DY.delay_out_of_band(dly):
+        detail[0] = 0.0
+        detail[1] = dly[DY.DY_EST]
+        return SF.R_DELAY_OUT_OF_BAND
     return 0
 
 
@@ -483,6 +494,8 @@ HIL_ARRAYS = (
     ("xlim", "f8_1"),
     ("xctr", "i8_1"),
     ("trk_ring", "f8_2"),
+    ("dly", "f8_1"),
+    ("drec", "f8_1"),
     ("raw_prev", "f8_1"),
     ("meas_pose", "f8_1"),
     ("stats", "f8_1"),
@@ -586,12 +599,14 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     xlim = AP.f8_1(tbl, 46)
     xctr = AP.i8_1(tbl, 47)
     trk_ring = AP.f8_2(tbl, 48)
-    raw_prev = AP.f8_1(tbl, 49)
-    meas_pose = AP.f8_1(tbl, 50)
-    stats = AP.f8_1(tbl, 51)
-    endp = AP.f8_1(tbl, 52)
-    ring = AP.f8_2(tbl, 53)
-    cursor = AP.i8_1(tbl, 54)
+    dly = AP.f8_1(tbl, 49)
+    drec = AP.f8_1(tbl, 50)
+    raw_prev = AP.f8_1(tbl, 51)
+    meas_pose = AP.f8_1(tbl, 52)
+    stats = AP.f8_1(tbl, 53)
+    endp = AP.f8_1(tbl, 54)
+    ring = AP.f8_2(tbl, 55)
+    cursor = AP.i8_1(tbl, 56)
     had_contact = stats[ST_FIRST_CONTACT] >= 0.0
     ingest(sbuf, pbuf, raw, meas, ins, row, rix)
     seen = ins[IN_STATUS_SEEN] != 0.0
@@ -600,10 +615,12 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     for i in range(6):
         w_in[0, i] = w_P[i]
     model_ok = True
+    tau_u = DY.compensated_delay(dly, tau, drec[DY.DR_USED], dt)
+    drec[DY.DR_USED] = tau_u
     if env[S.E_FLIGHT] == 0.0:
-        CP.coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+        CP.coupling_update(par, env, x, t, dt, w_in, tau_u, mode, geo, out, k, xt, ws, rel)
     else:
-        model_ok = CP.berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel)
+        model_ok = CP.berthing_update(par, env, x, t, dt, w_in, tau_u, mode, geo, out, k, xt, ws, rel)
     for i in range(7):
         cmd_pose[i] = out[CP.O_PCMD + i]
     command_rates(cmd_pose, prev_pose, prev_vel, cmd_twist, cmd_acc, dt, False, scr)
@@ -611,7 +628,7 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     p_estop = seen and pstate == PLATFORM_E_STOPPED
     code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
                      w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), p_fault,
-                     p_estop, int(ins[IN_STREAK]), ins[IN_HB] != 0.0, cmd_lengths, detail, xlim, xctr, trk_ring, raw,
+                     p_estop, int(ins[IN_STREAK]), ins[IN_HB] != 0.0, cmd_lengths, detail, xlim, xctr, trk_ring, dly, drec, raw,
                      raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose, int(ins[IN_MISSED]), dt)
     if not model_ok:        # named before its consequences (a command computed from the held state)
         code = SF.R_MODEL_FAILURE

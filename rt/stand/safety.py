@@ -77,9 +77,11 @@ class Reason(IntEnum):
     ARM_TIMEOUT = 22
     OVERLOAD = 23
     MODEL_FAILURE = 24      # the flight model could not be evaluated (rt.control.kernels.hil_cycle_packed)
+    DELAY_OUT_OF_BAND = 25  # the identified platform delay left its band (rt.stand.delay_id)
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
+R_DELAY_OUT_OF_BAND = int(Reason.DELAY_OUT_OF_BAND)
 
 
 # hexapod Workspace code -> Reason
@@ -279,6 +281,7 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.OVERLOAD: f"loop overloaded: {v:.0f} deadlines missed within the miss window",
         Reason.MODEL_FAILURE: ("the flight model could not be evaluated: the berthing arm's mass matrix is not "
                                "positive definite (state held at the last good cycle)"),
+        Reason.DELAY_OUT_OF_BAND: f"identified platform delay {1e3 * v:.3g} ms outside its band",
     }[r]
 
 

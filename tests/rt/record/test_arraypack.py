@@ -11,6 +11,7 @@ from numba import njit
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
+from rt.stand import delay_id as DY
 from rt.stand import wire_kernels as WK
 from rt.stand.sensing import sense
 from rt.control.controller import Phase
@@ -72,7 +73,9 @@ def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
     sense(*(a[k] for k in ("C_eff", "R_PS", "p_PS_P", "raw", "bias", "acc_t", "sctr", "coef", "fstate", "w_S",
                            "w_P_raw", "w_P")))
     a["w_in"][0, :] = a["w_P"]
-    CP.coupling_update(a["par"], a["env"], a["x"], t, dt, a["w_in"], tau, mode, a["geo"], out, a["k"], a["xt"],
+    tau_u = DY.compensated_delay(a["dly"], tau, a["drec"][DY.DR_USED], dt)
+    a["drec"][DY.DR_USED] = tau_u
+    CP.coupling_update(a["par"], a["env"], a["x"], t, dt, a["w_in"], tau_u, mode, a["geo"], out, a["k"], a["xt"],
                        a["ws"], a["rel"])
     a["cmd_pose"][:] = out[CP.O_PCMD:CP.O_PCMD + 7]
     CK.command_rates(a["cmd_pose"], a["prev_pose"], a["prev_vel"], a["cmd_twist"], a["cmd_acc"], dt, False, a["scr"])
@@ -82,7 +85,7 @@ def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
         int(ins[CK.IN_CRC_NEW]), int(ins[CK.IN_GAP_NEW]),
         bool(seen and pstate in (CK.PLATFORM_FAULT, CK.PLATFORM_IDLE)), bool(seen and pstate == CK.PLATFORM_E_STOPPED),
         int(ins[CK.IN_STREAK]), ins[CK.IN_HB] != 0.0, a["cmd_lengths"], a["detail"], a["xlim"], a["xctr"],
-        a["trk_ring"], a["raw"], a["raw_prev"], ins[CK.IN_STATUS_NEW] != 0.0, a["meas_pose"], int(ins[CK.IN_MISSED]), dt)
+        a["trk_ring"], a["dly"], a["drec"], a["raw"], a["raw_prev"], ins[CK.IN_STATUS_NEW] != 0.0, a["meas_pose"], int(ins[CK.IN_MISSED]), dt)
     CK.run_statistics(a["w_P"], out, a["cmd_pose"], t, dt, stats, a["endp"])
     final = code == 0 and stats[CK.ST_END] == 0.0
     values = a["cmd_lengths"] if ftype == WK.LENGTHS else a["cmd_pose"]

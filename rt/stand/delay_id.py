@@ -1,0 +1,166 @@
+"""Online identification of the platform's delay (issue 26 item 2; docs/validation.md §3.1).
+
+The loop's delay is mostly the motion platform's (transport + servo lag), and it is taken from
+the stand config; when the real platform's differs (temperature, load, firmware) the
+compensator predicts to the wrong horizon and the contact gains or loses energy. The
+controller sees what the platform does: every cycle it sends a set-point and reads the measured
+top pose (STATUS), so the lag between the two is observable whenever the platform moves.
+
+Estimator: for each candidate lag of d cycles (d = 0 .. n - 1) an exponentially weighted mean
+
+    E_d <- lam E_d + (1 - lam) |p_meas(k) - p_cmd(k - d)|^2 / |v_cmd(k)|^2      (s^2)
+
+over the cycles with a new STATUS and a commanded speed above ``v_min`` (``p``: the platform
+top's position in its base frame; ``v_cmd`` the command's speed over the last cycle). For a
+platform that follows its set-points with an effective delay T, ``p_meas(t) = p_cmd(t - T')``
+and ``E_d ~ (d dt - T')^2``: a parabola in d with its vertex at T' / dt, which the three
+points around the smallest E_d give exactly (sub-cycle). From the lag d* (cycles) between a
+set-point's row and the measurement's row,
+
+    T = d* dt - dt / 2 - status_latency
+
+is the delay the pose predictor (``rt.dynamics.coupling.predict_pose``) must lead by: the
+command of cycle i extrapolates the vehicles to t_i + dt + tau; the platform is there d*
+cycles later (less the STATUS report's own latency, ``status_latency_s``: 0 in lockstep, where
+STATUS leaves with the sample); the force it then meets is measured at the end of a cycle and
+held over the next, so the vehicles feel it half a cycle later on average. Lead and lags
+cancel when tau = T. (For a platform of transport delay T_d and second-order servo lag
+2 zeta / w_n driven by set-points held over a cycle, T = T_d + 2 zeta / w_n; the emulated
+one's, integrated at 10 kHz, is ~0.1 ms shorter.)
+
+The estimate is valid after ``n_min`` updates; it is written to the run-log record ``delay``
+(with the delay the compensator used) and published in telemetry with it. In mode "feed" the
+run-up leads by the configured delay and the dynamics then move the lead smoothly to the
+identified one (:func:`compensated_delay`: the arming move identified it meanwhile); outside
+``[lo, hi]`` it trips DELAY_OUT_OF_BAND (``rt.control.kernels.supervise``).
+
+Kernels: ``@njit(**rt.jit.KERNEL)``, allocation-free: may be called in the real-time loop.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from rt.jit import KERNEL
+
+# parameters
+DY_ON, DY_FEED, DY_LAM, DY_VMIN, DY_NMIN, DY_LO, DY_HI, DY_CFG, DY_STATUS = 0, 1, 2, 3, 4, 5, 6, 7, 8
+# state (DY_RATE: the rate of the lead the compensator uses, compensated_delay)
+DY_COUNT, DY_EST, DY_RATE = 9, 10, 11
+DY_E = 12                       # E_d for d = 0 .. n_lags - 1
+# the run-log record "delay": identified platform delay (s; NaN until valid), the delay the
+# compensator used this cycle (s; NaN outside the dynamics)
+DR_ID, DR_USED = 0, 1
+DR_LEN = 2
+
+
+def pack_delay_id(mode: str, time_constant_s: float, v_min_m_s: float, settle_s: float, band_s: tuple | None,
+                  configured_s: float, status_latency_s: float, dt: float) -> np.ndarray:
+    """The estimator's array (parameters, state, one E_d per candidate lag) for ``mode`` "off" |
+    "monitor" | "feed" (Python, once per stand). The lags searched reach three cycles past the
+    band's top (``band_s`` None: no band check, the lags reach 3 x the configured delay, at
+    least 10 ms)."""
+    top = band_s[1] if band_s is not None else max(3.0 * configured_s, 0.01)
+    n_lags = int(math.ceil((top + status_latency_s) / dt + 0.5)) + 3
+    a = np.zeros(DY_E + n_lags)
+    a[DY_ON] = 0.0 if mode == "off" else 1.0
+    a[DY_FEED] = 1.0 if mode == "feed" else 0.0
+    a[DY_LAM] = math.exp(-dt / time_constant_s)
+    a[DY_VMIN] = v_min_m_s
+    a[DY_NMIN] = max(3.0, round(settle_s / dt))
+    a[DY_LO], a[DY_HI] = band_s if band_s is not None else (-math.inf, math.inf)
+    a[DY_CFG] = configured_s
+    a[DY_STATUS] = status_latency_s
+    delay_reset(a)
+    return a
+
+
+def ring_rows(dly: np.ndarray) -> int:
+    """Rows the command ring needs for every candidate lag (and the last cycle's speed)."""
+    return dly.shape[0] - DY_E + 1
+
+
+@njit(**KERNEL)
+def delay_reset(dly):
+    """Forget what was identified (at every arm: a new run, maybe a new platform state)."""
+    dly[DY_COUNT] = 0.0
+    dly[DY_EST] = math.nan
+    dly[DY_RATE] = 0.0
+    for i in range(DY_E, dly.shape[0]):
+        dly[i] = 0.0
+
+
+@njit(**KERNEL)
+def delay_valid(dly):
+    return dly[DY_ON] != 0.0 and dly[DY_COUNT] >= dly[DY_NMIN]
+
+
+@njit(**KERNEL)
+def delay_update(dly, ring, h, filled, status_pos, dt):
+    """One update (module docstring) after the ring's slot ``h`` received this cycle's command;
+    ``filled``: how many slots hold commands; ``status_pos``: the measured top position of the
+    STATUS that arrived this cycle."""
+    if dly[DY_ON] == 0.0:
+        return
+    n = ring.shape[0]
+    nl = dly.shape[0] - DY_E
+    if filled < nl + 1 or nl + 1 > n:
+        return
+    hp = (h - 1) % n
+    v2 = ((ring[h, 0] - ring[hp, 0]) ** 2 + (ring[h, 1] - ring[hp, 1]) ** 2 + (ring[h, 2] - ring[hp, 2]) ** 2) / (dt * dt)
+    if not v2 > dly[DY_VMIN] * dly[DY_VMIN]:
+        return
+    lam = dly[DY_LAM]
+    for d in range(nl):
+        j = (h - d) % n
+        e2 = ((status_pos[0] - ring[j, 0]) ** 2 + (status_pos[1] - ring[j, 1]) ** 2
+              + (status_pos[2] - ring[j, 2]) ** 2)
+        dly[DY_E + d] = lam * dly[DY_E + d] + (1.0 - lam) * e2 / v2
+    dly[DY_COUNT] += 1.0
+    if dly[DY_COUNT] < dly[DY_NMIN]:
+        return
+    k = 1
+    for d in range(2, nl - 1):
+        if dly[DY_E + d] < dly[DY_E + k]:
+            k = d
+    em, e0, ep = dly[DY_E + k - 1], dly[DY_E + k], dly[DY_E + k + 1]
+    c = em - 2.0 * e0 + ep
+    delta = 0.5 * (em - ep) / c if c > 0.0 else 0.0
+    if delta > 0.5:
+        delta = 0.5
+    elif delta < -0.5:
+        delta = -0.5
+    dly[DY_EST] = (k + delta - 0.5) * dt - dly[DY_STATUS]
+
+
+@njit(**KERNEL)
+def delay_out_of_band(dly):
+    """True when a valid estimate has left [lo, hi]."""
+    if not delay_valid(dly):
+        return False
+    return dly[DY_EST] < dly[DY_LO] or dly[DY_EST] > dly[DY_HI]
+
+
+FOLLOW_HZ = 5.0                 # how fast the lead follows the estimate in a run (critically damped)
+
+
+@njit(**KERNEL)
+def compensated_delay(dly, tau, used, dt):
+    """The delay the predictor leads by this cycle: the configured ``tau`` with its platform
+    part replaced by the identified one (mode "feed", once valid), followed from the last
+    cycle's ``used`` by a critically damped second-order filter at :data:`FOLLOW_HZ` (its rate
+    in ``dly[DY_RATE]``): a step in the lead is a step in the command (0.1 ms at 0.1 m/s is
+    10 um in one cycle, 10 m/s^2); filtered, a 1 ms change costs ~0.1 m/s^2 at 0.1 m/s.
+    ``used`` NaN: the target at once."""
+    target = tau
+    if dly[DY_FEED] != 0.0 and delay_valid(dly):
+        target = tau - dly[DY_CFG] + dly[DY_EST]
+    if not math.isfinite(used):
+        dly[DY_RATE] = 0.0
+        return target
+    w = 2.0 * math.pi * FOLLOW_HZ
+    rate = dly[DY_RATE] + dt * (w * w * (target - used) - 2.0 * w * dly[DY_RATE])
+    dly[DY_RATE] = rate
+    return used + dt * rate
