@@ -41,19 +41,19 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
 
 
 def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay_error: float = 0.0,
-            identify: str | None = None) -> dict:
+            identify: str | None = None, contact_gate: bool | None = None) -> dict:
     """One HIL run of a rod case (emulator in lockstep, its platform delay from the emulator
     config, 8 N sensor noise; the sensor low-pass off so the loop delay is the platform's);
     returns the measured CoR, the closed-form ideal and the error in %, and the platform delay
     identified at the end of the run (``rt.stand.delay_id``; ``delay_error``, ``identify``:
-    :func:`sim_stand.cli.run_demo`'s)."""
+    ``contact_gate``: :func:`sim_stand.cli.run_demo`'s)."""
     from rt.config.case import load_case
     from sim_stand import rod
     from sim_stand.cli import REPO, run_demo
 
     emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
     out = run_demo(case_path, emulator_path=emulator_path, compensate=compensate, log_dir=log_dir,
-                   sensor_filter=False, delay_error=delay_error, identify=identify)
+                   sensor_filter=False, delay_error=delay_error, identify=identify, contact_gate=contact_gate)
     case = load_case(case_path)
     ideal = rod.restitution(case.contact.damping_ratio)
     m = cor_from_log(out["log"])

@@ -151,7 +151,8 @@ def _format(d: dict) -> str:
 def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
     """The stand as the controller must see it in lockstep with this emulator: no sensor or
     compute latency exists there (the emulator answers each frame with the sample of that
-    instant), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn);
+    instant), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn, + half
+    a cycle when it interpolates its set-points);
     ``sensor_filter`` False removes the low-pass (and its group delay)."""
     from dataclasses import replace
 
@@ -165,6 +166,8 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
     if emu is not None:
         pp = emu.platform
         servo = 2.0 * pp.damping_ratio / (2.0 * math.pi * pp.bandwidth_hz)
+        if pp.interpolation == "linear":        # the ramp from the last set-point: half a cycle later
+            servo += 0.5 / stand.rate_hz
         transport = pp.transport_delay_s
     return replace(stand, sensing=sensing,
                    delays=replace(stand.delays, sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
@@ -208,11 +211,12 @@ def die_with_parent(parent_pid: int):
 
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None, delay_error: float = 0.0,
-             identify: str | None = None) -> dict:
+             identify: str | None = None, contact_gate: bool | None = None) -> dict:
     """The demo as a function (tests call it): returns the summary dict. The controller's
     compensated delay is the lockstep loop's true one (:func:`lockstep_stand`), or that times
     ``1 + delay_error`` (a stand configured with the wrong platform delay); ``identify``
-    overrides the stand's ``[delays] identify`` mode."""
+    overrides the stand's ``[delays] identify`` mode, ``contact_gate`` its
+    ``[sensor.contact_gate] enabled``."""
     from dataclasses import replace
 
     from rt.config.case import load_case
@@ -234,6 +238,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         stand = replace(stand, delays=replace(d, transport_s=d.transport_s * (1.0 + delay_error),
                                               servo_s=d.servo_s * (1.0 + delay_error),
                                               identify=identify or d.identify))
+    if contact_gate is not None:
+        stand = replace(stand, contact_gate=replace(stand.contact_gate, enabled=bool(contact_gate)))
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
            "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),

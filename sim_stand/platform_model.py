@@ -25,8 +25,8 @@ from numba import njit
 from rt.stand import hexapod as H
 
 # parameters
-PP_WN, PP_ZETA, PP_VMAX, PP_AMAX, PP_LMIN, PP_LMAX, PP_DT, PP_NDELAY = range(8)
-PP_LEN = 8
+PP_WN, PP_ZETA, PP_VMAX, PP_AMAX, PP_LMIN, PP_LMAX, PP_DT, PP_NDELAY, PP_INTERP = range(9)
+PP_LEN = 9
 # state: lengths (6), rates (6), delay ring (ndelay x 6) stored separately, ring head, fault bits
 FAULT_STROKE = 1
 FAULT_VELOCITY = 2
@@ -40,6 +40,10 @@ class PlatformParams:
     acceleration_max_mps2: float = 5.0
     transport_delay_s: float = 0.002
     physics_dt_s: float = 1e-4
+    # how the controller's set-point reaches the servo within a cycle: "hold" (the new set-point
+    # for the whole cycle: a staircase) or "linear" (interpolated from the last one over the
+    # cycle: a ramp, half a cycle later on average; sim_stand.world.world_advance)
+    interpolation: str = "hold"
 
     def pack(self, length_min_m: float, length_max_m: float) -> np.ndarray:
         p = np.zeros(PP_LEN)
@@ -50,6 +54,7 @@ class PlatformParams:
         p[PP_LMIN], p[PP_LMAX] = length_min_m, length_max_m
         p[PP_DT] = self.physics_dt_s
         p[PP_NDELAY] = max(0, int(round(self.transport_delay_s / self.physics_dt_s)))
+        p[PP_INTERP] = 1.0 if self.interpolation == "linear" else 0.0
         return p
 
 

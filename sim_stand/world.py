@@ -49,7 +49,7 @@ from sim_stand.kin import K_A, K_E, K_G, K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN
 from sim_stand.dock_mechanism import (KIND_TREE, dock_contact, load_dock_mechanism, mech_absorbed_power,
                                      mech_contact, mech_derivatives, mech_error, mech_sie_update,
                                      mechanism_rest_state, ring_link_state, sie_ring_update)
-from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PlatformModel, PlatformReadings, servo_step
+from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PP_INTERP, PlatformModel, PlatformReadings, servo_step
 from sim_stand.grapple import GO_D, GO_LEN, GO_POW, GP_LEN, GS_CAP, GS_LEN, grapple_capture, grapple_eval
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
@@ -331,8 +331,10 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                   fkw, kin0, kin1, kinm, xr, mp, mw, mout, bm, cw, kst, xt, feat, featP, pairs, mat, lat, cst_in,
                   cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
                   link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev):
-    """``nsteps`` physics steps with the actuator command ``cmd`` held (it enters the platform's
-    delay line every step). On entry the model has been evaluated at the current state (its
+    """``nsteps`` physics steps with the actuator command ``cmd[0]`` (it enters the platform's
+    delay line every step): held, or with ``ppar[PP_INTERP]`` interpolated from the last
+    advance's command ``cmd[1]`` over the steps (``cmd[2]`` the step's command; ``cmd[1]`` is
+    the new command on exit). On entry the model has been evaluated at the current state (its
     derivative is in ``mout``, its kinematics in ``kin0``); on exit likewise at the new state.
     Returns 0, or the mechanism's non-zero status (the state is then that of the failing step)."""
     dt = wpar[W_DT]
@@ -340,9 +342,13 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
     kind = int(wpar[W_KIND])
     nx = xr.shape[0]
     rk4 = int(wpar[W_INTEG]) == INTEG_RK4
-    for _ in range(nsteps):
+    interp = ppar[PP_INTERP] != 0.0
+    for s_ in range(nsteps):
         fault_before = istate[I_FAULT]
-        platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp, fkw,
+        a = (s_ + 1.0) / nsteps if interp else 1.0
+        for i in range(6):
+            cmd[2, i] = cmd[1, i] + a * (cmd[0, i] - cmd[1, i])
+        platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd[2], pose, pose_g, twist, acc, J, J2, b6, Ltmp, fkw,
                       istate)
         platform_kin(wpar, pose, twist, acc, kin1)
         istate[I_STEPS] += 1
@@ -475,7 +481,7 @@ class StandWorld(PlatformReadings):
         self.kst = np.zeros((4, nx))
         self.xt = np.zeros(nx)
         # ---- platform scratch
-        self.cmd = np.zeros(6)
+        self.cmd = np.zeros((3, 6))       # this advance's command, the last one's, the step's (world_advance)
         self.pose_g = np.zeros(7)
         self.acc = np.zeros(6)
         self.J = np.zeros((6, 6))
@@ -512,7 +518,7 @@ class StandWorld(PlatformReadings):
         self.stats_arr[:] = 0.0
         self.stats_arr[ST_TCAP] = -1.0
         self.wpar[W_TOP0:W_TOP0 + 3] = pm.pose[:3]
-        self.cmd[:] = pm.L
+        self.cmd[:, :] = pm.L
         self.acc[:] = 0.0
         platform_kin(self.wpar, pm.pose, pm.twist, self.acc, self.kin0)
         self.kin1[:] = self.kin0
@@ -564,7 +570,7 @@ class StandWorld(PlatformReadings):
         """Hold the actuator-length command over ``dt`` (a whole number of physics steps; the
         command goes through the platform's delay line) and integrate everything."""
         n = self.steps_for(dt)
-        self.cmd[:] = cmd_lengths
+        self.cmd[0] = cmd_lengths
         pm = self.platform
         self.istate[I_HEAD] = pm.head
         self.istate[I_FAULT] = pm.fault
@@ -578,6 +584,7 @@ class StandWorld(PlatformReadings):
                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
                            self.aC, self.R_PE, self.ro, self.gp, self.gs, self.go, self.istate, self.stats_arr,
                            self.ev)
+        self.cmd[1] = self.cmd[0]
         pm.head = int(self.istate[I_HEAD])
         pm.fault = int(self.istate[I_FAULT])
         pm.accel[:] = self.acc

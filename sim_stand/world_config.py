@@ -120,6 +120,7 @@ def parse_emulator(t: Table) -> EmulatorConfig:
     vmax = pf.float("velocity_max_m_s", dp.velocity_max_mps, gt=0.0)
     amax = pf.float("acceleration_max_m_s2", dp.acceleration_max_mps2, gt=0.0)
     wd = pf.float("watchdog_s", 0.1, ge=0.0)
+    interp = pf.str("interpolation", "hold", choices=("hold", "linear"))
     dt = 1.0 / rate
     wn_dt = 2.0 * math.pi * bw * dt
     if wn_dt > 0.2:
@@ -130,7 +131,7 @@ def parse_emulator(t: Table) -> EmulatorConfig:
         raise pf.error("transport_delay_s", f"must be a whole number of physics steps ({dt:g} s); got {delay:g} s")
     pf.done()
     platform = PlatformParams(bandwidth_hz=bw, damping_ratio=zeta, velocity_max_mps=vmax, acceleration_max_mps2=amax,
-                              transport_delay_s=delay, physics_dt_s=dt)
+                              transport_delay_s=delay, physics_dt_s=dt, interpolation=interp)
 
     st = t.table("sensor", {})
     dn = DEFAULT_NOISE

@@ -95,6 +95,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     from rt.control.controller import stand_geometry
     from rt.dynamics import coupling as CP
     from rt.dynamics.berthing_flight import flight_from_case
+    from rt.stand import contact_gate as CG
     from rt.stand.sensing import Sensing
 
     ov = dict(overrides or {})
@@ -131,7 +132,14 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     dyn = np.nonzero(ph == PHASE_DYNAMICS)[0]
     hi = int(dyn[-1]) + 1 if len(dyn) else lo
     kernel = np.array([i for i in dyn if not (i > 0 and ph[i - 1] == PHASE_RUNUP)], dtype=np.int64)
-    d = run.read(["t", "raw", "w_P", "x", "rel_pose", "rel_twist", "rel_acc", "cmd_pose"], lo, hi)
+    extra = [f for f in ("new_sample", "delay") if f in run.fields]
+    d = run.read(["t", "raw", "w_P", "x", "rel_pose", "rel_twist", "rel_acc", "cmd_pose"] + extra, lo, hi)
+    # the lead the predictor used, cycle by cycle (the identified delay when fed: rt.stand.delay_id),
+    # and what of the measured wrench the dynamics received (rt.stand.contact_gate)
+    tau_rows = d["delay"][:, 1] if "delay" in d and "tau_s" not in ov else None
+    cg = stand.contact_gate
+    gate = CG.pack_gate(cg.enabled, cg.on_n, cg.off_n, cg.persist, cg.release_s, period)
+    new_sample = d["new_sample"] if "new_sample" in d else np.ones(hi - lo)
     sc = flight_from_case(case)
     step = CP.update_kernel(sc.env)
     w_in = np.zeros((2, 6))
@@ -156,8 +164,9 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
             continue
         t_run = float(t_all[lo + i - 1]) if lo + i > 0 and np.isfinite(t_all[lo + i - 1]) else 0.0
         dt = _dt(t_run, float(d["t"][i]), period)
-        w_in[0] = sens.w_P
-        step(sc.par, sc.env, sc.x, t_run, dt, w_in, tau, mode, geo, cp_out, ws.k, ws.xt, ws.ws, ws.rel)
+        CG.gate(gate, sens.w_P, w_in[0], bool(new_sample[i]))
+        tau_i = float(tau_rows[i]) if tau_rows is not None and np.isfinite(tau_rows[i]) else tau
+        step(sc.par, sc.env, sc.x, t_run, dt, w_in, tau_i, mode, geo, cp_out, ws.k, ws.xt, ws.ws, ws.rel)
         out["x"][i] = sc.x.ravel()
         out["rel"][i] = cp_out[CP.O_REL:CP.O_REL + rel_w]
         out["cmd_pose"][i] = cp_out[CP.O_PCMD:CP.O_PCMD + 7]

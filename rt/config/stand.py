@@ -71,6 +71,17 @@ class Delays:
 
 
 @dataclass(frozen=True)
+class ContactGate:
+    """[sensor.contact_gate] (rt.stand.contact_gate): the measured wrench reaches the dynamics
+    only in contact."""
+    enabled: bool = False
+    on_n: float = 40.0
+    off_n: float = 25.0
+    persist: int = 2
+    release_s: float = 0.05
+
+
+@dataclass(frozen=True)
 class Stand:
     file: Path
     name: str
@@ -84,6 +95,7 @@ class Stand:
     sensing: SensingParams
     sensor_rate_hz: float
     sensor_internal_rate_hz: float    # the Net F/T's internal sample rate, which its RDT ft_sequence counts
+    contact_gate: ContactGate
     sensor_protocol: str              # "serial" (framed SENSOR_SAMPLE) | "rdt" (ATI Net F/T over UDP)
     sensor_link: dict
     platform_link: dict
@@ -232,6 +244,13 @@ def parse_stand(t: Table) -> Stand:
     if f_on and not cutoff < rate / 2:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
+    cg_t = st.table("contact_gate", {"enabled": False})
+    cg = ContactGate(enabled=cg_t.bool("enabled", False), on_n=cg_t.float("on_n", 40.0, gt=0.0),
+                     off_n=cg_t.float("off_n", 25.0, gt=0.0), persist=cg_t.int("persist", 2, ge=1, le=100),
+                     release_s=cg_t.float("release_s", 0.05, gt=0.0, le=10.0))
+    if not cg.off_n <= cg.on_n:
+        raise cg_t.error("off_n", f"must not exceed on_n ({cg.on_n:g} N), got {cg.off_n:g} N")
+    cg_t.done()
     kind = st.table("link").str("transport", choices=TRANSPORT_KINDS)
     protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=("serial", "rdt"))
     sensor_link = _transport(st, "link", "raw" if protocol == "rdt" else "frame",
@@ -342,7 +361,7 @@ def parse_stand(t: Table) -> Stand:
 
     return Stand(file=t.file, name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
-                 overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal,
+                 overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,

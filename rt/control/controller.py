@@ -49,6 +49,7 @@ from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
+from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
 from rt.stand import hexapod as HX
 from rt.dynamics import spacecraft as SCM
@@ -237,6 +238,8 @@ class Controller:
         self.xctr = np.zeros(CK.XC_LEN, dtype=np.int64)
         self.dly = DY.pack_delay_id(d.identify, d.identify_time_constant_s, d.identify_min_speed_m_s,
                                     d.identify_settle_s, d.identify_band_s, d.platform_s, d.status_latency_s, self.period_s)
+        cg = self.stand.contact_gate
+        self.gate = CG.pack_gate(cg.enabled, cg.on_n, cg.off_n, cg.persist, cg.release_s, self.period_s)
         self.delay_rec = v["delay"]
         self.delay_rec[:] = math.nan
         self.trk_ring = np.zeros((max(delay_cycles + 2, DY.ring_rows(self.dly)), 3))
@@ -446,6 +449,7 @@ class Controller:
         self._runup_target()
         self.t_run = -(self.ru[CK.RU_T] + self.runup_lead) if self.ru[CK.RU_T] > 0.0 else 0.0
         self.sensing.reset_filter()
+        CG.gate_reset(self.gate)
         self.run_start_pose[:] = self.sent_pose
         self.stats[:] = 0.0
         self.stats[CK.ST_FIRST_CONTACT] = -1.0
@@ -782,7 +786,7 @@ class Controller:
                 sc.par, sc.env, sc.x, self.w_in, self.geo, self.out,
                 w.k, w.xt, w.ws, w.rel, self.cmd_pose, self.prev_pose, self.prev_vel, self.cmd_twist, self.cmd_acc,
                 self.cmd_lengths, self.scr, sm.lim, g.base, g.top, sm.leg_lim, g.box, sm.ctr, sm.crc_ring,
-                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.dly, self.delay_rec, self.raw_prev,
+                sm.gap_ring, sm.detail, self.xlim, self.xctr, self.trk_ring, self.dly, self.delay_rec, self.gate, self.raw_prev,
                 self.meas_pose, self.stats, self.endp, self._log_ring, self._log_cursor)
 
     @staticmethod

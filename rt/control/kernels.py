@@ -52,6 +52,7 @@ from numba import njit
 from drivers.motion_platform import PlatformState
 from rt.record import arraypack as AP
 from rt.dynamics import coupling as CP
+from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
 from rt.stand import safety as SF
 from rt.dynamics import spacecraft as S
@@ -496,6 +497,7 @@ HIL_ARRAYS = (
     ("trk_ring", "f8_2"),
     ("dly", "f8_1"),
     ("drec", "f8_1"),
+    ("gate", "f8_1"),
     ("raw_prev", "f8_1"),
     ("meas_pose", "f8_1"),
     ("stats", "f8_1"),
@@ -601,19 +603,19 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     trk_ring = AP.f8_2(tbl, 48)
     dly = AP.f8_1(tbl, 49)
     drec = AP.f8_1(tbl, 50)
-    raw_prev = AP.f8_1(tbl, 51)
-    meas_pose = AP.f8_1(tbl, 52)
-    stats = AP.f8_1(tbl, 53)
-    endp = AP.f8_1(tbl, 54)
-    ring = AP.f8_2(tbl, 55)
-    cursor = AP.i8_1(tbl, 56)
+    gate = AP.f8_1(tbl, 51)
+    raw_prev = AP.f8_1(tbl, 52)
+    meas_pose = AP.f8_1(tbl, 53)
+    stats = AP.f8_1(tbl, 54)
+    endp = AP.f8_1(tbl, 55)
+    ring = AP.f8_2(tbl, 56)
+    cursor = AP.i8_1(tbl, 57)
     had_contact = stats[ST_FIRST_CONTACT] >= 0.0
     ingest(sbuf, pbuf, raw, meas, ins, row, rix)
     seen = ins[IN_STATUS_SEEN] != 0.0
     pstate = meas[WK.ST_STATE]
     sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
-    for i in range(6):
-        w_in[0, i] = w_P[i]
+    CG.gate(gate, w_P, w_in[0], ins[IN_NEW_SAMPLE] != 0.0)
     model_ok = True
     tau_u = DY.compensated_delay(dly, tau, drec[DY.DR_USED], dt)
     drec[DY.DR_USED] = tau_u

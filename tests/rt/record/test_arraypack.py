@@ -11,6 +11,7 @@ from numba import njit
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
 from rt.dynamics import coupling as CP
+from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
 from rt.stand import wire_kernels as WK
 from rt.stand.sensing import sense
@@ -72,7 +73,7 @@ def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
     pstate = meas[WK.ST_STATE]
     sense(*(a[k] for k in ("C_eff", "R_PS", "p_PS_P", "raw", "bias", "acc_t", "sctr", "coef", "fstate", "w_S",
                            "w_P_raw", "w_P")))
-    a["w_in"][0, :] = a["w_P"]
+    CG.gate(a["gate"], a["w_P"], a["w_in"][0], ins[CK.IN_NEW_SAMPLE] != 0.0)
     tau_u = DY.compensated_delay(a["dly"], tau, a["drec"][DY.DR_USED], dt)
     a["drec"][DY.DR_USED] = tau_u
     CP.coupling_update(a["par"], a["env"], a["x"], t, dt, a["w_in"], tau_u, mode, a["geo"], out, a["k"], a["xt"],
