@@ -1,4 +1,4 @@
-"""The shells of ``dockstand campaign run | rerun | summary``
+"""The shells of ``dockstand campaign run | rerun | summary`` and ``dockstand reconstruct``
 (registered by :mod:`sim_stand.campaign.commands`). A user's mistake (bad file, bad directory)
 is one ``error:`` line and exit status 2, never a traceback. Not for the real-time loop."""
 from __future__ import annotations
@@ -137,4 +137,26 @@ def cmd_summary(args) -> int:
         print(format_summary(s))
         if args.out:
             print(f"figures: {args.out}")
+    return 0
+
+
+def cmd_reconstruct(args) -> int:
+    from rt.config import ConfigError
+    from sim_stand.campaign.reconstruct import TelemetryError, format_fit, reconstruct
+
+    if args.starts < 1:
+        return _err(f"--starts must be >= 1, got {args.starts}")
+    names = [n.strip() for n in args.fit.split(",") if n.strip()] if args.fit else None
+    try:
+        fit = reconstruct(args.telemetry, args.case, emulator=args.emulator, parameters=names, starts=args.starts,
+                          scan=args.scan, workers=args.workers, scheduler=args.scheduler,
+                          align_contact=args.align_contact, fit_forces=args.fit_forces)
+    except (ConfigError, TelemetryError) as e:
+        return _err(e)
+    except OSError as e:
+        return _err(f"cannot reach the Dask scheduler {args.scheduler}: {e}" if args.scheduler else e)
+    if args.plot:
+        from sim_stand.campaign.reconstruct import plot_fit
+        plot_fit(fit, args.plot)
+    print(json.dumps(fit.as_dict(), default=float) if args.json else format_fit(fit))
     return 0

@@ -1,4 +1,4 @@
-"""``dockstand campaign run | rerun | summary`` (docs/cli.md,
+"""``dockstand campaign run | rerun | summary`` and ``dockstand reconstruct`` (docs/cli.md,
 docs/campaigns.md), registered through the ``dockstand.commands`` entry points. The heavy
 parts (:mod:`sim_stand.campaign.cli`, Dask, the kernels) are imported only when a command runs."""
 from __future__ import annotations
@@ -39,3 +39,21 @@ def add_parsers(sub) -> None:
     s.add_argument("--worst", type=int, default=5, metavar="K", help="list the K worst samples (default 5)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=lazy("cmd_summary"))
+
+    x = sub.add_parser("reconstruct", help="initial conditions at first contact from telemetry (least squares)")
+    x.add_argument("telemetry", metavar="TELEMETRY.csv|parquet")
+    x.add_argument("--case", required=True, help="the case the telemetry belongs to (vehicles, mechanism)")
+    x.add_argument("--emulator", default=None)
+    x.add_argument("--fit", metavar="NAMES", help="comma-separated parameters to fit (default: position_y_m, "
+                   "position_z_m, misalignment_1..3_deg, closing and lateral velocities, active_rate_x..z_dps)")
+    x.add_argument("--starts", type=int, default=4, metavar="K",
+                   help="local fits from the case's values and the K-1 best points of the scan (default 4)")
+    x.add_argument("--scan", type=int, metavar="M", help="scan points for the starts (default 8 per parameter)")
+    x.add_argument("--align-contact", action="store_true",
+                   help="the telemetry's clock is not the case's: fit the offset (started from the first contacts)")
+    x.add_argument("--fit-forces", action="store_true", help="fit the contact wrench's channels too")
+    x.add_argument("--workers", type=int, metavar="N", help="run the starts on a LocalCluster of N processes")
+    x.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the starts on this Dask cluster")
+    x.add_argument("--plot", metavar="FILE", help="overlay the fit on the telemetry in this figure (png/pdf)")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=lazy("cmd_reconstruct"))

@@ -45,7 +45,7 @@ def loads_page(rows: list[dict], s: Summary) -> Figure:
     fig = Figure(figsize=PAGE)
     axes = fig.subplots(2, 2).ravel()
     for ax, (col, lkey, unit) in zip(axes, LOADS):
-        v = np.array([r[col] for r in rows if r[col] is not None], dtype=float)
+        v = np.array([r[col] for r in rows if r[col] is not None and r["outcome"] != "failure"], dtype=float)
         v = v[np.isfinite(v)]
         if v.size:
             ax.hist(v, bins=min(40, max(5, v.size // 4)), color="tab:blue", alpha=0.8)
@@ -56,7 +56,7 @@ def loads_page(rows: list[dict], s: Summary) -> Figure:
         ax.set_xlabel(f"{col} ({unit})")
         ax.set_ylabel("samples")
         ax.grid(True, lw=0.3)
-    fig.suptitle(f"{s.name}: peak loads")
+    fig.suptitle(f"{s.name}: peak loads of the runs that did not fail")
     return fig
 
 

@@ -1,7 +1,8 @@
 """A campaign's statistics from its results (``dockstand campaign summary``; docs/campaigns.md
 §summary): outcome counts, the capture probability with its 95 % Wilson interval
-(``scipy.stats.binomtest``), peak loads against the mechanism's limits, the worst samples with
-their inputs. A failure counts as no capture in the probability (conservative). Computations
+(``scipy.stats.binomtest``), peak loads against the mechanism's limits (over the runs that did
+not fail: a failed run's peaks are no loads), the worst samples with their inputs. A failure
+counts as no capture in the probability (conservative). Computations
 return a :class:`Summary`; the figures are :mod:`sim_stand.campaign.figures`. Not for the
 real-time loop.
 """
@@ -30,7 +31,7 @@ class Summary:
     wilson_95: tuple[float, float] | None
     limits: dict
     loads: dict                  # column -> {max, p99, mean, over_limit}
-    failure_reasons: dict        # reason -> count
+    failure_reasons: dict        # end reason -> {count, example}
     worst: list = field(default_factory=list)     # rows
     note: str = ""
 
@@ -78,18 +79,20 @@ def summarize(store: ResultStore, worst: int = 5) -> Summary:
     n = len(rows)
     lim, note = campaign_limits(store)
     loads = {}
+    valid = [r for r in rows if r["outcome"] != "failure"]      # a failed run's peaks are no loads
     for col, lkey, _unit in LOADS:
-        v = np.array([r[col] for r in rows if r[col] is not None], dtype=float)
+        v = np.array([r[col] for r in valid if r[col] is not None], dtype=float)
         v = v[np.isfinite(v)]
         if v.size == 0:
             continue
         L = lim.get(lkey)
         loads[col] = {"max": float(v.max()), "p99": float(np.percentile(v, 99)), "mean": float(v.mean()),
                       "limit": L, "over_limit": int((v > L).sum()) if L else None}
-    reasons: dict[str, int] = {}
+    reasons: dict[str, dict] = {}          # the run's end reason -> count and one example message
     for r in rows:
         if r["outcome"] == "failure":
-            reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
+            d = reasons.setdefault(r["end_reason"] or "failure", {"count": 0, "example": r["reason"]})
+            d["count"] += 1
 
     def severity(r):
         rank = {"failure": 0, "no_capture": 1}.get(r["outcome"], 2)
@@ -112,8 +115,8 @@ def format_summary(s: Summary) -> str:
     for col, d in s.loads.items():
         lim = f", limit {d['limit']:.4g}, {d['over_limit']} over" if d["limit"] else ""
         lines.append(f"  {col:<22} max {d['max']:.4g}  p99 {d['p99']:.4g}  mean {d['mean']:.4g}{lim}")
-    for reason, cnt in s.failure_reasons.items():
-        lines.append(f"  failure x{cnt}: {reason}")
+    for end, d in s.failure_reasons.items():
+        lines.append(f"  failure x{d['count']}: {end} (e.g. {d['example']})")
     if s.worst:
         lines.append("  worst samples:")
         skip = {"worker", "cpu_s"}

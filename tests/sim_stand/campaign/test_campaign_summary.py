@@ -41,7 +41,8 @@ def _store(tmp_path):
         {"sample": 2, **base, "outcome": "no_capture", "reason": "the units separated", "peak_force_n": 1000.0,
          "peak_moment_nm": 100.0, "lateral_offset_m": 0.09, "angular_misalignment_deg": 3.0,
          "closing_speed_mps": 0.06},
-        {"sample": 3, **base, "outcome": "failure", "reason": "penetration", "peak_force_n": 20000.0,
+        {"sample": 3, **base, "outcome": "failure", "reason": "pair x: penetration 9 mm", "end_reason":
+         "penetration_limit", "peak_force_n": 20000.0,
          "peak_moment_nm": 900.0, "lateral_offset_m": 0.08, "angular_misalignment_deg": 2.0,
          "closing_speed_mps": 0.11},
     ]
@@ -55,10 +56,10 @@ def test_summary_counts_probability_loads_worst(tmp_path):
     assert (s.completed, s.captures, s.no_captures, s.failures) == (4, 2, 1, 1)
     assert s.capture_probability == 0.5
     assert s.wilson_95 == pytest.approx(wilson_closed_form(2, 4))
-    assert s.loads["peak_force_n"]["max"] == 20000.0
-    assert s.loads["peak_force_n"]["over_limit"] == 2            # 8000 and 20000 over the 7200 N default
+    assert s.loads["peak_force_n"]["max"] == 8000.0              # the failed run's 20 kN is no load
+    assert s.loads["peak_force_n"]["over_limit"] == 1            # 8000 over the 7200 N default
     assert [r["sample"] for r in s.worst] == [3, 2, 1]           # failure, no capture, highest load
-    assert s.failure_reasons == {"penetration": 1}
+    assert s.failure_reasons == {"penetration_limit": {"count": 1, "example": "pair x: penetration 9 mm"}}
     text = format_summary(s)
     assert "incomplete" in text and "95 % Wilson" in text
 
