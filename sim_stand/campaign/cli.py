@@ -8,8 +8,6 @@ import math
 import sys
 from pathlib import Path
 
-from sim_stand.cli import REPO
-
 
 def _err(msg) -> int:
     print(f"error: {msg}", file=sys.stderr)
@@ -34,7 +32,11 @@ def cmd_run(args) -> int:
         return _err(f"--samples must be >= 1, got {args.samples}")
     if args.workers is not None and args.workers < 1:
         return _err(f"--workers must be >= 1, got {args.workers}")
-    out = Path(args.out) if args.out else REPO / "runs" / "campaigns" / c.name
+    if args.out:
+        out = Path(args.out)
+    else:
+        from rt.config.stand import default_runlog_dir
+        out = default_runlog_dir() / "campaigns" / c.name
     try:
         rep = run_campaign(c, out, samples=args.samples, workers=args.workers, scheduler=args.scheduler,
                            resume=args.resume, progress=not args.no_progress)

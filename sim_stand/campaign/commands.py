@@ -16,7 +16,8 @@ def add_parsers(sub) -> None:
 
     r = cs.add_parser("run", help="run a campaign file's samples, results streamed to Parquet in DIR")
     r.add_argument("file", metavar="FILE", help="campaign file (config/campaigns/*.toml)")
-    r.add_argument("-o", "--out", metavar="DIR", help="results directory (default runs/campaigns/<name>)")
+    r.add_argument("-o", "--out", metavar="DIR", help="results directory (default $DOCKSTAND_DATA/runs/campaigns/<name>, else "
+                   "~/.local/share/dockstand/runs/campaigns/<name>)")
     r.add_argument("--samples", type=int, metavar="N", help="number of samples (default: the file's)")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--workers", type=int, metavar="N", help="LocalCluster worker processes (default: all cores)")

@@ -23,7 +23,7 @@ from pathlib import Path
 from sim_stand.campaign.outcome import run_sample
 from sim_stand.campaign.sampling import design
 from sim_stand.campaign.spec import Campaign
-from sim_stand.campaign.store import ResultStore, StoreError
+from sim_stand.campaign.store import ResultStore, StoreError, ensure_new
 
 
 @dataclass
@@ -58,25 +58,29 @@ def open_client(workers: int | None = None, scheduler: str | None = None):
     LocalCluster of ``workers`` processes (default: this machine's cores) on 127.0.0.1."""
     from dask.distributed import Client, LocalCluster
     if scheduler:
-        return Client(scheduler, timeout="20s"), None
+        return Client(scheduler, timeout="10s"), None
     n = workers or os.cpu_count() or 1
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                            dashboard_address=None, silence_logs=40)
     return Client(cluster), cluster
 
 
-def prepare_store(c: Campaign, out_dir: str | Path, samples: int | None, resume: bool) -> ResultStore:
+def existing_store(c: Campaign, out_dir: str | Path, samples: int | None, resume: bool) -> ResultStore | None:
+    """The results directory to continue (``resume``), or None for a new one; StoreError when
+    ``out_dir`` cannot be used as asked. Writes nothing but a grown N."""
     out_dir = Path(out_dir)
-    if resume and (out_dir / "campaign.json").exists():
-        store = ResultStore.open(out_dir)
-        store.check_same_campaign(c)
-        if samples is not None and samples != store.samples:
-            if c.sampling == "lhs":
-                raise StoreError(f"{out_dir}: a Latin hypercube of {store.samples} samples cannot change size "
-                                 f"to {samples} (its strata depend on N); use random or sobol sampling to grow")
-            store.set_samples(samples)
-        return store
-    return ResultStore.create(out_dir, c, samples if samples is not None else c.samples)
+    if not (out_dir / "campaign.json").exists():
+        return None
+    if not resume:
+        ensure_new(out_dir)                           # raises: the directory holds a campaign
+    store = ResultStore.open(out_dir)
+    store.check_same_campaign(c)
+    if samples is not None and samples != store.samples:
+        if c.sampling == "lhs":
+            raise StoreError(f"{out_dir}: a Latin hypercube of {store.samples} samples cannot change size "
+                             f"to {samples} (its strata depend on N); use random or sobol sampling to grow")
+        store.set_samples(samples)
+    return store
 
 
 def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None, workers: int | None = None,
@@ -87,9 +91,9 @@ def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None
     from dask.distributed import as_completed
     from tqdm import tqdm
 
-    store = prepare_store(c, out_dir, samples, resume)
-    n = store.samples
-    done = set(store.done())
+    store = existing_store(c, out_dir, samples, resume)
+    n = store.samples if store is not None else (samples if samples is not None else c.samples)
+    done = set(store.done()) if store is not None else set()
     todo = [i for i in range(n) if i not in done]
     values = design(c, n)
     names = c.names
@@ -100,9 +104,11 @@ def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None
     nworkers = 0
     if not todo:
         return RunReport(Path(out_dir), n, len(done), 0, 0, 0, 0.0, 0, 0.0)
-    if own:
+    if own:                                   # the cluster first: nothing is written if it cannot be had
         client, cluster = open_client(workers, scheduler)
     try:
+        if store is None:
+            store = ResultStore.create(out_dir, c, n)
         cf = client.scatter(c, broadcast=True)
         client.run(_warm, c)
         nworkers = len(client.scheduler_info().get("workers", {}))
@@ -144,4 +150,4 @@ def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None
                      ran / wall if wall > 0 else 0.0)
 
 
-__all__ = ["run_campaign", "open_client", "prepare_store", "RunReport"]
+__all__ = ["run_campaign", "open_client", "existing_store", "RunReport"]

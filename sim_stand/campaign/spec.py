@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rt.config._schema import ConfigError, Table
@@ -110,7 +110,6 @@ class Campaign:
     limits: Limits
     duration_s: float | None = None
     settle_s: float | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -185,6 +184,12 @@ def parse_campaign(t: Table) -> Campaign:
         if case.contact.model != "mechanism" or case.berthing is not None:
             raise t.error("dispersions", f"mechanism dispersions need a docking-mechanism case; "
                           f"{case_path.name} uses the {case.contact.model!r} contact model")
+        from sim_stand.tree.config import is_tree_file
+        from sim_stand.world_config import load_emulator
+        mech = load_emulator(emu_path).for_case(case).mechanism_path
+        if is_tree_file(mech):
+            raise t.error("dispersions", f"mechanism dispersions (damper, spring, friction factors) apply to a "
+                          f"parallel mechanism's legs; {Path(mech).name} is a tree mechanism")
     force, moment, stroke, rate = 7200.0, 1400.0, None, None
     if t.has("limits"):
         li = t.table("limits")

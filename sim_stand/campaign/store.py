@@ -39,6 +39,13 @@ class StoreError(ValueError):
     """A results directory that cannot be used as asked (says why)."""
 
 
+def ensure_new(root: str | Path) -> None:
+    """StoreError unless ``root`` is free for a new campaign's results."""
+    if (Path(root) / "campaign.json").exists():
+        raise StoreError(f"{root} already holds a campaign's results: continue it with --resume, "
+                         f"or give another directory (-o)")
+
+
 class ResultStore:
     """The results directory of one campaign (module docstring)."""
 
@@ -58,9 +65,7 @@ class ResultStore:
     @classmethod
     def create(cls, root: str | Path, c: Campaign, samples: int) -> "ResultStore":
         root = Path(root)
-        if (root / "campaign.json").exists():
-            raise StoreError(f"{root} already holds a campaign's results: continue it with --resume, "
-                             f"or give another directory (-o)")
+        ensure_new(root)
         (root / "results").mkdir(parents=True, exist_ok=True)
         man = {"name": c.name, "campaign_file": str(c.file), "campaign_digest": c.digest,
                "campaign_text": Path(c.file).read_text(), "case": str(c.case_path), "samples": int(samples),
@@ -137,4 +142,4 @@ class ResultStore:
         return t.sort_by("sample")
 
 
-__all__ = ["ResultStore", "StoreError", "schema"]
+__all__ = ["ResultStore", "StoreError", "ensure_new", "schema"]

@@ -88,12 +88,13 @@ class DaskProcesses:
         return p
 
     def stop(self):
+        """Workers first (each closes with the scheduler still there), then the scheduler: SIGTERM,
+        and SIGKILL after 5 s."""
         for p in reversed(self.procs):
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(p.pid, signal.SIGKILL)
-                p.wait()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    os.kill(p.pid, signal.SIGKILL)
+                    p.wait()

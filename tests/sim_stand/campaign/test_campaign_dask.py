@@ -64,6 +64,7 @@ def test_scheduler_and_worker_processes_give_identical_rows(local_run, dask_proc
 
 def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_path):
     c = load_campaign(short_campaign(tmp_path, 16, sampling="random"))
+    run_sample(c, 0, {})                               # kernels compiled (once) before the workers start
     addr = dask_procs.start_scheduler()
     victim = dask_procs.start_worker("victim")
     dask_procs.start_worker("survivor")
@@ -73,7 +74,7 @@ def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_pat
     def go():
         result["rep"] = run_campaign(c, out, scheduler=addr, progress=False, flush_rows=1)
 
-    th = threading.Thread(target=go)
+    th = threading.Thread(target=go, daemon=True)
     th.start()
     end = time.monotonic() + 120
     while time.monotonic() < end:                      # both workers are busy once the first rows are in

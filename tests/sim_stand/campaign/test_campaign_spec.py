@@ -60,6 +60,9 @@ BAD = {
     "scale_not_positive": (BASE + '[dispersions.damper_scale]\ndistribution = "normal"\nsigma = 0.3\n',
                            "dispersions.damper_scale.sigma", "must stay > 0"),
     "missing_case": ('case = "nowhere.toml"\nsamples = 3\nseed = 1\n', "case", "file not found"),
+    "tree_mechanism_dispersed": (BASE.replace("nominal.toml", "probe_cone.toml")
+                                 + '[dispersions.damper_scale]\ndistribution = "uniform"\nbounds = [0.9, 1.1]\n',
+                                 "dispersions", "tree mechanism"),
     "sigma_and_three_sigma": (BASE + '[dispersions.position_y_m]\ndistribution = "normal"\nsigma = 0.1\n'
                               'three_sigma = 0.3\n', "dispersions.position_y_m.three_sigma", "not both"),
 }
