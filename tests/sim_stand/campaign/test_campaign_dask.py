@@ -19,7 +19,7 @@ from sim_stand.campaign.store import ResultStore
 
 from campaign_helpers import short_campaign
 
-N = 12
+N = 16
 
 
 @pytest.fixture(scope="module")
