@@ -12,7 +12,8 @@
 * :mod:`.engine` -- the Dask driver (LocalCluster or an existing scheduler), progress, resume;
 * :mod:`.summary` / :mod:`.figures` -- capture probability (Wilson), envelopes, peak loads, worst
   samples; the PDF;
-* :mod:`.reconstruct` -- initial conditions from telemetry by least squares over simulations.
+* :mod:`.telemetry` / :mod:`.reconstruct` -- a docking's telemetry; its initial conditions by least
+  squares over simulations.
 
 Nothing here runs in (or adds work to) the real-time loop.
 """

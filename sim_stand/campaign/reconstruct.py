@@ -35,6 +35,7 @@ import numpy as np
 from rt.config.case import Case, load_case
 from sim_stand.campaign.apply import apply_case
 from sim_stand.campaign.spec import nominal_value
+from sim_stand.campaign.telemetry import CHANNEL_PREFIXES, Telemetry, TelemetryError, contact_time, read_telemetry
 
 FIT_PARAMETERS = ("position_y_m", "position_z_m", "misalignment_1_deg", "misalignment_2_deg", "misalignment_3_deg",
                   "closing_velocity_mps", "lateral_velocity_y_mps", "lateral_velocity_z_mps",
@@ -44,89 +45,10 @@ SCALES = {"position": 0.01, "misalignment": 0.5, "closing": 0.005, "lateral": 0.
           "passive": 0.05, "time": 0.005}
 #: the fitted offset of the telemetry's clock from the case's (``align_contact``), s
 OFFSET = "time_offset_s"
-CHANNEL_PREFIXES = ("w_P.", "stroke.", "ring_state.", "x.A.w_")
-
-
-class TelemetryError(ValueError):
-    """The telemetry file cannot be used (says which file and why)."""
 
 
 def scale_of(name: str) -> float:
     return SCALES[name.split("_")[0]]
-
-
-@dataclass
-class Telemetry:
-    file: str
-    t: np.ndarray
-    channels: dict[str, np.ndarray]
-    ignored: list[str]
-
-
-def read_telemetry(path: str | Path) -> Telemetry:
-    """The telemetry file's time and usable channels (module docstring)."""
-    import pyarrow as pa
-    path = Path(path)
-    try:
-        if path.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq
-            table = pq.read_table(path)
-        elif path.suffix.lower() == ".csv":
-            import pyarrow.csv as pc
-            table = pc.read_csv(path)
-        else:
-            raise TelemetryError(f"{path}: expected a .csv or .parquet file")
-    except (OSError, pa.ArrowInvalid) as e:
-        raise TelemetryError(f"{path}: cannot read ({e})") from None
-    cols = {}
-    for name in table.column_names:
-        base = name.split(" [")[0].strip()
-        cols[base] = name
-    if "t" not in cols:
-        raise TelemetryError(f"{path}: no time column 't' (seconds)")
-    t = np.asarray(table.column(cols["t"]).to_numpy(), dtype=np.float64)
-    if t.size < 10 or not np.all(np.diff(t) > 0):
-        raise TelemetryError(f"{path}: column 't' must hold at least 10 strictly increasing times")
-    ch, ignored = {}, []
-    for base, name in cols.items():
-        if base == "t":
-            continue
-        if base.startswith(CHANNEL_PREFIXES) and not (base.startswith("ring_state.") and int(base.split(".")[1]) > 5):
-            v = np.asarray(table.column(name).to_numpy(), dtype=np.float64)
-            if not np.all(np.isfinite(v)):
-                raise TelemetryError(f"{path}: column {name!r} has non-finite values")
-            ch[base] = v
-        else:
-            ignored.append(base)
-    if not ch:
-        raise TelemetryError(f"{path}: none of the known channels (w_P.*, stroke.leg*, ring_state.0-5, x.A.w_*) "
-                             f"is in the file; columns: {', '.join(cols)}")
-    return Telemetry(str(path), t, ch, ignored)
-
-
-def _crossing(t: np.ndarray, v: np.ndarray, level: float) -> float | None:
-    """The first time ``v`` exceeds ``level``, interpolated linearly between samples (a
-    contact time that moves continuously with the parameters, finer than the sampling)."""
-    hit = np.nonzero(v > level)[0]
-    if not hit.size:
-        return None
-    k = int(hit[0])
-    if k == 0:
-        return float(t[0])
-    a = (level - v[k - 1]) / (v[k] - v[k - 1])
-    return float(t[k - 1] + a * (t[k] - t[k - 1]))
-
-
-def contact_time(t: np.ndarray, ch: dict[str, np.ndarray], threshold_n: float, threshold_m: float) -> float | None:
-    """The first time the force magnitude exceeds ``threshold_n`` (else a stroke departs from
-    its first value by ``threshold_m``); None if neither happens or no such channel exists."""
-    f = [ch[k] for k in ("w_P.fx", "w_P.fy", "w_P.fz") if k in ch]
-    if f:
-        return _crossing(t, np.sqrt(sum(x * x for x in f)), threshold_n)
-    s = [ch[k] for k in ch if k.startswith("stroke.")]
-    if s:
-        return _crossing(t, np.max(np.abs(np.stack(s) - np.stack(s)[:, :1]), axis=0), threshold_m)
-    return None
 
 
 class Simulator:
