@@ -4,7 +4,8 @@
 By default a ``LocalCluster`` of worker processes on this machine, one thread each, listening on
 loopback only; or an existing cluster by its scheduler's address (``tcp://HOST:PORT``), used as
 it is. Each worker loads the kernels once (numba's cache; a warm-up sample per worker before the
-timed work), then runs one sample per task. Rows are written as samples finish (every
+timed work; for a LocalCluster this process compiles them first, so that on a fresh machine they
+compile once, not once per worker), then runs one sample per task. Rows are written as samples finish (every
 ``flush_rows`` rows or ``flush_s`` seconds, and at the end), with a progress bar and ETA (tqdm).
 
 A lost worker is the scheduler's business: its tasks are recomputed elsewhere and each task's
@@ -105,6 +106,8 @@ def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None
     if not todo:
         return RunReport(Path(out_dir), n, len(done), 0, 0, 0, 0.0, 0, 0.0)
     if own:                                   # the cluster first: nothing is written if it cannot be had
+        if not scheduler:
+            _warm(c)                          # compile (or load) here once: the local workers load the cache
         client, cluster = open_client(workers, scheduler)
     try:
         if store is None:

@@ -68,6 +68,9 @@ def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_pat
     addr = dask_procs.start_scheduler()
     victim = dask_procs.start_worker("victim")
     dask_procs.start_worker("survivor")
+    from dask.distributed import Client
+    with Client(addr, timeout="30s") as cl:
+        cl.wait_for_workers(2, timeout=120)
     out = tmp_path / "out"
     result = {}
 
@@ -76,13 +79,22 @@ def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_pat
 
     th = threading.Thread(target=go, daemon=True)
     th.start()
+
+    def victim_rows():
+        if not (out / "campaign.json").exists():
+            return 0, 0
+        rows = ResultStore.open(out).read().to_pylist()
+        return sum(r["worker"].endswith(f":{victim.pid}") for r in rows), len(rows)
+
     end = time.monotonic() + 120
-    while time.monotonic() < end:                      # both workers are busy once the first rows are in
-        if (out / "results").exists() and len(list((out / "results").glob("part-*.parquet"))) >= 3:
+    while time.monotonic() < end:                      # kill the victim once it has delivered a row
+        mine, total = victim_rows()
+        if mine >= 1:
             break
-        time.sleep(0.05)
+        time.sleep(0.02)
     else:
-        pytest.fail("the campaign did not start")
+        pytest.fail("the victim worker delivered nothing")
+    assert total < 16                                  # mid-campaign
     os.kill(victim.pid, signal.SIGKILL)
     th.join(timeout=300)
     assert not th.is_alive()
