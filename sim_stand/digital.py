@@ -46,13 +46,14 @@ from numba import njit
 from rt.dynamics import berthing_flight as BF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
+from rt.jit import KERNEL
 from rt.config.case import Case, load_case
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
 from sim_stand.contact import geometry as G
-from sim_stand.dock_mechanism import (KIND_TREE, base_wrench_offset, load_dock_mechanism, mech_absorbed_power,
-                                     mech_contact, mech_derivatives, mech_error, mech_sie_update,
+from sim_stand.dock_mechanism import (KIND_PARALLEL, KIND_TREE, base_wrench_offset, load_dock_mechanism,
+                                     mech_absorbed_power, mech_contact, mech_derivatives, mech_error, mech_sie_update,
                                      mechanism_rest_state)
 from sim_stand.mechanism import layout as ML
 from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grapple_capture, grapple_eval
@@ -62,6 +63,9 @@ from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENET
                              ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_TCAP, dock_base_motion,
                              max_class1_penetration, record_events, step_stats)
 from sim_stand.world_config import EmulatorConfig, load_emulator
+
+# allocation-free kernels: no NRT reference counting (rt/jit.py; ~15 % of the digital case's time)
+_JIT = dict(KERNEL, error_model="numpy")
 
 # end reasons
 END_NONE, END_DURATION, END_CAPTURE, END_SEPARATED, END_PENETRATION, END_MECHANISM = 0, 1, 2, 3, 4, 5
@@ -109,7 +113,7 @@ LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetra
 
 
 # ====================================================================== kernels
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def port_accel(par, x, xdot, ws, s, kin):
     """Absolute acceleration of port s's origin and its angular acceleration, from the state
     derivative (module docstring), into kin[K_A], kin[K_E] in P components (ws row 1 = P)."""
@@ -153,7 +157,7 @@ def port_accel(par, x, xdot, ws, s, kin):
         kin[K_E + i] = c0 * ei0 + c1 * ei1 + c2 * ei2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat, featP,
                  pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr,
                  link_pose, link_twist, aC, R_PE):
@@ -193,7 +197,7 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def sc_sie_update(par, env, x, xdot, dt):
     """Semi-implicit Euler for the vehicles: v, omega, eta' from the accelerations, then r,
     q (exact rotation by the new body rate over dt), eta from the new rates."""
@@ -231,7 +235,7 @@ def sc_sie_update(par, env, x, xdot, dt):
         x[s, S.S_Q + 3] = nz * n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def interface_gap(feat, lat, link_pose, R_PE, pmin):
     """A lower bound of the axial clearance between the units: ``pmin`` (the smallest x_P of the
     passive features' bounding spheres) minus the largest x_P of the active features' bounding
@@ -273,7 +277,7 @@ def passive_min_x(feat: np.ndarray) -> float:
     return float(np.min(pas[:, G.F_BC] - pas[:, G.F_BR]))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _row_head(row, lay, t, wrench_P, rel13, x):
     """The log fields both field sets begin with (``t``, ``w_P``, ``rel_pose``, ``rel_twist``,
     ``x``; :data:`LOG_FIELDS_MECH`, :data:`LOG_FIELDS_ROD`) into ``row`` at the offsets ``lay``;
@@ -291,7 +295,7 @@ def _row_head(row, lay, t, wrench_P, rel13, x):
             row[lay[4] + s * ns + i] = x[s, i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
     S.relative_state(par, env, x, rel13, ws)
     _row_head(row, lay, t, wrench_P, rel13, x)
@@ -320,13 +324,13 @@ def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, nc
     row[lay[12]] = phase
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate):
     S.relative_state(par, env, x, rel13, ws)
     _end_from_relative(t, rel13, dpar, stats, istate)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _end_from_relative(t, rel13, dpar, stats, istate):
     """The platform-excursion statistic and the end criteria from the relative state ``rel13``."""
     d = math.sqrt((rel13[0] - dpar[D_R0]) ** 2 + (rel13[1] - dpar[D_R0 + 1]) ** 2 + (rel13[2] - dpar[D_R0 + 2]) ** 2)
@@ -341,7 +345,7 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
         istate[J_END] = END_DURATION
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
                 Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, istate, stats, ev, evst):
@@ -416,7 +420,7 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
                 Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, k4, xt4, zero_w, istate, stats, ev, evst,
@@ -506,7 +510,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
     return nrow
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, tmp, istate, stats, logbuf, lay):
     """The elastic-rod case: RK4 with the rod force at every stage, one log row per period."""
     dt = dpar[D_DT]
@@ -535,7 +539,7 @@ def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, t
     return nrow
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def _grapple_derivatives(a, gp, gs, go, x, w_in, xdot, ws, rel, kin):
     """The berthing flight coupled by the snare: the ports at this state (the kinematic half of
     the evaluation), the snare's wrench from them, then the flight's dynamics under it."""
@@ -545,7 +549,7 @@ def _grapple_derivatives(a, gp, gs, go, x, w_in, xdot, ws, rel, kin):
     return BF.flight_dynamics(a, x, w_in, xdot, ws)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
     """One RK4 step of the flight with the snare's wrench at every stage (the capture state
     ``gs`` held); afterwards ``ws``, ``rel``, ``kin``, ``w_in[0]`` and ``go`` hold the new state's
@@ -568,7 +572,7 @@ def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
     """The berthing case: RK4 of the flight (``rt.dynamics.berthing_flight``) with the snare's
     wrench (``sim_stand.grapple``) at every stage, the capture checked at each step's end, one
@@ -645,18 +649,24 @@ class DigitalSim:
     ``hil_coupling``: the active vehicle receives the contact wrench's reaction at A instead of
     the mechanism's base wrench (the mechanism's weight and inertia ride on the platform, as in
     a HIL run). Both together are the stand's conditions (:func:`stand_conditions`), the ideal
-    loop a HIL run is judged against (docs/validation.md)."""
+    loop a HIL run is judged against (docs/validation.md). ``mechanism`` (optional): a parallel
+    mechanism's :class:`sim_stand.mechanism.config.MechanismConfig` used instead of the file
+    (a campaign's dispersed damper, spring and friction coefficients).
+
+    Not for the real-time loop (builds buffers, compiles on first use); :meth:`run` integrates
+    in compiled kernels and may write a run log."""
 
     def __init__(self, case: Case | str | Path, emu: EmulatorConfig | str | Path | None = None, *,
                  dt: float | None = None, integrator: str | None = None, log_rate_hz: float = 1000.0,
                  coarse: bool = True, coarse_dt: float = 1e-3, gap_margin_m: float = 0.01,
-                 duration_s: float | None = None, gravity_A=None, hil_coupling: bool = False):
+                 duration_s: float | None = None, gravity_A=None, hil_coupling: bool = False, mechanism=None):
         if not isinstance(case, Case):
             case = load_case(case)
         if emu is None or not isinstance(emu, EmulatorConfig):
             emu = load_emulator(emu)
         emu = emu.for_case(case)
         self.case, self.emu = case, emu
+        self.mechanism_config = mechanism
         self.model = emu.model
         self.dt = float(dt if dt is not None else emu.physics_dt_s)
         self.integrator = integrator or (emu.integrator if self.model == "mechanism" else "rk4")
@@ -729,7 +739,13 @@ class DigitalSim:
 
     def _init_mechanism(self) -> None:
         emu = self.emu
-        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
+        if self.mechanism_config is not None:
+            # a parallel mechanism's config given directly (a campaign's dispersed coefficients)
+            from sim_stand.mechanism import Mechanism
+            self.mech, self.mech_kind = Mechanism(self.mechanism_config), KIND_PARALLEL
+            com = np.asarray(self.mechanism_config.ring_com_R, dtype=np.float64)
+        else:
+            self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
         self.dpar[D_KIND] = self.mech_kind

@@ -27,11 +27,12 @@ from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
 from sim_stand.tree import kernels as TK
 
 KIND_PARALLEL, KIND_TREE = 0, 1
-_JIT = dict(cache=True, error_model="numpy")
+# allocation-free kernels: no NRT reference counting (rt/jit.py)
+_JIT = dict(cache=True, error_model="numpy", _nrt=False)
 
 
 # ====================================================================== the parallel mechanism's ring
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
     """Pose and absolute twist in P of the ring frame E (= the mechanism's ring frame R, origin
     at the ring plane centre, axes of C) from the ring state ``xr`` (relative to frame 0 = A) and
@@ -72,7 +73,7 @@ def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
     SP.dcm_to_quat(R_PE, link_pose[0, 3:7])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
                  latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE):
     """Contact evaluation for the ring at ``xr`` on a base at ``kin`` (seed 002 eq. 7, §4.8):
@@ -99,7 +100,7 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
     return n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_JIT)
 def sie_ring_update(xr, xdot, dt):
     """Semi-implicit (symplectic) Euler step of the ring state: the velocities [v_C, omega_C]
     from the accelerations in ``xdot``, then r_C and the y-z-x angles from the new velocities

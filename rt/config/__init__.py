@@ -38,7 +38,8 @@ def kinds() -> dict[str, str]:
 
 # folder name -> kind, for files that do not say ``kind = "..."`` themselves
 _FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
-            "interfaces": "interface", "stands": "stand", "emulator": "emulator", "arms": "arm"}
+            "interfaces": "interface", "stands": "stand", "emulator": "emulator", "arms": "arm",
+            "campaigns": "campaign"}
 
 
 def kind_of(path: str | Path) -> str:

@@ -150,6 +150,15 @@ def _optional_path(t: Table, name: str) -> Path | None:
     return p
 
 
+def misalignment_dcm(misalignment_deg, sequence: str) -> np.ndarray:
+    """``R_PA`` of the misalignment angles (deg) about the current axes in ``sequence`` (e.g.
+    ``"yzx"``); ValueError for a bad sequence. Not for the real-time loop (allocates)."""
+    axes = spatial.sequence_codes(sequence)
+    R_AP = np.empty((3, 3))
+    spatial.dcm_from_sequence(axes, np.radians(np.asarray(misalignment_deg, dtype=np.float64)), R_AP)
+    return R_AP.T.copy()
+
+
 def parse_case(t: Table) -> Case:
     name = t.str("name", t.file.stem)
     desc = t.str("description", "")
@@ -176,18 +185,16 @@ def parse_case(t: Table) -> Case:
         raise i.error("misalignment_deg", f"angles beyond ±90° are not a docking case: {mis.tolist()}")
     seq = i.str("misalignment_sequence", "yzx")
     try:
-        axes = spatial.sequence_codes(seq)
+        R_PA = misalignment_dcm(mis, seq)
     except ValueError as e:
         raise i.error("misalignment_sequence", str(e)) from None
-    R_AP = np.empty((3, 3))
-    spatial.dcm_from_sequence(axes, np.radians(mis), R_AP)
     closing = i.float("closing_velocity_mps")
     lateral = i.vector("lateral_velocity_mps", 2, (0.0, 0.0))
     rate_a = np.radians(i.vector("active_rate_dps", 3, (0.0, 0.0, 0.0)))
     rate_p = np.radians(i.vector("passive_rate_dps", 3, (0.0, 0.0, 0.0)))
     m = i.table("modes") if i.has("modes") else None
     ia = InitialState(
-        position_m=pos, R_PA=R_AP.T.copy(), misalignment_deg=mis, misalignment_sequence=seq,
+        position_m=pos, R_PA=R_PA, misalignment_deg=mis, misalignment_sequence=seq,
         velocity_mps=np.array([closing, lateral[0], lateral[1]]),
         active_rate_radps=rate_a, passive_rate_radps=rate_p,
         active_eta=_modal(m, "active_eta", len(active.modes), "active"),
@@ -256,4 +263,4 @@ def load_case(path: str | Path) -> Case:
     return dataclasses.replace(case, digest=hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
 
-__all__ = ["Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]
+__all__ = ["misalignment_dcm", "Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]

@@ -1,0 +1,126 @@
+"""One campaign sample on the all-digital reference (:class:`sim_stand.digital.DigitalSim`),
+reduced to one result row (docs/campaigns.md §results). Not for the real-time loop: each call
+builds a simulation (its kernels come compiled from numba's cache).
+
+Row: ``sample``; every sampled input by its parameter name; the derived start conditions
+(``lateral_offset_m``, ``angular_misalignment_deg``, ``closing_speed_mps``); the outcome
+(``capture`` | ``no_capture`` | ``failure``) with ``reason``; ``capture_time_s``,
+``first_contact_s``; peak contact force and moment; peak leg stroke and stroke rate (over the
+legs, from the log rows); energy absorbed by the mechanism; maximum penetration; minimum margin
+of the leg strokes to their end stops; the run's end reason, end time and CPU time.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim_stand.campaign.apply import angular_misalignment_deg, lateral_offset_m, sample_inputs
+from sim_stand.campaign.spec import Campaign
+
+OUTCOMES = ("capture", "no_capture", "failure")
+#: result columns besides the inputs, in order; ``cpu_s`` and ``worker`` differ between machines
+OUTCOME_COLUMNS = ("lateral_offset_m", "angular_misalignment_deg", "closing_speed_mps", "outcome", "reason",
+                   "capture_time_s", "first_contact_s", "peak_force_n", "peak_moment_nm", "peak_stroke_m",
+                   "peak_stroke_rate_mps", "energy_absorbed_j", "max_penetration_m", "min_stroke_margin_m",
+                   "end_reason", "t_end_s", "cpu_s", "worker")
+NONDETERMINISTIC = ("cpu_s", "worker")
+
+
+class _StrokeWatch:
+    """Running maxima of the leg strokes and their rates over the log rows (``on_rows``)."""
+
+    def __init__(self, sim):
+        self.sl = None
+        if "stroke" in sim.offsets:
+            o = sim.offsets["stroke"]
+            self.sl = slice(o, o + sim.fields["stroke"])
+        elif "joint_state" in sim.offsets:            # a tree: its joint coordinates
+            o = sim.offsets["joint_state"]
+            self.sl = slice(o, o + sim.fields["joint_state"] // 2)
+        self.period = sim.spr * sim.dt
+        self.last = None
+        self.peak = 0.0
+        self.peak_rate = 0.0
+        self.lo = math.inf
+        self.hi = -math.inf
+
+    def __call__(self, rows: np.ndarray) -> None:
+        if self.sl is None or rows.shape[0] == 0:
+            return
+        s = rows[:, self.sl]
+        self.peak = max(self.peak, float(np.abs(s).max()))
+        self.lo = min(self.lo, float(s.min()))
+        self.hi = max(self.hi, float(s.max()))
+        full = s if self.last is None else np.vstack([self.last, s])
+        if full.shape[0] > 1:
+            self.peak_rate = max(self.peak_rate, float(np.abs(np.diff(full, axis=0)).max()) / self.period)
+        self.last = s[-1:].copy()
+
+
+def _stroke_margin(sim, watch: _StrokeWatch) -> float | None:
+    mech = getattr(sim, "mech", None)
+    cfg = getattr(mech, "cfg", None)
+    if cfg is None or watch.sl is None or not math.isfinite(watch.lo):
+        return None
+    stops = [d.end_stops for d in cfg.devices if d.end_stops is not None]
+    if not stops:
+        return None
+    return float(min(min(st.stroke_max - watch.hi, watch.lo - st.stroke_min) for st in stops))
+
+
+def simulate_sample(c: Campaign, values: dict[str, float], log_path: str | Path | None = None):
+    """Run one sample (``values`` by parameter name); returns (DigitalResult, stroke watch, sim).
+    ``log_path``: write its full run log (``dockstand campaign rerun``)."""
+    from sim_stand.digital import DigitalSim
+    case, emu, mech = sample_inputs(c, values)
+    sim = DigitalSim(case, emu, mechanism=mech)
+    watch = _StrokeWatch(sim)
+    header = {"campaign": str(c.file), "campaign_digest": c.digest, "sample_values": values}
+    res = sim.run(log_path, header=header, on_rows=watch)
+    return res, watch, sim
+
+
+def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str | Path | None = None) -> dict:
+    """The result row of sample ``index`` (never raises for a diverging sample: its row says
+    ``failure`` and why)."""
+    case, _, _ = sample_inputs(c, values)
+    row: dict = {"sample": int(index), **{k: float(v) for k, v in values.items()},
+                 "lateral_offset_m": lateral_offset_m(case), "angular_misalignment_deg": angular_misalignment_deg(case),
+                 "closing_speed_mps": float(case.initial.velocity_mps[0])}
+    empty = {k: None for k in OUTCOME_COLUMNS if k not in row}
+    row.update(empty)
+    row["worker"] = f"{os.uname().nodename}:{os.getpid()}"
+    t0 = time.process_time()
+    try:
+        res, watch, sim = simulate_sample(c, values, log_path)
+    except Exception as e:                                   # noqa: BLE001 (any model failure is a result)
+        row.update(outcome="failure", reason=f"{type(e).__name__}: {e}", end_reason="exception",
+                   cpu_s=time.process_time() - t0)
+        return row
+    stats = [res.peak_force_n, res.peak_moment_nm, res.energy_absorbed_j, res.max_penetration_m, watch.peak,
+             watch.peak_rate]
+    if res.end_reason in ("mechanism_error", "penetration_limit"):
+        outcome, reason = "failure", res.message or res.end_reason
+    elif not all(math.isfinite(x) for x in stats):
+        outcome, reason = "failure", "non-finite state (the integration diverged)"
+    elif res.captured:
+        outcome, reason = "capture", ""
+    else:
+        outcome = "no_capture"
+        reason = {"separated": "the units separated", "duration": "no capture within the duration"}.get(
+            res.end_reason, res.end_reason)
+    row.update(outcome=outcome, reason=reason, capture_time_s=res.time_to_capture_s,
+               first_contact_s=res.first_contact_s, peak_force_n=res.peak_force_n, peak_moment_nm=res.peak_moment_nm,
+               peak_stroke_m=watch.peak if watch.sl is not None else None,
+               peak_stroke_rate_mps=watch.peak_rate if watch.sl is not None else None,
+               energy_absorbed_j=res.energy_absorbed_j, max_penetration_m=res.max_penetration_m,
+               min_stroke_margin_m=_stroke_margin(sim, watch), end_reason=res.end_reason, t_end_s=res.t_end_s,
+               cpu_s=res.cpu_s)
+    return row
+
+
+__all__ = ["run_sample", "simulate_sample", "OUTCOMES", "OUTCOME_COLUMNS", "NONDETERMINISTIC"]

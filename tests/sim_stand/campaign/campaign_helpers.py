@@ -1,0 +1,100 @@
+"""Campaign test helpers (imported by name; the fixtures are in conftest.py): a short campaign file, and a real Dask scheduler and workers started
+as processes on loopback (stopped by PID)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+NOMINAL = ROOT / "config" / "cases" / "nominal.toml"
+
+
+def short_campaign(tmp_path: Path, samples: int = 12, sampling: str = "lhs", extra: str = "") -> Path:
+    """The nominal case cut to 2.5 s (capture settles 0.2 s after capture): ~0.2 s CPU a sample."""
+    p = tmp_path / "short.toml"
+    p.write_text(f'''name = "short"
+case = "{NOMINAL}"
+samples = {samples}
+seed = 7
+sampling = "{sampling}"
+duration_s = 2.5
+capture_settle_s = 0.2
+
+[dispersions.position_y_m]
+distribution = "normal"
+sigma = 0.01
+
+[dispersions.closing_velocity_mps]
+distribution = "uniform"
+bounds = [0.08, 0.14]
+
+[dispersions.misalignment_2_deg]
+distribution = "normal"
+three_sigma = 1.5
+
+[dispersions.damper_scale]
+distribution = "truncated_normal"
+sigma = 0.1
+bounds = [0.8, 1.2]
+
+[dispersions.active_mass_scale]
+distribution = "uniform"
+bounds = [0.95, 1.05]
+{extra}''')
+    return p
+
+
+class DaskProcesses:
+    """``dask scheduler`` and ``dask worker`` processes on 127.0.0.1 (no nanny: a worker's PID
+    is the worker)."""
+
+    def __init__(self, tmp_path: Path):
+        self.dir = tmp_path
+        self.procs: list[subprocess.Popen] = []
+        self.workers: list[subprocess.Popen] = []
+        self.address = None
+
+    def _start(self, args, log):
+        f = open(self.dir / log, "wb")
+        p = subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=f, stderr=subprocess.STDOUT,
+                             env=os.environ.copy(), cwd=self.dir)
+        self.procs.append(p)
+        return p
+
+    def start_scheduler(self):
+        sf = self.dir / "scheduler.json"
+        self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sf)], "scheduler.log")
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            if sf.exists():
+                try:
+                    self.address = json.loads(sf.read_text())["address"]
+                    return self.address
+                except (ValueError, KeyError):
+                    pass
+            time.sleep(0.1)
+        raise RuntimeError("the dask scheduler did not start: " + (self.dir / "scheduler.log").read_text())
+
+    def start_worker(self, name: str):
+        p = self._start(["worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                         "--host", "127.0.0.1", "--name", name], f"worker-{name}.log")
+        self.workers.append(p)
+        return p
+
+    def stop(self):
+        """Workers first (each closes with the scheduler still there), then the scheduler: SIGTERM,
+        and SIGKILL after 5 s."""
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGTERM)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    os.kill(p.pid, signal.SIGKILL)
+                    p.wait()

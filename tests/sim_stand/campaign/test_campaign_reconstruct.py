@@ -1,0 +1,89 @@
+"""Flight reconstruction: the initial conditions of a digital run recovered from its telemetry
+(exported with the run-log exporter, sensor noise added) by least squares over simulations."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pc
+import pytest
+
+from rt.analysis.export import export_run
+from rt.analysis.run import load_run
+from rt.config.case import load_case
+from sim_stand.campaign.apply import apply_case
+from sim_stand.campaign.reconstruct import plot_fit, read_telemetry, reconstruct, TelemetryError
+from sim_stand.digital import DigitalSim
+
+from campaign_helpers import NOMINAL, ROOT
+
+# the flight's true initial conditions, 0.6 to 1.2 fit scales from the case's (nominal.toml)
+TRUE = {"position_y_m": 0.028, "position_z_m": -0.016, "closing_velocity_mps": 0.106, "misalignment_2_deg": 0.2}
+# stated tolerances of the recovery
+TOL = {"position_y_m": 1e-3, "position_z_m": 1e-3, "closing_velocity_mps": 1e-3, "misalignment_2_deg": 0.1}
+# sensor noise (1 sigma): the F/T sensor's (config/emulator/default.toml), 0.1 mm on the leg
+# strokes, 1e-5 rad/s on the craft's rate gyros
+NOISE = {"w_P.f": 2.67, "w_P.m": 0.5, "stroke.": 1e-4, "x.A.w_": 1e-5}
+
+
+@pytest.fixture(scope="module")
+def telemetry(tmp_path_factory):
+    d = tmp_path_factory.mktemp("flight")
+    case = load_case(NOMINAL)
+    DigitalSim(apply_case(case, TRUE)).run(d / "flight.dslog")
+    export_run(load_run(d / "flight.dslog"), "csv", d / "all.csv")
+    table = pc.read_csv(d / "all.csv")
+    rng = np.random.default_rng(2026)
+    cols = {}
+    for name in table.column_names:
+        base = name.split(" [")[0]
+        v = table.column(name).to_numpy().astype(float)
+        if base == "t":
+            cols[name] = v
+        for prefix, sigma in NOISE.items():
+            if base.startswith(prefix):
+                cols[name] = v + rng.normal(0.0, sigma, v.size)
+    pc.write_csv(pa.table(cols), d / "telemetry.csv")
+    return d / "telemetry.csv"
+
+
+@pytest.fixture(scope="module")
+def fit(telemetry):
+    return reconstruct(telemetry, NOMINAL, parameters=list(TRUE), starts=1)
+
+
+def test_reconstruction_recovers_the_initial_conditions(fit):
+    for name, true in TRUE.items():
+        p = fit.parameters[name]
+        assert abs(p["value"] - true) < TOL[name], (name, p, true)
+        assert 0.0 < p["sigma"] < TOL[name]
+        assert abs(p["value"] - true) < 5.0 * p["sigma"] + 1e-6, (name, p, true)
+    assert fit.parameters["position_y_m"]["start"] == pytest.approx(0.02)        # started from the case
+    assert fit.rms_residual < 0.3                       # near the noise: the fit explains the telemetry
+    cs = fit.contact_state
+    assert cs["closing_speed_mps"] == pytest.approx(TRUE["closing_velocity_mps"], abs=1e-3)
+    assert "w_P.fx" not in fit.channels and "stroke.leg1" in fit.channels and "x.A.w_x" in fit.channels
+
+
+def test_plot_overlays_fit_and_telemetry(fit, tmp_path):
+    plot_fit(fit, tmp_path / "fit.png")
+    assert (tmp_path / "fit.png").stat().st_size > 10_000
+
+
+def test_bad_telemetry_is_a_clear_error(telemetry, tmp_path):
+    bad = tmp_path / "no_time.csv"
+    pc.write_csv(pa.table({"stroke.leg1 [m]": np.zeros(20)}), bad)
+    with pytest.raises(TelemetryError, match="no time column"):
+        read_telemetry(bad)
+    other = tmp_path / "x.csv"
+    pc.write_csv(pa.table({"t": np.arange(20.0), "speed": np.zeros(20)}), other)
+    with pytest.raises(TelemetryError, match="none of the known channels"):
+        read_telemetry(other)
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "reconstruct", str(tmp_path / "t.txt"), "--case", str(NOMINAL)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "expected a .csv or .parquet" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "reconstruct", str(telemetry), "--case", str(NOMINAL),
+                        "--fit", "position_q_m"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "cannot fit position_q_m" in r.stderr and "Traceback" not in r.stderr
