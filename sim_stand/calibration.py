@@ -63,3 +63,61 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
     m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
              else None)
     return m
+
+
+ROD_CASES = ("elastic_rod.toml", "elastic_rod_damped.toml")
+
+
+def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = None,
+                   contact_gate: bool | None = None, bound_pct: float = 0.05, log_dir=None) -> dict:
+    """What a stand crew runs before a test campaign (issue 26 item 4; docs/validation.md §3):
+    the elastic-rod case undamped and damped (ζ = 0.1) on the stand, here the emulated one in
+    lockstep; per case the CoR measured against the closed form and a verdict against
+    ``bound_pct``, the platform delay identified (``rt.stand.delay_id``) against the configured
+    one, and the run's energy balance: the approach energy (``rt.analysis.energy.
+    approach_energy``), what the rod absorbed and what the loop injected, from the rebound
+    (``E (e^2 - e_ideal^2)``: exact, whatever the log's sampling). ``identify`` /
+    ``contact_gate`` override the stand's ``[delays] identify`` and ``[sensor.contact_gate]
+    enabled`` (the fidelity settings: "feed" and True)."""
+    from rt.analysis.energy import approach_energy
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from sim_stand.cli import DEFAULT_STAND, REPO, lockstep_stand
+    from sim_stand.world_config import load_emulator
+
+    emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
+    stand = lockstep_stand(load_stand(stand_path or DEFAULT_STAND), load_emulator(emulator_path), False)
+    rows = []
+    for name in ROD_CASES:
+        case = REPO / "config" / "cases" / name
+        m = rod_hil(case, True, log_dir=log_dir, emulator_path=emulator_path, identify=identify,
+                    contact_gate=contact_gate)
+        f = read_log(m["log"], ["phase", "x"]).fields
+        e_app = approach_energy(f["x"][np.nonzero(f["phase"] == 6)[0][0]], load_case(case))
+        e, e0 = m["cor"], m["ideal"]
+        rows.append({"case": case.stem, "cor_ideal": e0, "cor": e, "error_pct": m["error_pct"],
+                     "verdict": "PASS" if abs(m["error_pct"]) <= bound_pct else "FAIL",
+                     "delay_identified_s": m["delay_identified_s"], "delay_configured_s": stand.delays.platform_s,
+                     "approach_j": e_app, "absorbed_j": e_app * (1.0 - e * e), "ideal_absorbed_j": e_app * (1.0 - e0 * e0),
+                     "injected_j": e_app * (e * e - e0 * e0), "injected_pct": 100.0 * (e * e - e0 * e0),
+                     "final_state": m["final_state"], "trip": m["trip"], "log": m["log"]})
+    return {"bound_pct": bound_pct, "identify": identify or stand.delays.identify,
+            "contact_gate": stand.contact_gate.enabled if contact_gate is None else bool(contact_gate),
+            "verdict": "PASS" if all(r["verdict"] == "PASS" and r["trip"] is None for r in rows) else "FAIL",
+            "cases": rows}
+
+
+def format_calibration(res: dict) -> str:
+    """The calibration as the crew reads it (one line per case, then the verdict)."""
+    lines = [f"loop calibration: identify = {res['identify']}, contact gate {'on' if res['contact_gate'] else 'off'}, "
+             f"bound ±{res['bound_pct']:g} %",
+             f"{'case':<20} {'CoR ideal':>9} {'measured':>9} {'error':>9}  {'delay id / cfg (ms)':>19}  "
+             f"{'approach':>11} {'absorbed':>11} {'loop injected':>19}  verdict"]
+    for r in res["cases"]:
+        inj = f"{r['injected_j']:+.4f} J {r['injected_pct']:+.3f} %"
+        lines.append(f"{r['case']:<20} {r['cor_ideal']:>9.5f} {r['cor']:>9.5f} {r['error_pct']:>+8.3f}%  "
+                     f"{1e3 * r['delay_identified_s']:>9.3f} / {1e3 * r['delay_configured_s']:<7.3f}  "
+                     f"{r['approach_j']:>9.4f} J {r['absorbed_j']:>9.4f} J {inj:>19}  {r['verdict']}"
+                     + (f" (trip: {r['trip']})" if r["trip"] else ""))
+    lines.append(f"verdict: {res['verdict']}")
+    return "\n".join(lines)

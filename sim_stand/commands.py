@@ -3,6 +3,8 @@
 points. :mod:`sim_stand.cli` (and the kernels) are imported only when a command runs."""
 from __future__ import annotations
 
+import argparse
+
 
 def add_parsers(sub) -> None:
     """emulate / simulate / demo; sim_stand.cli is imported only when one runs."""
@@ -53,3 +55,16 @@ def add_parsers(sub) -> None:
     d.add_argument("--fault", action="append", metavar="NAME@T", help="inject an emulator fault (see emulate)")
     d.add_argument("--log-dir", default=None, help="where the run logs go (default: the stand's [runlog] directory, else $DOCKSTAND_DATA/runs or ~/.local/share/dockstand/runs)")
     d.set_defaults(func=lazy("cmd_demo"))
+
+    c = sub.add_parser("calibrate-loop", help="the elastic-rod calibration of the HIL loop (undamped and damped): "
+                                              "CoR vs the closed form, the identified delay, the energy audit")
+    c.add_argument("--stand", default=None, help="default config/stand.toml")
+    c.add_argument("--emulator", default=None, help="default config/emulator/elastic_rod.toml")
+    c.add_argument("--identify", choices=["off", "monitor", "feed"], default=None,
+                   help="override the stand's [delays] identify (the fidelity setting: feed)")
+    c.add_argument("--contact-gate", action=argparse.BooleanOptionalAction, default=None,
+                   help="override the stand's [sensor.contact_gate] enabled (the fidelity setting: on)")
+    c.add_argument("--bound-pct", type=float, default=0.05, help="the CoR error the verdict allows (default 0.05 %%)")
+    c.add_argument("--log-dir", default=None)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=lazy("cmd_calibrate_loop"))

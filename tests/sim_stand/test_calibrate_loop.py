@@ -1,0 +1,35 @@
+"""dockstand calibrate-loop (issue 26 item 4) as a crew runs it, in its own process: both rod
+cases at the fidelity settings pass the 0.05 % bound; the identified delay and the energy
+balance are printed; the exit code is the verdict."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sim_stand.cli import REPO
+
+
+def test_calibrate_loop_at_the_fidelity_settings(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--identify", "feed", "--contact-gate",
+                        "--json", "--log-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    assert res["verdict"] == "PASS" and res["identify"] == "feed" and res["contact_gate"] is True
+    assert [r["case"] for r in res["cases"]] == ["elastic_rod", "elastic_rod_damped"]
+    for r in res["cases"]:
+        assert abs(r["error_pct"]) <= 0.05 and r["verdict"] == "PASS" and r["trip"] is None
+        assert r["delay_identified_s"] == pytest.approx(3.30e-3, rel=0.01)
+        assert r["approach_j"] == pytest.approx(8.0, rel=1e-6)          # 1600 kg at 0.1 m/s
+        assert r["injected_j"] == pytest.approx(r["approach_j"] * (r["cor"] ** 2 - r["cor_ideal"] ** 2), rel=1e-12)
+
+
+def test_calibrate_loop_names_a_bad_stand(tmp_path):
+    bad = tmp_path / "stand.toml"
+    bad.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "monitor"', 'identify = "always"'))
+    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--stand", str(bad)], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "delays.identify" in p.stderr and str(bad) in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
