@@ -111,6 +111,13 @@ def twist_from_poses(t: np.ndarray, r: np.ndarray, q: np.ndarray) -> tuple[np.nd
     return v, w
 
 
+def _cumsteps(t, p):
+    c = np.zeros_like(p)
+    if len(p) > 1:
+        c[1:] = np.cumsum(p[1:] * np.diff(t))
+    return c
+
+
 def _cumtrapz(t, p):
     c = np.zeros_like(p)
     if len(p) > 1:
@@ -134,6 +141,22 @@ def approach_energy(x0: np.ndarray, case) -> float:
     return float(inv[S.I_T0] + inv[S.I_T0 + 1] - 0.5 * float(p @ p) / m)
 
 
+def held_step_power(w_P, rel_pose, rel_twist) -> np.ndarray:
+    """A HIL log's contact power on the simulated motion, per step: the wrench of record k was
+    measured before the step that ends in record k's state and held over it (the controller's
+    DYNAMICS cycle), so it acts on the step's mean motion, that of records k - 1 and k. Rows 1..
+    of the result (row 0, with no step before it, is 0); summed times the step, it is the work
+    on the vehicles to second order in the step (the same row's twist, a step later, was off by
+    ~dt ∫ F^2 / m* dt: 0.13 J of the rod's 8)."""
+    p = np.zeros(len(w_P))
+    if len(w_P) > 1:
+        r = 0.5 * (rel_pose[1:, :3] + rel_pose[:-1, :3])
+        v = 0.5 * (rel_twist[1:, :3] + rel_twist[:-1, :3])
+        om = 0.5 * (rel_twist[1:, 3:6] + rel_twist[:-1, 3:6])
+        p[1:] = contact_power(w_P[1:], r, v, om)
+    return p
+
+
 def powers(t, w_P, rel_pose, rel_twist, meas_pose=None, geo=None) -> tuple[np.ndarray, np.ndarray | None]:
     """Contact power on the simulated motion and, with ``meas_pose`` and ``geo``, on the actual
     motion (module docstring), per sample. The actual twist comes from central differences,
@@ -147,10 +170,12 @@ def powers(t, w_P, rel_pose, rel_twist, meas_pose=None, geo=None) -> tuple[np.nd
     return p_sim, contact_power(w_P, ra, va, wa)
 
 
-def audit_from_powers(t, p_sim, p_act=None, case=None, x0=None, energy_absorbed=None) -> EnergyAudit:
+def audit_from_powers(t, p_sim, p_act=None, case=None, x0=None, energy_absorbed=None, held: bool = False
+                      ) -> EnergyAudit:
     """The audit from the per-sample powers of :func:`powers` (``t`` strictly increasing, the
-    dynamics only)."""
-    veh = _cumtrapz(t, p_sim)
+    dynamics only); ``held``: ``p_sim`` is :func:`held_step_power`'s (each over the step that
+    ends at its sample)."""
+    veh = _cumsteps(t, p_sim) if held else _cumtrapz(t, p_sim)
     mech = None if p_act is None else _cumtrapz(t, p_act)
     e_veh = float(veh[-1]) if len(veh) else 0.0
     e_mech = None if mech is None else (float(mech[-1]) if len(mech) else 0.0)

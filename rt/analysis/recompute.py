@@ -95,6 +95,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     from rt.control.controller import stand_geometry
     from rt.dynamics import coupling as CP
     from rt.dynamics.berthing_flight import flight_from_case
+    from rt.analysis.report import contact_gate_of
     from rt.stand import contact_gate as CG
     from rt.stand.sensing import Sensing
 
@@ -137,7 +138,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     # the lead the predictor used, cycle by cycle (the identified delay when fed: rt.stand.delay_id),
     # and what of the measured wrench the dynamics received (rt.stand.contact_gate)
     tau_rows = d["delay"][:, 1] if "delay" in d and "tau_s" not in ov else None
-    cg = stand.contact_gate
+    cg = contact_gate_of(run)
     gate = CG.pack_gate(cg.enabled, cg.on_n, cg.off_n, cg.persist, cg.release_s, period)
     new_sample = d["new_sample"] if "new_sample" in d else np.ones(hi - lo)
     sc = flight_from_case(case)

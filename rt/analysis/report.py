@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rt.analysis.compare import compare_logs
-from rt.analysis.energy import EnergyAudit, audit_from_powers, powers
+from rt.analysis.energy import EnergyAudit, audit_from_powers, held_step_power, powers
 from rt.analysis.run import Run
 
 MAX_POINTS = 20000
@@ -133,6 +133,18 @@ def _timing(run: Run, lo: int, hi: int) -> dict | None:
             "lateness_us_max": float(late.max()) if len(late) else None}
 
 
+def contact_gate_of(run: Run):
+    """The contact gate a HIL run's dynamics received the wrench through: the header's record
+    of it (the one in effect), else the stand config's; None without either."""
+    from rt.config.stand import ContactGate, stand_from_snapshot
+    h = run.header
+    if h.get("contact_gate") is not None:
+        return ContactGate(**h["contact_gate"])
+    if h.get("config"):
+        return stand_from_snapshot(h["config"], f"{run.path}: header config").contact_gate
+    return None
+
+
 CHUNK = 1 << 17      # records per chunk of the energy audit (bounded memory on long logs)
 
 
@@ -157,12 +169,32 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         from rt.control.controller import stand_geometry
         geo = stand_geometry(stand_from_snapshot(run.header["config"], f"{run.path}: header config"))
     extra = ["meas_pose"] if geo is not None else []
+    # a HIL log: each record's wrench was held over the step that ends in its state, and what the
+    # dynamics received of it went through the stand's contact gate (replayed here)
+    held = run.kind == "hil" and lo > 0
+    gate = None
+    if held and "new_sample" in run.fields:
+        from rt.stand import contact_gate as CG
+        cg = contact_gate_of(run)
+        if cg is not None and cg.enabled:
+            gate = CG.pack_gate(True, cg.on_n, cg.off_n, cg.persist, cg.release_s,
+                                1.0 / float(run.header.get("rate_hz") or 1000.0))
+            extra.append("new_sample")
     t_all, ps, pa = [], [], []
     for a in range(lo, hi, CHUNK):
         b = min(hi, a + CHUNK)
-        a0, b0 = max(lo, a - 1), min(hi, b + 1)      # one neighbour each side: central differences
+        a0, b0 = max(lo - 1 if held else lo, a - 1), min(hi, b + 1)   # one neighbour each side
         d = run.read(names + extra, a0, b0)
         p_sim, p_act = powers(d["t"], d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo)
+        if held:
+            w = d["w_P"]
+            if gate is not None:
+                w = np.zeros_like(d["w_P"])
+                for i in range(a - a0, b - a0):        # each record once, in order, across chunks
+                    CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
+                if p_act is not None:       # noise outside the contact is no force on the hardware either
+                    p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo)[1]
+            p_sim = held_step_power(w, d["rel_pose"], d["rel_twist"])
         k = slice(a - a0, (a - a0) + (b - a))
         t_all.append(d["t"][k])
         ps.append(p_sim[k])
@@ -170,7 +202,7 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
             pa.append(p_act[k])
     absorbed = run.read(["energy_absorbed"], lo, hi)["energy_absorbed"] if "energy_absorbed" in run.fields else None
     a = audit_from_powers(np.concatenate(t_all), np.concatenate(ps), np.concatenate(pa) if pa else None, case, x0,
-                          absorbed)
+                          absorbed, held=held)
     return a, "; ".join(note)
 
 

@@ -34,6 +34,7 @@ each cycle first waits for the emulator's answer to the previous frame.
 from __future__ import annotations
 
 import logging
+import dataclasses
 import math
 import time
 from dataclasses import replace
@@ -554,7 +555,10 @@ class Controller:
                "rate_hz": self.stand.rate_hz,
                # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
                "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
-                                  "damping": self.stand.sensing.filter_damping}}
+                                  "damping": self.stand.sensing.filter_damping},
+               # likewise the contact gate and the delay identification in effect
+               "contact_gate": dataclasses.asdict(self.stand.contact_gate),
+               "delay_identify": self.stand.delays.identify}
         w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
         if w is not None:
             self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
