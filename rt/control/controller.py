@@ -246,8 +246,15 @@ class Controller:
         self.links.open()
         if self.telemetry_enabled and self.telemetry is None:
             from rt.record.telemetry import TelemetryServer
+            from rt.control.supervisor import COMMANDS
             tc = self.stand.telemetry
+            curve = None
+            if tc.get("curve"):
+                from rt.record.curve import CurveServer
+                curve = CurveServer(tc["curve"]["secret_file"], tc["curve"]["authorized_dir"])
             self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
+                                             curve=curve, commands=(*COMMANDS, "status"),
+                                             on_auth_denied=self._event,
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
                                              handler=self._handle_request, on_lease_lost=self._lease_lost,

@@ -200,11 +200,13 @@ def cmd_ctl(args) -> int:
                   f"'{who.get('stand')}', not '{named}' named by --stand", file=sys.stderr)
             return 2
         if args.action in LEASED:
-            r = ask("acquire")
+            r = ask("acquire", **({"takeover": True} if args.takeover else {}))
             if r is None:
                 return 3
             if not r.get("ok"):
                 print(json.dumps(r), flush=True)
+                if r.get("takeover_needed"):
+                    print("dockstand ctl: add --takeover to take the lapsed lease over", file=sys.stderr)
                 return 1
             leased = True
         cmd = "load_case" if args.action == "load" else args.action
@@ -244,6 +246,8 @@ def add_parsers(sub) -> None:
                                    "./config/stand.toml, the installed one)")
     c.add_argument("--endpoint", help="command endpoint (overrides the stand's)")
     c.add_argument("--name", default="ctl", help="client name shown as the lease holder")
+    c.add_argument("--takeover", action="store_true",
+                   help="take over a lease whose holder went silent (it lapsed); never a live holder's")
     c.add_argument("--timeout", type=_positive, default=2.0, help="seconds to wait for the answer (> 0)")
     c.set_defaults(func=cmd_ctl)
 
