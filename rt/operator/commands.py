@@ -239,6 +239,13 @@ def add_parsers(sub) -> None:
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=cmd_check_host)
 
+    i = sub.add_parser("install-units", help="write the systemd units with this installation's real paths")
+    i.add_argument("--prefix", default="/etc/systemd/system", help="where the units go (default /etc/systemd/system)")
+    i.add_argument("--stand", help="the stand file the units run (default: $DOCKSTAND_STAND, ./config/stand.toml, "
+                                   "the installed one)")
+    i.add_argument("--user", help="the service user and group (default: dockstand)")
+    i.set_defaults(func=lambda a: __import__("rt.operator.install", fromlist=["x"]).cmd_install_units(a))
+
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
     c.add_argument("case", nargs="?", help="with load: the case file")
