@@ -140,6 +140,17 @@ def endpoint_is_local(endpoint: str) -> bool:
         return False
 
 
+def console_limits(stand: "Stand") -> dict:
+    """The limits a console draws its margins against (leg travel, force/torque trip levels,
+    command speeds): from a live controller's ``status`` or a run log's config snapshot."""
+    lim, g = stand.limits, stand.hexapod
+    frac = lim.rating_fraction
+    return {"length_min_m": g.length_min_m, "length_max_m": g.length_max_m,
+            "force_trip_n": [frac * r for r in lim.sensor_rating[:3]],
+            "torque_trip_nm": [frac * r for r in lim.sensor_rating[3:]],
+            "v_max_m_s": lim.v_max_m_s, "omega_max_rad_s": lim.omega_max_rad_s}
+
+
 STAND_ENV = "DOCKSTAND_STAND"
 DATA_ENV = "DOCKSTAND_DATA"
 

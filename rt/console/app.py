@@ -158,6 +158,10 @@ class ConsoleApp(App):
         if not self.is_running:
             return
         sample, events, replies = self.source.poll()
+        if getattr(self.source, "events_reset", False):     # a replay seek: the log up to the new time
+            self.source.events_reset = False
+            self.events.clear()
+            self.w["events"].clear()
         for ev in events:
             self.events.append(ev)
             self.w["events"].write(V.fmt_event(ev))
@@ -172,7 +176,7 @@ class ConsoleApp(App):
             self._render_header()
         if not self.source.live and getattr(self.source, "ended", False) and "ended" not in self.message:
             trunc = " (truncated log: its last complete record)" if self.source.truncated else ""
-            self.say(f"replay ended at cycle {self.sample['cycle'] if self.sample else '—'}{trunc}")
+            self.say(f"replay ended at cycle {int(self.sample['cycle']) if self.sample else '—'}{trunc}")
 
     def render_sample(self, s: dict) -> None:
         """Every panel from one sample (console_frame_ms measures this)."""

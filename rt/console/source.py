@@ -154,6 +154,13 @@ class ReplaySource:
                                                             "run_id": self.path.stem}}
         self.identity = self.describe["identity"]
         self.status = {"state": None, "case": self.log.header.get("case"), "lease": None}
+        try:                      # the margins' limits from the log's own config snapshot
+            from rt.config.stand import console_limits, stand_from_snapshot
+            self.status["limits"] = console_limits(stand_from_snapshot(self.log.header["config"],
+                                                                       f"{self.path}: header.config"))
+        except (KeyError, ValueError, TypeError):
+            self.status["limits"] = None
+        self.events_reset = False  # a seek: the app rewrites the event log up to the new time
         self.speed = 1.0
         self.paused = False
         self.index = 0
@@ -176,6 +183,7 @@ class ReplaySource:
         if self.n:
             self._t_play = float(np.clip(self._t_play + dt_s, self.t[0], self.t[-1]))
             self._ev = 0
+            self.events_reset = True
             self.ended = False
 
     def sample_at(self, i: int) -> dict:

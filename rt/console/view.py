@@ -171,6 +171,10 @@ def fmt_event(ev: dict) -> str:
         return f"{head} [yellow]refused {ev.get('command')}[/] ({ev.get('client')}): {ev.get('reason')}"
     if kind == "auth_denied":
         return f"{head} [red]unknown console key refused[/] {ev.get('client_key')} from {ev.get('address')}"
+    if kind == "supervisor_command":
+        return f"{head} {ev.get('command')} by {ev.get('client')}"
+    if kind == "lease_lost":
+        return f"{head} [yellow]lease of {ev.get('holder')} lapsed[/] (silent)"
     if kind == "phase":
         return f"{head} phase {ev.get('phase')}"
     if kind == "first_contact":

@@ -331,15 +331,8 @@ class Controller:
                 "run_id": self.run_id, "limits": self._console_limits()}
 
     def _console_limits(self) -> dict:
-        """The limits a console draws margins against (leg lengths, force/torque trip levels,
-        command speeds)."""
-        lim, g = self.stand.limits, self.stand.hexapod
-        frac = lim.rating_fraction
-        return {"length_min_m": g.length_min_m, "length_max_m": g.length_max_m,
-                "force_trip_n": [frac * r for r in lim.sensor_rating[:3]],
-                "torque_trip_nm": [frac * r for r in lim.sensor_rating[3:]],
-                "v_max_m_s": lim.v_max_m_s, "omega_max_rad_s": lim.omega_max_rad_s,
-                }
+        from rt.config.stand import console_limits
+        return console_limits(self.stand)
 
     def _wait_report(self) -> dict | None:
         """The wall clock's wait (margin now, late sleeps); None in lockstep or before the loop."""
