@@ -48,8 +48,13 @@ def fmt_relative(rel_pose, rel_twist) -> str:
 def fmt_platform(cmd_pose, meas_pose, lengths, limits: dict | None) -> str:
     """Commanded vs measured top position (mm) and the six legs against their limits."""
     c, m = np.asarray(cmd_pose[:3]) * 1e3, np.asarray(meas_pose[:3]) * 1e3
-    lines = [f"cmd  {_vec(c, '{:+8.1f}')} mm", f"meas {_vec(m, '{:+8.1f}')} mm  Δ {np.linalg.norm(c - m):6.2f} mm"]
+    if not np.any(np.asarray(cmd_pose[3:7])):        # nothing commanded yet (IDLE: the platform not engaged)
+        lines = ["cmd  — (no set-point yet)", f"meas {_vec(m, '{:+8.1f}')} mm"]
+    else:
+        lines = [f"cmd  {_vec(c, '{:+8.1f}')} mm", f"meas {_vec(m, '{:+8.1f}')} mm  Δ {np.linalg.norm(c - m):6.2f} mm"]
     legs = np.asarray(lengths, dtype=float)
+    if not np.any(legs):
+        return "\n".join(lines + ["legs — (no set-point yet)"])
     if limits:
         lo, hi = limits["length_min_m"], limits["length_max_m"]
         lines.append("legs " + " ".join(f"{L:5.3f}" for L in legs) + f"  m  [{lo:g} … {hi:g}]")
