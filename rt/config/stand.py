@@ -148,6 +148,36 @@ def _first_key(msg: str, opts: dict) -> str | None:
     return head if head in opts or head == "transport" else None
 
 
+def endpoint_is_local(endpoint: str) -> bool:
+    """Whether a ZeroMQ endpoint listens on this computer only: ``ipc://``, ``inproc://``, or
+    ``tcp://`` on a loopback address (127.0.0.0/8, ::1, ``localhost``). ``tcp://*``, a named
+    interface or any other address reaches beyond it."""
+    import ipaddress
+    if not endpoint.startswith("tcp://"):
+        return endpoint.startswith(("ipc://", "inproc://"))
+    host = endpoint[len("tcp://"):].rsplit(":", 1)[0]
+    if ";" in host:                       # tcp://source;dest
+        host = host.split(";", 1)[1]
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def console_limits(stand: "Stand") -> dict:
+    """The limits a console draws its margins against (leg travel, force/torque trip levels,
+    command speeds): from a live controller's ``status`` or a run log's config snapshot."""
+    lim, g = stand.limits, stand.hexapod
+    frac = lim.rating_fraction
+    return {"length_min_m": g.length_min_m, "length_max_m": g.length_max_m,
+            "force_trip_n": [frac * r for r in lim.sensor_rating[:3]],
+            "torque_trip_nm": [frac * r for r in lim.sensor_rating[3:]],
+            "v_max_m_s": lim.v_max_m_s, "omega_max_rad_s": lim.omega_max_rad_s}
+
+
 STAND_ENV = "DOCKSTAND_STAND"
 DATA_ENV = "DOCKSTAND_DATA"
 
@@ -188,10 +218,53 @@ def load_stand(path: str | Path) -> Stand:
 def stand_from_snapshot(raw: dict, origin: str | Path) -> Stand:
     """The stand of a configuration snapshot (the ``config`` of a run-log header); ``origin``
     names it in errors (e.g. ``"run.dslog: header.config"``)."""
-    return parse_stand(Table(raw, origin))
+    return parse_stand(Table(raw, origin), check_files=False)
 
 
-def parse_stand(t: Table) -> Stand:
+def _curve_keys(te: Table, pub: str, cmd: str, check_files: bool = True) -> dict | None:
+    """``[telemetry] server_secret_key`` (the controller's ``.key_secret``) and
+    ``authorized_consoles_dir`` (the consoles' public keys), both relative to the stand file
+    (``dockstand keys init DIR`` makes them): both or neither. Without them the endpoints must
+    stay on loopback (or ipc)."""
+    has_s, has_d = te.has("server_secret_key"), te.has("authorized_consoles_dir")
+    if not (has_s or has_d):
+        for key, ep in (("pub_endpoint", pub), ("cmd_endpoint", cmd)):
+            if not endpoint_is_local(ep):
+                raise te.error("server_secret_key", f"required: {key} = {ep!r} listens beyond loopback, and "
+                                                    "nothing may without CURVE keys (set server_secret_key and "
+                                                    "authorized_consoles_dir; dockstand keys init DIR)")
+        return None
+    if not has_s:
+        raise te.error("server_secret_key", "required with authorized_consoles_dir (the controller's "
+                                            ".key_secret file; dockstand keys init DIR)")
+    if not has_d:
+        raise te.error("authorized_consoles_dir", "required with server_secret_key (the directory of the "
+                                                  "consoles' public .key files; dockstand keys init DIR)")
+    secret = te.relative(te.str("server_secret_key"))
+    folder = te.relative(te.str("authorized_consoles_dir"))
+    if not check_files:
+        return {"secret_file": secret, "authorized_dir": folder}
+    import zmq.auth
+    try:
+        _, sec = zmq.auth.load_certificate(str(secret))
+    except OSError as e:
+        raise te.error("server_secret_key", f"cannot read {secret}: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - zmq.auth's parse errors
+        raise te.error("server_secret_key", f"{secret} is not a ZeroMQ certificate ({e})") from None
+    if not sec:
+        raise te.error("server_secret_key", f"{secret} holds no secret key (name the .key_secret file, "
+                                            "not the public .key)")
+    if not folder.is_dir():
+        raise te.error("authorized_consoles_dir", f"{folder} is not a directory")
+    if not any(folder.glob("*.key")):
+        raise te.error("authorized_consoles_dir", f"{folder} holds no console public key (*.key): no console "
+                                                  "could attach")
+    return {"secret_file": secret, "authorized_dir": folder}
+
+
+def parse_stand(t: Table, check_files: bool = True) -> Stand:
+    """``check_files`` False (a run log's snapshot, read on another computer): the CURVE key
+    files named by ``[telemetry]`` are not opened."""
     name = t.str("name", "stand")
 
     lp = t.table("loop")
@@ -350,7 +423,8 @@ def parse_stand(t: Table) -> Stand:
     if tel_rate > rate:
         raise te.error("rate_hz", f"cannot exceed the loop rate ({rate:g} Hz)")
     telemetry = {"pub_endpoint": pub, "cmd_endpoint": cmd, "decimation": max(1, int(round(rate / tel_rate))),
-                 "sndhwm": te.int("sndhwm", 4, ge=1), "lease_timeout_s": te.float("lease_timeout_s", 2.0, gt=0.0)}
+                 "sndhwm": te.int("sndhwm", 4, ge=1), "lease_timeout_s": te.float("lease_timeout_s", 2.0, gt=0.0),
+                 "curve": _curve_keys(te, pub, cmd, check_files)}
     te.done()
 
     rl = t.table("runlog", {})

@@ -255,8 +255,15 @@ class Controller:
         self.links.open()
         if self.telemetry_enabled and self.telemetry is None:
             from rt.record.telemetry import TelemetryServer
+            from rt.control.supervisor import COMMANDS
             tc = self.stand.telemetry
+            curve = None
+            if tc.get("curve"):
+                from rt.record.curve import CurveServer
+                curve = CurveServer(tc["curve"]["secret_file"], tc["curve"]["authorized_dir"])
             self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
+                                             curve=curve, commands=(*COMMANDS, "status"),
+                                             on_auth_denied=self._event,
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
                                              handler=self._handle_request, on_lease_lost=self._lease_lost,
@@ -330,7 +337,11 @@ class Controller:
                           "platform": self.links.link_report(self.platform.transport)},
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
-                "run_id": self.run_id}
+                "run_id": self.run_id, "limits": self._console_limits()}
+
+    def _console_limits(self) -> dict:
+        from rt.config.stand import console_limits
+        return console_limits(self.stand)
 
     def _wait_report(self) -> dict | None:
         """The wall clock's wait (margin now, late sleeps); None in lockstep or before the loop."""

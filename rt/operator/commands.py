@@ -200,11 +200,13 @@ def cmd_ctl(args) -> int:
                   f"'{who.get('stand')}', not '{named}' named by --stand", file=sys.stderr)
             return 2
         if args.action in LEASED:
-            r = ask("acquire")
+            r = ask("acquire", **({"takeover": True} if args.takeover else {}))
             if r is None:
                 return 3
             if not r.get("ok"):
                 print(json.dumps(r), flush=True)
+                if r.get("takeover_needed"):
+                    print("dockstand ctl: add --takeover to take the lapsed lease over", file=sys.stderr)
                 return 1
             leased = True
         cmd = "load_case" if args.action == "load" else args.action
@@ -237,6 +239,13 @@ def add_parsers(sub) -> None:
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=cmd_check_host)
 
+    i = sub.add_parser("install-units", help="write the systemd units with this installation's real paths")
+    i.add_argument("--prefix", default="/etc/systemd/system", help="where the units go (default /etc/systemd/system)")
+    i.add_argument("--stand", help="the stand file the units run (default: $DOCKSTAND_STAND, ./config/stand.toml, "
+                                   "the installed one)")
+    i.add_argument("--user", help="the service user and group (default: dockstand)")
+    i.set_defaults(func=lambda a: __import__("rt.operator.install", fromlist=["x"]).cmd_install_units(a))
+
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
     c.add_argument("case", nargs="?", help="with load: the case file")
@@ -244,6 +253,8 @@ def add_parsers(sub) -> None:
                                    "./config/stand.toml, the installed one)")
     c.add_argument("--endpoint", help="command endpoint (overrides the stand's)")
     c.add_argument("--name", default="ctl", help="client name shown as the lease holder")
+    c.add_argument("--takeover", action="store_true",
+                   help="take over a lease whose holder went silent (it lapsed); never a live holder's")
     c.add_argument("--timeout", type=_positive, default=2.0, help="seconds to wait for the answer (> 0)")
     c.set_defaults(func=cmd_ctl)
 

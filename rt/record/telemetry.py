@@ -14,16 +14,25 @@ messages, never the loop its time. libzmq drops per-subscriber overflow silently
 A request is msgpack ``{"cmd": name, "args": {...}, "client": "console name", "id": any}``, the
 reply ``{"ok": bool, "reason": str | None, "id": ..., ...}``. Built-in commands:
 
-* ``acquire`` — take the control lease (free, expired, or already yours); ``release``;
+* ``acquire`` — take the control lease (free or already yours); a lease that *lapsed* (its
+  holder went silent for ``lease_timeout_s``) is taken over only with ``{"takeover": true}``
+  (the console asks its operator first) or by the holder that lost it; ``release``;
   ``heartbeat`` — renew it (any request from the holder also renews it);
 * ``describe`` — the record layout, PUB endpoint, decimation, lease timeout, the request size
-  cap, the counts of requests and refused ones, and ``identity`` (the stand's name and file,
-  host, pid); ``ping``.
+  cap, the counts of requests, refused ones and CURVE refusals, whether CURVE is on, and
+  ``identity`` (the stand's name and file, host, pid); ``ping``.
+
+**Security** — with ``curve`` (:class:`rt.record.curve.CurveServer`) both sockets are CURVE
+servers and the ZAP authenticator (its own thread) admits only the authorised consoles' keys;
+a refused key gets nothing (no telemetry, no reply), and each refusal becomes an
+``auth_denied`` event (published to the authorised consoles, ``on_auth_denied``: the run log).
+Without ``curve`` a socket may bind only to loopback or ipc: a ``tcp://`` endpoint on any other
+address raises ``ValueError`` naming the missing ``[telemetry] server_secret_key``.
 
 A request larger than ``max_request_bytes`` (64 KiB) never reaches the server: libzmq's
 ``ZMQ_MAXMSGSIZE`` drops the sender's connection. A request that is not msgpack, or not a
 map with a string ``cmd`` and a map ``args``, is answered ``bad request`` and counted
-(``refused``).
+(``refused``); so is a command that is neither built in nor in ``commands`` (when given).
 
 Everything else goes to the ``handler(cmd, args, client) -> dict`` given by the controller
 (the supervisor's commands, ``status``). ``load_case``, ``arm``, ``start``, ``stop``, ``tare``
@@ -48,6 +57,8 @@ import msgpack
 import numpy as np
 import zmq
 
+from rt.config.stand import endpoint_is_local
+
 LEASED = frozenset({"load_case", "arm", "start", "stop", "tare", "reset"})
 DEFAULT_PUB = "tcp://127.0.0.1:5561"
 DEFAULT_CMD = "tcp://127.0.0.1:5560"
@@ -67,9 +78,19 @@ class TelemetryServer:
                  now_ns: Callable[[], int] = time.monotonic_ns,
                  on_lease_lost: Callable[[str], None] | None = None,
                  on_lease_acquired: Callable[[str], None] | None = None, context: zmq.Context | None = None,
-                 max_request_bytes: int = MAX_REQUEST_BYTES, identity: dict | None = None):
+                 max_request_bytes: int = MAX_REQUEST_BYTES, identity: dict | None = None,
+                 curve=None, commands=None, on_auth_denied: Callable[[dict], None] | None = None):
         if decimation < 1:
             raise ValueError("decimation must be >= 1")
+        if curve is None:
+            for key, ep in (("pub_endpoint", pub_endpoint), ("cmd_endpoint", cmd_endpoint)):
+                if not endpoint_is_local(ep):
+                    raise ValueError(f"[telemetry] {key} = {ep!r} listens beyond loopback without CURVE: set "
+                                     "[telemetry] server_secret_key and authorized_consoles_dir "
+                                     "(dockstand keys init DIR; docs/console.md)")
+        self.curve = curve
+        self.commands = frozenset(commands) if commands is not None else None
+        self.on_auth_denied = on_auth_denied
         self.fields = dict(fields)
         self.width = sum(self.fields.values())
         self.decimation = int(decimation)
@@ -79,12 +100,18 @@ class TelemetryServer:
         self.on_lease_acquired = on_lease_acquired
         self.lease_timeout_ns = int(lease_timeout_s * 1e9)
         self.ctx = context or zmq.Context.instance()
+        if curve is not None:
+            curve.start(self.ctx)          # the ZAP handler runs before anything binds
         self.pub = self.ctx.socket(zmq.PUB)
+        if curve is not None:
+            curve.apply(self.pub)
         self.pub.setsockopt(zmq.SNDHWM, int(sndhwm))
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.bind(pub_endpoint)
         self.cmd = self.ctx.socket(zmq.ROUTER)
         self.cmd.setsockopt(zmq.LINGER, 0)
+        if curve is not None:
+            curve.apply(self.cmd)
         # libzmq itself refuses a larger message (it drops the sender's connection): a 20 MB
         # request is never read into memory, let alone decoded in the loop
         self.cmd.setsockopt(zmq.MAXMSGSIZE, int(max_request_bytes))
@@ -102,6 +129,9 @@ class TelemetryServer:
         self.holder_name: str | None = None
         self.holder_seen_ns = 0
         self.lease_lost = False
+        self.lapsed_from: str | None = None      # the silent holder whose lease lapsed (takeover needs consent)
+        self._lapsed_ident: bytes | None = None
+        self.auth_denied = 0
         self._countdown = 0
         self._msg = {"c": 0, "t": 0, "s": 0, "d": b""}
 
@@ -135,8 +165,17 @@ class TelemetryServer:
 
     # ------------------------------------------------------------------ commands
     def poll(self, max_requests: int = 8) -> int:
-        """Handle up to ``max_requests`` pending requests without blocking; check the lease."""
+        """Handle up to ``max_requests`` pending requests without blocking; check the lease;
+        report CURVE refusals (the loop thread; bounded work)."""
         self._check_lease()
+        if self.curve is not None and self.curve.denied:
+            for d in self.curve.take_denied():
+                self.auth_denied += 1
+                ev = {"kind": "auth_denied", **d}
+                if self.on_auth_denied is not None:
+                    self.on_auth_denied(ev)      # the controller's recorder publishes it too
+                else:
+                    self.publish_event(ev)
         n = 0
         while n < max_requests:
             try:
@@ -159,9 +198,11 @@ class TelemetryServer:
     def _check_lease(self) -> None:
         if self.holder is not None and self.now_ns() - self.holder_seen_ns > self.lease_timeout_ns:
             name = self.holder_name or self.holder.hex()
+            self._lapsed_ident = self.holder
             self.holder = None
             self.holder_name = None
             self.lease_lost = True
+            self.lapsed_from = name
             if self.on_lease_lost is not None:
                 self.on_lease_lost(name)
 
@@ -171,8 +212,8 @@ class TelemetryServer:
             if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
                 raise ValueError("a request is a map with a string 'cmd'")
             args = req.get("args") or {}
-            if not isinstance(args, dict):
-                raise ValueError("'args' must be a map")
+            if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+                raise ValueError("'args' must be a map with string keys")
         except Exception as e:
             self.refused += 1
             return {"ok": False, "reason": f"bad request: {e}"}
@@ -184,14 +225,23 @@ class TelemetryServer:
         if is_holder:
             self.holder_seen_ns = now
         if cmd == "acquire":
-            if self.holder is None or is_holder:
+            takeover = args.get("takeover") is True
+            if self.holder is not None and not is_holder:
+                quiet = (now - self.holder_seen_ns) / 1e9
+                out = {"ok": False, "reason": f"the control lease is held by {self.holder_name} "
+                                              f"(last heard {quiet:.1f} s ago)"}
+            elif self.lapsed_from is not None and not takeover and ident != self._lapsed_ident:
+                out = {"ok": False, "takeover_needed": True,
+                       "reason": f"the control lease of {self.lapsed_from} lapsed (silent for more than "
+                                 f"{self.lease_timeout_ns / 1e9:g} s): taking it over needs confirmation "
+                                 "(acquire with takeover)"}
+            else:
                 self.holder, self.holder_name, self.holder_seen_ns = ident, client, now
                 self.lease_lost = False
+                self.lapsed_from = self._lapsed_ident = None
                 out = {"ok": True, "reason": None}
                 if self.on_lease_acquired is not None:
                     self.on_lease_acquired(client)
-            else:
-                out = {"ok": False, "reason": f"the control lease is held by {self.holder_name}"}
         elif cmd == "release":
             if is_holder:
                 self.holder = self.holder_name = None
@@ -206,7 +256,11 @@ class TelemetryServer:
             out = {"ok": True, "reason": None, "fields": [[k, v] for k, v in self.fields.items()],
                    "pub_endpoint": self.pub_endpoint, "decimation": self.decimation,
                    "lease_timeout_s": self.lease_timeout_ns / 1e9, "max_request_bytes": self.max_request_bytes,
-                   "requests": self.requests, "refused": self.refused, "identity": self.identity}
+                   "requests": self.requests, "refused": self.refused, "auth_denied": self.auth_denied,
+                   "curve": self.curve is not None, "identity": self.identity}
+        elif self.commands is not None and cmd not in self.commands:
+            self.refused += 1
+            out = {"ok": False, "reason": f"unknown command {cmd!r}; known: {', '.join(sorted(self.commands))}"}
         elif cmd in LEASED and not is_holder:
             who = f"held by {self.holder_name}" if self.holder is not None else "free; send acquire first"
             out = {"ok": False, "reason": f"{cmd} needs the control lease ({who})"}
@@ -219,11 +273,15 @@ class TelemetryServer:
                 out = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
         out["id"] = rid
         out["lease"] = self.holder_name
+        if self.lapsed_from is not None:
+            out["lease_lapsed"] = self.lapsed_from
         return out
 
     def close(self) -> None:
         self.pub.close(0)
         self.cmd.close(0)
+        if self.curve is not None:
+            self.curve.stop()
 
 
 def decode_state(frames: list[bytes], fields: list[list] | dict[str, int]) -> dict:
@@ -243,18 +301,26 @@ class CommandClient:
     """A small DEALER client (``dockstand ctl``): :meth:`request` sends and waits for the reply."""
 
     def __init__(self, endpoint: str = DEFAULT_CMD, name: str = "console", timeout_s: float = 2.0,
-                 context: zmq.Context | None = None):
+                 context: zmq.Context | None = None, keys=None):
+        """``keys``: :class:`rt.record.curve.ClientKeys` when the controller runs CURVE."""
         self.ctx = context or zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
+        if keys is not None:
+            keys.apply(self.sock)
+        self.timeout_ms = int(timeout_s * 1000)
+        # a send never blocks for longer than the timeout (no peer: e.g. a CURVE handshake refused)
+        self.sock.setsockopt(zmq.SNDTIMEO, self.timeout_ms)
         self.sock.connect(endpoint)
         self.name = name
-        self.timeout_ms = int(timeout_s * 1000)
         self._id = 0
 
     def send(self, cmd: str, **args: Any) -> int:
         self._id += 1
-        self.sock.send_multipart([b"", _pack({"cmd": cmd, "args": args, "client": self.name, "id": self._id})])
+        try:
+            self.sock.send_multipart([b"", _pack({"cmd": cmd, "args": args, "client": self.name, "id": self._id})])
+        except zmq.Again:
+            raise TimeoutError(f"could not send {cmd} within {self.timeout_ms} ms (no connection)") from None
         return self._id
 
     def recv(self, timeout_s: float | None = None) -> dict:

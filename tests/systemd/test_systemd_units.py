@@ -45,3 +45,27 @@ def test_systemd_analyze_verify(tmp_path):
     lines = [l for l in (r.stdout + r.stderr).splitlines() if "dockstand-" in l]
     assert r.returncode == 0, r.stdout + r.stderr
     assert not lines, "\n".join(lines)
+
+
+def test_install_units_writes_real_paths_and_verifies(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "install-units", "--prefix", str(tmp_path / "units"),
+                        "--stand", str(REPO / "config" / "stand.toml"), "--user", "stand"],
+                       capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for name in UNITS:
+        text = (tmp_path / "units" / name).read_text()
+        assert "/opt/dockstand" not in text and f"WorkingDirectory={REPO}" in text
+        assert f"--stand {REPO / 'config' / 'stand.toml'}" in text and "User=stand" in text
+        exe = text.split("ExecStart=", 1)[1].split()[0]
+        assert Path(exe).is_absolute() and Path(exe).exists(), exe
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 3\n")
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "install-units", "--prefix", str(tmp_path / "u2"),
+                        "--stand", str(bad)], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert r.returncode == 2 and str(bad) in r.stderr and not (tmp_path / "u2").exists()
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze not installed: the installed units were not verified")
+    r = subprocess.run(["systemd-analyze", "verify", "--man=no", *[str(tmp_path / "units" / n) for n in UNITS]],
+                       capture_output=True, text=True, timeout=60)
+    lines = [l for l in (r.stdout + r.stderr).splitlines() if "dockstand-" in l]
+    assert r.returncode == 0 and not lines, r.stdout + r.stderr

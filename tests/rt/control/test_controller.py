@@ -468,7 +468,7 @@ def test_lease_expired_while_idle_does_not_trip_a_later_arm(tmp_path):
         assert c.telemetry.lease_lost and c.telemetry.holder is None
         assert any(e["kind"] == "lease_lost" for e in c.events)
         b = CommandClient(stand.telemetry["cmd_endpoint"], name="console-B")
-        assert _request(rig, b, "acquire")["ok"]
+        assert _request(rig, b, "acquire", takeover=True)["ok"]   # the lapsed lease: taken over with consent
         assert not c._heartbeat_lost        # a console holds a fresh lease
         assert _request(rig, b, "load_case", case=str(NOMINAL))["ok"]
         assert _request(rig, b, "arm")["ok"]

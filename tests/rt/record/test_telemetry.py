@@ -183,9 +183,19 @@ def test_control_lease_and_commands():
     tel.poll()
     assert lost == ["console-A"] and tel.lease_lost and tel.holder is None
     assert not roundtrip(tel, a, "heartbeat")["ok"]
-    assert roundtrip(tel, b, "acquire")["ok"] and not tel.lease_lost
+    # a lapsed lease is not free for the taking: another console must confirm the takeover
+    r = roundtrip(tel, b, "acquire")
+    assert not r["ok"] and r["takeover_needed"] and "console-A lapsed" in r["reason"] and r["lease_lapsed"] == "console-A"
+    assert roundtrip(tel, b, "acquire", takeover=True)["ok"] and not tel.lease_lost and tel.lapsed_from is None
     assert not roundtrip(tel, a, "release")["ok"]
+    r = roundtrip(tel, a, "acquire", takeover=True)      # a live holder's lease is never taken over
+    assert not r["ok"] and "held by console-B (last heard" in r["reason"]
     assert roundtrip(tel, b, "release")["ok"] and tel.holder is None
+    assert roundtrip(tel, a, "acquire")["ok"]            # released cleanly: free, no confirmation
+    now.t += 2_000_000_000
+    tel.poll()
+    assert tel.lapsed_from == "console-A"
+    assert roundtrip(tel, a, "acquire")["ok"]            # the holder that lost it may come back without one
     for c in (a, b):
         c.close()
     tel.close()

@@ -1,0 +1,154 @@
+"""Console figures (issue 20):
+
+* ``console_fanout_lateness_p99_ratio`` — the loop's wake-up lateness p99 with 20 watching
+  consoles over none, in the same run: the fixed-step loop on the stand's wall clock at 1 kHz
+  publishing the controller's record row (its width for the nominal case) through the
+  controller's TelemetryServer at the stand's decimation, first with no subscriber, then with 20
+  subscriber processes (real processes on tcp://127.0.0.1; half of them stalled: connected, never
+  reading), each phase ``seconds`` long. Goal <= 1.10. With ``_none_us`` / ``_fanout_us``.
+* ``console_frame_ms_p99`` — time to update every panel of the console for one telemetry
+  message (ConsoleApp.render_sample: formatting, margins, plots' data and every widget's update,
+  headless), over the records of a controller run log. Goal <= 20 ms. With ``_p50``, and
+  ``console_frame_idle_ms_p99``: the same plus Pilot's wait until Textual is idle again (it
+  repaints at its own frame rate, coalescing updates; this wait includes that cadence and is an
+  upper bound, not the paint's cost).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SUBSCRIBER = r"""
+import sys, time, zmq
+ep, stalled = sys.argv[1], sys.argv[2] == "1"
+ctx = zmq.Context()
+s = ctx.socket(zmq.SUB)
+s.setsockopt(zmq.RCVHWM, 4)
+s.setsockopt(zmq.SUBSCRIBE, b"")
+s.connect(ep)
+print("up", flush=True)
+if stalled:
+    while True:
+        time.sleep(3600)
+while True:
+    s.recv_multipart()
+"""
+
+
+class _Work:
+    def __init__(self, tel, width):
+        self.tel = tel
+        self.row = np.zeros(width)
+
+    def read(self, c, t):
+        pass
+
+    def update(self, c, t):
+        self.row[0] = t * 1e-9
+
+    def write(self, c, t):
+        self.tel.publish(c, t, 3, self.row)
+        self.tel.poll()
+
+
+def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
+    from rt.config.stand import load_stand
+    from rt.control.clock import WallClock
+    from rt.control.loop import FixedStepLoop
+    from rt.control.recorder import record_fields
+    from rt.record.telemetry import TelemetryServer
+
+    repo = Path(__file__).resolve().parents[1]
+    stand = load_stand(repo / "config" / "stand.toml")
+    fields = record_fields(6, 13)      # the nominal case's record (rigid vehicles)
+    tc = stand.telemetry
+    tel = TelemetryServer(fields, pub_endpoint="tcp://127.0.0.1:*", cmd_endpoint="tcp://127.0.0.1:*",
+                          decimation=tc["decimation"], sndhwm=tc["sndhwm"])
+    work = _Work(tel, sum(fields.values()))
+    n = int(seconds * stand.rate_hz)
+    procs = []
+    try:
+        def phase() -> float:
+            loop = FixedStepLoop(WallClock.from_stand(stand), stand.period_ns, work)
+            loop.run(n)
+            return float(loop.timing.stats()["lateness_us_p99"])
+        none = phase()
+        for k in range(n_subscribers):
+            p = subprocess.Popen([sys.executable, "-c", SUBSCRIBER, tel.pub_endpoint, "1" if k % 2 else "0"],
+                                 stdout=subprocess.PIPE, text=True)
+            procs.append(p)
+        for p in procs:
+            p.stdout.readline()
+        time.sleep(0.5)                 # the subscriptions reach the publisher
+        fan = phase()
+        drops = tel.drops
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGTERM)
+            p.wait(timeout=10)
+        tel.close()
+    return {"console_fanout_lateness_p99_ratio": round(fan / none, 3) if none > 0 else None,
+            "console_fanout_lateness_p99_none_us": round(none, 1), "console_fanout_lateness_p99_fanout_us": round(fan, 1),
+            "console_fanout_subscribers": n_subscribers, "console_fanout_send_drops": int(drops)}
+
+
+def _record_log(d: Path) -> Path:
+    from rt.control.controller import Phase
+    from sim_stand.kinematic_rig import Rig
+    rig = Rig(d, contact=(-0.2, 2000.0))
+    try:
+        rig.arm_and_start()
+        rig.run_until(lambda c: c.phase is Phase.DYNAMICS, 5000)
+        rig.run(1000)
+    finally:
+        rig.close()
+    return rig.ctl.log_path
+
+
+def frame_time(n_frames: int = 300) -> dict:
+    from rt.console.app import ConsoleApp
+    from rt.console.source import ReplaySource
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = ReplaySource(_record_log(Path(tmp)))
+        src.paused = True
+        app = ConsoleApp(src, refresh_hz=1.0)
+        times, idle = [], []
+
+        async def go():
+            async with app.run_test(size=(200, 60)) as pilot:
+                await pilot.pause(0.2)
+                step = max(1, src.n // n_frames)
+                for i in range(0, src.n, step):
+                    s = src.sample_at(i)
+                    t0 = time.perf_counter()
+                    app.render_sample(s)
+                    t1 = time.perf_counter()
+                    await pilot.pause()          # Textual processes the updates and repaints
+                    times.append((t1 - t0) * 1e3)
+                    idle.append((time.perf_counter() - t0) * 1e3)
+        asyncio.run(go())
+    t, w = np.array(times[5:]), np.array(idle[5:])
+    return {"console_frame_ms_p99": round(float(np.percentile(t, 99)), 2),
+            "console_frame_ms_p50": round(float(np.percentile(t, 50)), 2),
+            "console_frame_idle_ms_p99": round(float(np.percentile(w, 99)), 2), "console_frame_count": int(t.size)}
+
+
+def run(quick: bool = False) -> dict:
+    out = fanout(2.0 if quick else 5.0)
+    out.update(frame_time(100 if quick else 300))
+    return out
+
+
+if __name__ == "__main__":
+    import json
+    print(json.dumps(run("--quick" in sys.argv)))

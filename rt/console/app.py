@@ -1,0 +1,305 @@
+"""``dockstand console``: the Textual app (docs/console.md). It places the panels' text made by
+:mod:`rt.console.view` from the samples of a :mod:`rt.console.source` (live or replay) and
+sends the operator's commands. Keys (the footer shows them):
+
+=========  ==================================================================
+``space``  **abort** — one key, no confirmation, no lease needed
+``c``      take the control lease (a lapsed one: asks before taking it over)
+``l``      load a case (picker over config/cases, or a path)
+``a``/``s``  arm / start (start asks to confirm)
+``x``      stop;  ``t`` tare;  ``r`` reset;  ``g`` give the lease back
+``p``      replay: play/pause;  ``←``/``→`` seek 1 s (``[``/``]`` 10 s);  ``+``/``-`` speed
+``q``      quit (gives the lease back)
+=========  ==================================================================
+
+Not real-time: the console's own process; the controller publishes whether it listens or not.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, OptionList, RichLog, Sparkline, Static
+
+from rt.console import view as V
+from rt.console.source import WatchOnly
+
+CSS = """
+Screen { layout: vertical; }
+#header { height: 2; background: $boost; padding: 0 1; }
+#body { height: 1fr; }
+.col { width: 1fr; }
+.panel { border: round $primary; padding: 0 1; height: auto; }
+.panel.grow { height: 1fr; }
+Sparkline { height: 2; margin: 0 0; }
+.spark-label { width: 4; }
+.spark-row { height: 2; }
+#events { height: 1fr; border: round $primary; }
+#message { height: 1; background: $panel; padding: 0 1; }
+ConfirmScreen, PickerScreen { align: center middle; }
+#dialog { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+"""
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("y", "yes", "yes"), Binding("n", "no", "no"), Binding("escape", "no", "cancel")]
+
+    def __init__(self, question: str):
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question)
+            yield Label("[b]y[/] yes    [b]n[/] no")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """A case: one of config/cases, or a path typed in."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, cases: list[Path]):
+        super().__init__()
+        self.cases = cases
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Load a case (enter) — or type a path below")
+            yield OptionList(*[str(c) for c in self.cases], id="cases")
+            yield Input(placeholder="path/to/case.toml", id="path")
+
+    def on_option_list_option_selected(self, ev: OptionList.OptionSelected) -> None:
+        self.dismiss(str(self.cases[ev.option_index]))
+
+    def on_input_submitted(self, ev: Input.Submitted) -> None:
+        self.dismiss(ev.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConsoleApp(App):
+    """The operator console over ``source`` (rt.console.source.LiveSource or ReplaySource)."""
+
+    TITLE = "dockstand console"
+    CSS = CSS
+    BINDINGS = [
+        Binding("space", "abort", "ABORT", priority=True),
+        Binding("c", "acquire", "control"), Binding("l", "load", "load"), Binding("a", "arm", "arm"),
+        Binding("s", "start", "start"), Binding("x", "stop", "stop"), Binding("t", "tare", "tare"),
+        Binding("r", "reset", "reset"), Binding("g", "release", "give lease"),
+        Binding("p", "play", "play/pause", show=False), Binding("right", "seek(1)", show=False),
+        Binding("left", "seek(-1)", show=False), Binding("right_square_bracket", "seek(10)", show=False),
+        Binding("left_square_bracket", "seek(-10)", show=False), Binding("plus", "speed(1)", show=False),
+        Binding("minus", "speed(-1)", show=False), Binding("q", "quit_console", "quit"),
+    ]
+
+    def __init__(self, source, *, cases_dir: Path | None = None, refresh_hz: float = 30.0, plot_s: float = 10.0):
+        super().__init__()
+        self.source = source
+        self.cases_dir = cases_dir
+        self.refresh_hz = refresh_hz
+        rate = 1.0
+        d = getattr(source, "describe", {}) or {}
+        if d.get("decimation"):
+            rate = 1000.0 / float(d["decimation"])      # telemetry messages per second (1 kHz loop)
+        self.trend = V.Trend(n=max(10, int(plot_s * min(rate, refresh_hz) if source.live else plot_s * refresh_hz)))
+        self.sample: dict | None = None       # the sample the panels show now
+        self.shown: dict = {}                  # panel id -> text shown (tests compare with the run log)
+        self.replies: list[dict] = []
+        self.events: list[dict] = []
+        self.frame_ms: deque = deque(maxlen=10000)
+        self.message = ""
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static("", id="header")
+        with Horizontal(id="body"):
+            with Vertical(classes="col"):
+                yield Static("", id="wrench", classes="panel")
+                with Vertical(classes="panel", id="plots"):
+                    for n in V.WRENCH:
+                        with Horizontal(classes="spark-row"):
+                            yield Label(n, classes="spark-label")
+                            yield Sparkline([0.0], id=f"spark-{n}")
+                yield Static("", id="relative", classes="panel")
+            with Vertical(classes="col"):
+                yield Static("", id="platform", classes="panel")
+                yield Static("", id="margins", classes="panel")
+                yield Static("", id="links", classes="panel")
+                yield Static("", id="timing", classes="panel")
+                yield RichLog(id="events", markup=True, wrap=True, max_lines=2000)
+        yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        ident = self.source.identity or {}
+        self.title = f"dockstand console — {'replay ' + str(getattr(self.source, 'path', '')) if not self.source.live else ident.get('stand', '?')}"
+        if not self.source.live and getattr(self.source, "truncated", False):
+            self.say("this log is truncated (the run did not close it): it plays to its last complete record")
+        # the panels, found once (a modal dialog on top must not hide them from the updates)
+        self.w = {w.id: w for w in self.screen.query("Static, Sparkline, RichLog") if w.id}
+        self.set_interval(1.0 / self.refresh_hz, self.tick)
+
+    # ------------------------------------------------------------------ update
+    def tick(self) -> None:
+        if not self.is_running:
+            return
+        sample, events, replies = self.source.poll()
+        if getattr(self.source, "events_reset", False):     # a replay seek: the log up to the new time
+            self.source.events_reset = False
+            self.events.clear()
+            self.w["events"].clear()
+        for ev in events:
+            self.events.append(ev)
+            self.w["events"].write(V.fmt_event(ev))
+        for r in replies:
+            self.replies.append(r)
+            self._on_reply(r)
+        if sample is not None:
+            t0 = time.perf_counter()
+            self.render_sample(sample)
+            self.frame_ms.append((time.perf_counter() - t0) * 1e3)
+        elif events or replies:
+            self._render_header()
+        if not self.source.live and getattr(self.source, "ended", False) and "ended" not in self.message:
+            trunc = " (truncated log: its last complete record)" if self.source.truncated else ""
+            self.say(f"replay ended at cycle {int(self.sample['cycle']) if self.sample else '—'}{trunc}")
+
+    def render_sample(self, s: dict) -> None:
+        """Every panel from one sample (console_frame_ms measures this)."""
+        self.sample = s
+        st = self.source.status or {}
+        limits = st.get("limits")
+        self.trend.add(s)
+        texts = {
+            "wrench": V.fmt_wrench(s["w_P"]),
+            "relative": V.fmt_relative(s["rel_pose"], s["rel_twist"]),
+            "platform": V.fmt_platform(s["cmd_pose"], s["meas_pose"], s["cmd_lengths"], limits),
+            "margins": "\n".join(V.margin_bar(n, u) for n, u in V.margins(s, limits)) or "limits: waiting for status",
+            "links": V.fmt_links(s, st),
+            "timing": V.fmt_timing(s, self.trend, st),
+        }
+        for k, text in texts.items():
+            if self.shown.get(k) != text:
+                self.w[k].update(text)
+                self.shown[k] = text
+        for k, n in enumerate(V.WRENCH):
+            self.w[f"spark-{n}"].data = list(self.trend.wrench[k])
+        self._render_header()
+        self.shown["cycle"] = int(s["cycle"])
+
+    def _render_header(self) -> None:
+        st = self.source.status or {}
+        if not self.source.live:
+            src = self.source
+            lease = (f"replay {'paused' if src.paused else 'playing'} ×{src.speed:g}  record {src.index + 1}/{src.n}"
+                     + ("  [yellow]truncated log[/]" if src.truncated else ""))
+        else:
+            holder = st.get("lease")
+            mine = self.source.holds_lease
+            mode = "watch-only (--watch)" if self.source.watch else ("[green]this console holds the lease[/]" if mine
+                                                                     else "watch-only until you take control (c)")
+            lapsed = f"  [yellow]lease of {st['lease_lapsed']} lapsed[/]" if st.get("lease_lapsed") else ""
+            lease = f"lease: {holder or 'free'} — {mode}{lapsed}"
+        text = V.fmt_header(self.sample, st, self.source.identity or {}, lease)
+        if self.shown.get("header") != text:
+            self.w["header"].update(text)
+            self.shown["header"] = text
+
+    def say(self, text: str) -> None:
+        self.message = text
+        if "message" in getattr(self, "w", {}):
+            self.w["message"].update(text)
+
+    def _on_reply(self, r: dict) -> None:
+        cmd = r.get("cmd")
+        if r.get("ok"):
+            self.say(f"{cmd}: ok" + (f" → {r['state']}" if r.get("state") else ""))
+        elif cmd == "acquire" and r.get("takeover_needed"):
+            self.push_screen(ConfirmScreen(f"{r['reason']}\nTake the lease over?"), self._takeover)
+        else:
+            self.say(f"[red]{cmd} refused[/]: {r.get('reason')}")
+
+    def _takeover(self, yes: bool) -> None:
+        if yes:
+            self._send("acquire", takeover=True)
+
+    # ------------------------------------------------------------------ commands
+    def _send(self, cmd: str, **args) -> None:
+        try:
+            self.source.send(cmd, **args)
+            self.say(f"{cmd} sent")
+        except WatchOnly as e:
+            self.say(f"[yellow]{e}[/]")
+        except TimeoutError as e:
+            self.say(f"[red]{cmd}: {e}[/]")
+
+    def action_abort(self) -> None:
+        self._send("abort", reason="operator abort (console)")
+
+    def action_acquire(self) -> None:
+        self._send("acquire")
+
+    def action_release(self) -> None:
+        self._send("release")
+
+    def action_arm(self) -> None:
+        self._send("arm")
+
+    def action_stop(self) -> None:
+        self._send("stop")
+
+    def action_tare(self) -> None:
+        self._send("tare")
+
+    def action_reset(self) -> None:
+        self._send("reset")
+
+    def action_start(self) -> None:
+        if not self.source.live:
+            return self._send("start")
+        self.push_screen(ConfirmScreen("Start the run? The platform will move into the docking."),
+                         lambda yes: self._send("start") if yes else self.say("start cancelled"))
+
+    def action_load(self) -> None:
+        if not self.source.live or self.source.watch:
+            return self._send("load_case")
+        cases = sorted(self.cases_dir.glob("*.toml")) if self.cases_dir and self.cases_dir.is_dir() else []
+        self.push_screen(PickerScreen(cases), self._load)
+
+    def _load(self, path: str | None) -> None:
+        if path:
+            self._send("load_case", case=str(Path(path).expanduser().resolve()))
+
+    def action_play(self) -> None:
+        if not self.source.live:
+            self.source.paused = not self.source.paused
+
+    def action_seek(self, dt: float) -> None:
+        if not self.source.live:
+            self.source.seek(float(dt))
+
+    def action_speed(self, up: int) -> None:
+        if not self.source.live:
+            self.source.faster(int(up) > 0)
+
+    def action_quit_console(self) -> None:
+        if self.source.live and self.source.holds_lease:
+            try:
+                self.source.send("release")
+            except (WatchOnly, TimeoutError):
+                pass
+        self.exit()

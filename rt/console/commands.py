@@ -1,0 +1,118 @@
+"""``dockstand console`` and ``dockstand keys init`` (docs/console.md), registered through the
+``dockstand.commands`` entry points. Textual is imported only when the console runs."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_keys(args) -> int:
+    """``dockstand keys init DIR [--console NAME]...``: the controller's and the consoles' CURVE
+    key pairs (rt.record.curve.init_keys) and the stand config lines that use them."""
+    from rt.record.curve import init_keys
+    try:
+        out = init_keys(args.directory, args.console or ["console"])
+    except (OSError, ValueError) as e:
+        print(f"dockstand keys: {e}", file=sys.stderr)
+        return 2
+    for f in out["made"]:
+        print(f"made {f}")
+    for f in out["kept"]:
+        print(f"kept {f} (exists)")
+    print("\n# in the stand file's [telemetry] (paths may be made relative to the stand file):")
+    print(f'server_secret_key = "{out["server_secret_key"]}"')
+    print(f'authorized_consoles_dir = "{out["authorized_consoles_dir"]}"')
+    print(f"\n# each console: --key {Path(args.directory) / 'consoles' / 'NAME.key_secret'} "
+          f"--server-key {out['server_public_key']}")
+    return 0
+
+
+def open_source(args):
+    """The console's source from its arguments: a replay, or a live controller (endpoint from
+    ``--endpoint`` or the stand file; CURVE keys from ``--key``/``--server-key`` or, when the
+    stand runs CURVE, ``~/.config/dockstand/console.key_secret`` and the server.key beside the
+    stand's server_secret_key). Raises SystemExit(2/3) with the reason on stderr."""
+    from rt.console.source import LiveSource, ReplaySource
+    if args.replay:
+        try:
+            return ReplaySource(args.replay)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"dockstand console: --replay {args.replay}: {e}", file=sys.stderr)
+            raise SystemExit(2)
+    from rt.config import ConfigError
+    from rt.config.stand import load_stand
+    from rt.operator.commands import _stand_path
+    endpoint, curve = args.endpoint, None
+    if endpoint is None or args.stand:
+        try:
+            stand = load_stand(_stand_path(args, "console"))
+        except ConfigError as e:
+            print(f"dockstand console: {e}", file=sys.stderr)
+            raise SystemExit(2)
+        endpoint = endpoint or stand.telemetry["cmd_endpoint"]
+        curve = stand.telemetry.get("curve")
+    keys = None
+    key, server_key = args.key, args.server_key
+    if curve and not key:
+        key = str(Path.home() / ".config" / "dockstand" / "console.key_secret")
+    if curve and not server_key:
+        server_key = str(Path(curve["secret_file"]).with_suffix(".key"))
+    if key or server_key:
+        from rt.record.curve import client_keys
+        if not (key and server_key):
+            print("dockstand console: CURVE needs both --key (this console's .key_secret) and --server-key "
+                  "(the controller's public server.key)", file=sys.stderr)
+            raise SystemExit(2)
+        try:
+            keys = client_keys(key, server_key)
+        except ValueError as e:
+            print(f"dockstand console: {e}", file=sys.stderr)
+            raise SystemExit(2)
+    try:
+        return LiveSource(endpoint, name=args.name, watch=args.watch, keys=keys, timeout_s=args.timeout)
+    except TimeoutError as e:
+        print(f"dockstand console: no answer from {endpoint}: {e} (is `dockstand run` running there? "
+              "an unauthorised CURVE key gets no answer either)", file=sys.stderr)
+        raise SystemExit(3)
+
+
+def cmd_console(args) -> int:
+    import getpass
+    import socket
+
+    import rt
+    from rt.console.app import ConsoleApp
+    if args.name is None:
+        args.name = f"{getpass.getuser()}@{socket.gethostname()}"
+    try:
+        source = open_source(args)
+    except SystemExit as e:
+        return int(e.code or 2)
+    try:
+        ConsoleApp(source, cases_dir=Path(rt.SOURCE_ROOT) / "config" / "cases").run()
+    finally:
+        source.close()
+    return 0
+
+
+def add_parsers(sub) -> None:
+    c = sub.add_parser("console", help="the operator console: live stand view and commands (or --replay LOG)")
+    c.add_argument("--stand", help="the stand file naming the endpoints (default: $DOCKSTAND_STAND, "
+                                   "./config/stand.toml, the installed one)")
+    c.add_argument("--endpoint", help="command endpoint tcp://HOST:PORT (overrides the stand's)")
+    c.add_argument("--watch", action="store_true", help="watch only: never send a command that needs the lease")
+    c.add_argument("--replay", metavar="LOG", help="play a run log through the same panels")
+    c.add_argument("--key", help="this console's CURVE secret key (.key_secret)")
+    c.add_argument("--server-key", help="the controller's CURVE public key (server.key)")
+    c.add_argument("--name", default=None, help="shown as the lease holder (default user@host)")
+    c.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the controller's first answer")
+    c.set_defaults(func=cmd_console)
+
+    k = sub.add_parser("keys", help="CURVE keys for remote consoles (dockstand keys init DIR)")
+    ks = k.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
+    i = ks.add_parser("init", help="make the controller's and the consoles' key pairs in DIR")
+    i.add_argument("directory", metavar="DIR")
+    i.add_argument("--console", action="append", metavar="NAME",
+                   help="a console's name (repeatable; default: one named 'console')")
+    i.set_defaults(func=cmd_keys)

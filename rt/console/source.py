@@ -1,0 +1,219 @@
+"""Where the console's samples come from: a running controller (:class:`LiveSource`: telemetry
+SUB + command DEALER) or a run log (:class:`ReplaySource`). Both give the panels the same
+sample dicts (``{"cycle", "t_ns", "state", field: value}``, the record layout of ``describe`` /
+the log) through a non-blocking :meth:`poll`; neither adds work to the controller's loop
+beyond what telemetry already does (the controller publishes whether anyone listens).
+
+Not real-time (the console's own process).
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import zmq
+
+from rt.record.telemetry import LEASED, CommandClient, decode_state
+
+HEARTBEAT_S = 0.5
+
+
+class WatchOnly(Exception):
+    """A leased command from a console started with ``--watch``: never sent."""
+
+
+class LiveSource:
+    """Attach to a controller: ``describe`` (layout, PUB endpoint), then subscribe. ``watch``:
+    leased commands and ``acquire`` are refused here and never sent. The console polls
+    ``status`` every :data:`HEARTBEAT_S` (it renews the lease while this console holds it)."""
+
+    live = True
+
+    def __init__(self, cmd_endpoint: str, *, name: str = "console", watch: bool = False, keys=None,
+                 timeout_s: float = 2.0, context: zmq.Context | None = None):
+        self.ctx = context or zmq.Context.instance()
+        self.watch = bool(watch)
+        self.keys = keys
+        self.cli = CommandClient(cmd_endpoint, name=name, timeout_s=timeout_s, context=self.ctx, keys=keys)
+        self.name = name
+        d = self.cli.request("describe")
+        self.describe = d
+        self._set_layout(d)
+        self.identity = d.get("identity") or {}
+        self.sub = self.ctx.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.RCVHWM, 64)
+        if keys is not None:
+            keys.apply(self.sub)
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        pub = d["pub_endpoint"]
+        if cmd_endpoint.startswith("tcp://") and pub.startswith("tcp://"):
+            # the PUB's own address may be 0.0.0.0/*: reach it at the host we reached the commands on
+            host = cmd_endpoint[6:].rsplit(":", 1)[0]
+            pub = f"tcp://{host}:{pub.rsplit(':', 1)[1]}"
+        self.sub.connect(pub)
+        self.status: dict = {}
+        self.replies_seen: deque = deque(maxlen=64)     # the newest command replies (not status)
+        self._pending: dict[int, str] = {}
+        self._next_status = 0.0
+        self.holds_lease = False
+        self.received = 0
+
+    def _set_layout(self, d: dict) -> None:
+        self.fields = [(str(k), int(n)) for k, n in d["fields"]]
+        self.width = sum(n for _, n in self.fields)
+        self._describing = False
+
+    # ---------------------------------------------------------------- commands
+    def send(self, cmd: str, **args) -> int:
+        """Queue a command (non-blocking); the reply arrives through :meth:`poll`."""
+        if self.watch and (cmd in LEASED or cmd == "acquire"):
+            raise WatchOnly(f"{cmd}: this console watches only (--watch); it never sends leased commands")
+        rid = self.cli.send(cmd, **args)
+        self._pending[rid] = cmd
+        return rid
+
+    def poll(self, max_messages: int = 200) -> tuple[dict | None, list[dict], list[dict]]:
+        """(newest state sample or None, events, command replies) since the last call."""
+        now = time.monotonic()
+        if now >= self._next_status:
+            self._next_status = now + HEARTBEAT_S
+            try:
+                self.send("status")
+            except TimeoutError:
+                pass
+        newest, events, replies = None, [], []
+        n = 0
+        while n < max_messages and self.sub.poll(0):
+            frames = self.sub.recv_multipart()
+            n += 1
+            if frames[0] == b"state":
+                newest = frames
+            elif frames[0] == b"event":
+                events.append(msgpack.unpackb(frames[1], raw=False))
+        while self.cli.sock.poll(0):
+            r = msgpack.unpackb(self.cli.sock.recv_multipart()[-1], raw=False)
+            cmd = self._pending.pop(r.get("id"), None)
+            r["cmd"] = cmd
+            if cmd == "describe" and r.get("ok"):
+                self.describe = r
+                self.identity = r.get("identity") or self.identity
+                self._set_layout(r)
+            elif cmd == "status":
+                self.status = r
+                self.holds_lease = r.get("lease") == self.name
+            else:
+                if cmd in ("acquire", "release"):
+                    self.holds_lease = bool(r.get("ok")) and cmd == "acquire"
+                replies.append(r)
+                self.replies_seen.append(r)
+        sample = None
+        if newest is not None:
+            m = msgpack.unpackb(newest[1], raw=False)
+            if len(m["d"]) != 8 * self.width:
+                # the record layout changed (a case with other vehicle states was loaded): ask again
+                if not self._describing:
+                    self._describing = True
+                    self.send("describe")
+            else:
+                sample = decode_state(newest, self.fields)
+        if sample is not None:
+            self.received += 1
+        return sample, events, replies
+
+    def close(self) -> None:
+        self.sub.close(0)
+        self.cli.close()
+
+
+class ReplaySource:
+    """A run log played through the same panels: :meth:`poll` gives the record at the playback
+    clock (``speed`` x wall time; ``paused``; :meth:`seek`). A truncated log plays to its last
+    complete record; ``truncated`` says so and ``ended`` becomes True at the end."""
+
+    live = False
+    SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+    def __init__(self, path: str | Path, *, clock=time.monotonic):
+        from rt.record.runlog import read_log
+        self.path = Path(path)
+        self.log = read_log(path)
+        self.clock = clock
+        self.fields = [(k, int(n)) for k, n in self.log.layout.as_list()] if self.log.layout else []
+        self.truncated = bool(self.log.truncated)
+        self.n = self.log.n_records
+        rate = float(self.log.header.get("rate_hz") or 1000.0)
+        # the playback clock runs on the cycle count (t is NaN outside the run)
+        self.t = np.asarray(self.log.fields["cycle"], dtype=float) / rate if self.n else np.zeros(0)
+        self._rate = rate
+        self.events_t = sorted(self.log.events, key=lambda e: e.get("cycle", 0))
+        self.describe = {"fields": self.fields, "identity": {"stand": (self.log.header.get("config") or {}).get("name"),
+                                                            "run_id": self.path.stem}}
+        self.identity = self.describe["identity"]
+        self.status = {"state": None, "case": self.log.header.get("case"), "lease": None}
+        try:                      # the margins' limits from the log's own config snapshot
+            from rt.config.stand import console_limits, stand_from_snapshot
+            self.status["limits"] = console_limits(stand_from_snapshot(self.log.header["config"],
+                                                                       f"{self.path}: header.config"))
+        except (KeyError, ValueError, TypeError):
+            self.status["limits"] = None
+        self.events_reset = False  # a seek: the app rewrites the event log up to the new time
+        self.speed = 1.0
+        self.paused = False
+        self.index = 0
+        self._ev = 0
+        self._t_play = float(self.t[0]) if self.n else 0.0
+        self._last = clock()
+        self.ended = self.n == 0
+        self.holds_lease = False
+        self.watch = True
+
+    def set_speed(self, s: float) -> None:
+        self.speed = float(min(10.0, max(0.1, s)))
+
+    def faster(self, up: bool) -> None:
+        i = min(range(len(self.SPEEDS)), key=lambda k: abs(self.SPEEDS[k] - self.speed))
+        self.set_speed(self.SPEEDS[max(0, min(len(self.SPEEDS) - 1, i + (1 if up else -1)))])
+
+    def seek(self, dt_s: float) -> None:
+        """Move the playback clock by ``dt_s`` (negative: back)."""
+        if self.n:
+            self._t_play = float(np.clip(self._t_play + dt_s, self.t[0], self.t[-1]))
+            self._ev = 0
+            self.events_reset = True
+            self.ended = False
+
+    def sample_at(self, i: int) -> dict:
+        out = {"cycle": int(self.log.fields["cycle"][i]), "t_ns": 0, "state": int(self.log.fields["state"][i])}
+        for name, size in self.fields:
+            a = self.log.fields[name]
+            out[name] = a[i] if size > 1 else float(a[i])
+        return out
+
+    def send(self, cmd: str, **args) -> int:
+        raise WatchOnly(f"{cmd}: a replay sends no commands")
+
+    def poll(self, max_messages: int = 0) -> tuple[dict | None, list[dict], list[dict]]:
+        now = self.clock()
+        if not self.paused and not self.ended:
+            self._t_play += (now - self._last) * self.speed
+        self._last = now
+        if not self.n:
+            return None, [], []
+        i = int(np.searchsorted(self.t, self._t_play, side="right")) - 1
+        i = max(0, min(self.n - 1, i))
+        if i >= self.n - 1:
+            self.ended = True
+            self._t_play = float(self.t[-1])
+        events = []
+        while self._ev < len(self.events_t) and self.events_t[self._ev].get("cycle", 0) / self._rate <= self._t_play:
+            events.append(self.events_t[self._ev])
+            self._ev += 1
+        self.index = i
+        return self.sample_at(i), events, []
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,190 @@
+"""The console's functional core: a sample (one telemetry message or log record), the last
+``status`` reply and the stand's limits in, the panels' text out. Pure functions and a small
+ring of recent values; the Textual app (rt/console/app.py) only places the strings. The
+replay and the tests format the run log's values with the same functions.
+
+Not real-time (the console's process).
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+STATES = ("IDLE", "CONFIGURED", "ARMED", "RUNNING", "DONE", "SAFE", "ABORTED")
+PHASES = ("IDLE", "ENGAGE", "TARE", "MOVE", "READY", "RUNUP", "DYNAMICS", "STOP", "FROZEN")
+STATE_STYLE = {"IDLE": "white", "CONFIGURED": "cyan", "ARMED": "yellow", "RUNNING": "green", "DONE": "blue",
+               "SAFE": "bold red", "ABORTED": "bold red"}
+WRENCH = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
+PLATFORM_STATES = {0: "IDLE", 1: "ENGAGED", 2: "FROZEN", 3: "FAULT", 4: "E_STOPPED"}
+
+
+def name_of(table: tuple, code) -> str:
+    try:
+        return table[int(code)]
+    except (ValueError, IndexError, TypeError):
+        return f"?{code}"
+
+
+def fmt_wrench(w) -> str:
+    """The contact wrench on the passive unit (P, about P's origin): six numbers with units."""
+    w = np.asarray(w, dtype=float)
+    f = "  ".join(f"{n} {v:+9.1f} N" for n, v in zip(WRENCH[:3], w[:3]))
+    m = "  ".join(f"{n} {v:+8.2f} N·m" for n, v in zip(WRENCH[3:], w[3:]))
+    return f"{f}\n{m}"
+
+
+def fmt_relative(rel_pose, rel_twist) -> str:
+    """A relative to P: position (mm), attitude (deg, rotation vector), velocity (mm/s), rate (deg/s)."""
+    r, q = np.asarray(rel_pose[:3]), np.asarray(rel_pose[3:7])
+    rv = _rotvec_deg(q)
+    v, w = np.asarray(rel_twist[:3]) * 1e3, np.degrees(np.asarray(rel_twist[3:6]))
+    return (f"r  {_vec(r * 1e3, '{:+9.1f}')} mm    θ {_vec(rv, '{:+7.2f}')} °\n"
+            f"v  {_vec(v, '{:+9.2f}')} mm/s  ω {_vec(w, '{:+7.3f}')} °/s")
+
+
+def fmt_platform(cmd_pose, meas_pose, lengths, limits: dict | None) -> str:
+    """Commanded vs measured top position (mm) and the six legs against their limits."""
+    c, m = np.asarray(cmd_pose[:3]) * 1e3, np.asarray(meas_pose[:3]) * 1e3
+    if not np.any(np.asarray(cmd_pose[3:7])):        # nothing commanded yet (IDLE: the platform not engaged)
+        lines = ["cmd  — (no set-point yet)", f"meas {_vec(m, '{:+8.1f}')} mm"]
+    else:
+        lines = [f"cmd  {_vec(c, '{:+8.1f}')} mm", f"meas {_vec(m, '{:+8.1f}')} mm  Δ {np.linalg.norm(c - m):6.2f} mm"]
+    legs = np.asarray(lengths, dtype=float)
+    if not np.any(legs):
+        return "\n".join(lines + ["legs — (no set-point yet)"])
+    if limits:
+        lo, hi = limits["length_min_m"], limits["length_max_m"]
+        lines.append("legs " + " ".join(f"{L:5.3f}" for L in legs) + f"  m  [{lo:g} … {hi:g}]")
+    else:
+        lines.append("legs " + " ".join(f"{L:5.3f}" for L in legs) + " m")
+    return "\n".join(lines)
+
+
+def _vec(v, f: str) -> str:
+    return " ".join(f.format(x) for x in v)
+
+
+def _rotvec_deg(q) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    n = float(np.linalg.norm(q[1:]))
+    if n < 1e-15 or not math.isfinite(n):
+        return np.zeros(3)
+    ang = 2.0 * math.atan2(n, q[0])
+    return np.degrees(q[1:] / n * ang)
+
+
+def margins(sample: dict, limits: dict | None) -> list[tuple[str, float]]:
+    """(name, fraction of the trip level used) of each safety envelope the panel shows: force
+    and torque per axis group, shortest and longest leg within their travel, command speed."""
+    if not limits:
+        return []
+    w = np.asarray(sample["w_P"], dtype=float)
+    f_trip = np.asarray(limits["force_trip_n"]); m_trip = np.asarray(limits["torque_trip_nm"])
+    legs = np.asarray(sample["cmd_lengths"], dtype=float)
+    lo, hi = limits["length_min_m"], limits["length_max_m"]
+    mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    tw = np.asarray(sample["cmd_twist"], dtype=float)
+    out = [("force", float(np.max(np.abs(w[:3]) / f_trip))), ("torque", float(np.max(np.abs(w[3:]) / m_trip))),
+           ("leg travel", float(np.max(np.abs(legs - mid)) / half) if np.any(legs) else 0.0),
+           ("speed", float(np.linalg.norm(tw[:3]) / limits["v_max_m_s"])),
+           ("rate", float(np.linalg.norm(tw[3:]) / limits["omega_max_rad_s"]))]
+    return [(n, v if math.isfinite(v) else 1.0) for n, v in out]
+
+
+def margin_bar(name: str, used: float, width: int = 24) -> str:
+    """A bar that turns yellow past 70 % of the trip level and red past 90 %."""
+    used = max(0.0, used)
+    k = int(round(min(used, 1.0) * width))
+    style = "red" if used >= 0.9 else ("yellow" if used >= 0.7 else "green")
+    return f"{name:<10} [{style}]{'█' * k}[/]{'·' * (width - k)} {used * 100:5.1f} %"
+
+
+@dataclass
+class Trend:
+    """The last ``n`` values of each wrench channel (the scrolling plots) and of the loop's
+    wake lateness (p99 over the window)."""
+
+    n: int = 500
+    wrench: list = field(default_factory=list)
+    lateness_us: deque = field(default_factory=lambda: deque(maxlen=500))
+
+    def __post_init__(self):
+        self.wrench = [deque(maxlen=self.n) for _ in range(6)]
+
+    def add(self, sample: dict) -> None:
+        w = sample["w_P"]
+        for k in range(6):
+            self.wrench[k].append(float(w[k]))
+        self.lateness_us.append(float(sample["timing_ns"][0]) * 1e-3)
+
+    def lateness_p99(self) -> float:
+        return float(np.percentile(self.lateness_us, 99)) if self.lateness_us else 0.0
+
+
+def fmt_header(sample: dict | None, status: dict, identity: dict, lease_line: str) -> str:
+    st = name_of(STATES, sample["state"]) if sample else (status.get("state") or "?")
+    ph = name_of(PHASES, sample["phase"]) if sample else (status.get("phase") or "?")
+    t = sample["t"] if sample else float("nan")
+    clock = f"t {t:8.3f} s" if sample and math.isfinite(t) else "t    —    "
+    case = status.get("case") or "no case"
+    stand = identity.get("stand") or "?"
+    return (f"[{STATE_STYLE.get(st, 'white')}]{st:<10}[/] {ph:<8} {clock}  cycle {int(sample['cycle']) if sample else 0:>8}"
+            f"  stand {stand}  case {case}\n{lease_line}")
+
+
+def fmt_links(sample: dict | None, status: dict) -> str:
+    links = status.get("links") or {}
+    lines = []
+    for name in ("sensor", "platform"):
+        l = links.get(name) or {}
+        age = l.get("last_frame_age_s")
+        age_s = f"{age * 1e3:7.1f} ms" if isinstance(age, (int, float)) else "  never "
+        lines.append(f"{name:<8} frame age {age_s}  {l.get('status', '')}")
+    if sample is not None:
+        lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
+                     f"new sample {'yes' if sample['new_sample'] else 'no'}")
+        lines.append(f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}")
+    return "\n".join(lines)
+
+
+def name_of_platform(code) -> str:
+    return PLATFORM_STATES.get(int(code), f"?{int(code)}")
+
+
+def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
+    if sample is None:
+        return "—"
+    tn = np.asarray(sample["timing_ns"], dtype=float) * 1e-3
+    return (f"cycle {tn[1] + tn[2] + tn[3]:7.1f} µs  (read {tn[1]:.0f} update {tn[2]:.0f} write {tn[3]:.0f})\n"
+            f"lateness now {tn[0]:7.1f} µs  p99 {trend.lateness_p99():7.1f} µs\n"
+            f"missed deadlines {int(sample['missed'])}")
+
+
+def fmt_event(ev: dict) -> str:
+    """One line of the event log; trips name their reason."""
+    kind = ev.get("kind", "?")
+    t = ev.get("t")
+    head = f"{t:9.3f}" if isinstance(t, (int, float)) and math.isfinite(t) else "    —    "
+    if kind in ("supervisor_trip", "trip"):
+        return f"{head} [bold red]TRIP {ev.get('reason')}[/]: {ev.get('detail', '')}"
+    if kind == "supervisor_transition":
+        return f"{head} {ev.get('previous')} → {ev.get('state')} ({ev.get('reason') or ev.get('command') or ''})"
+    if kind == "supervisor_refused":
+        return f"{head} [yellow]refused {ev.get('command')}[/] ({ev.get('client')}): {ev.get('reason')}"
+    if kind == "auth_denied":
+        return f"{head} [red]unknown console key refused[/] {ev.get('client_key')} from {ev.get('address')}"
+    if kind == "supervisor_command":
+        return f"{head} {ev.get('command')} by {ev.get('client')}"
+    if kind == "lease_lost":
+        return f"{head} [yellow]lease of {ev.get('holder')} lapsed[/] (silent)"
+    if kind == "phase":
+        return f"{head} phase {ev.get('phase')}"
+    if kind == "first_contact":
+        return f"{head} [bold]first contact[/] t_run {ev.get('t_run', 0.0):.3f} s"
+    if kind == "supervisor_finish":
+        return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
+    rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias")}
+    return f"{head} {kind} {rest if rest else ''}"

@@ -1,0 +1,102 @@
+"""``dockstand console --replay LOG`` (Pilot): a run log recorded by the controller (kinematic
+rig, lockstep) plays through the same panels and ends on the values of its last record and the
+controller's summary; a truncated copy plays to its last complete record and says so."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rt.console import view as V
+from rt.console.app import ConsoleApp
+from rt.console.source import ReplaySource, WatchOnly
+from rt.control.controller import Phase
+from rt.record.runlog import read_log
+from sim_stand.kinematic_rig import REPO, Rig
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("replay")
+    rig = Rig(d, contact=(-0.2, 2000.0))
+    try:
+        rig.arm_and_start()
+        rig.run_until(lambda c: c.phase is Phase.DYNAMICS, 5000)
+        rig.run(1500)
+        rig.ctl.command("abort", client="test")
+        rig.run_until(lambda c: c.phase is Phase.FROZEN, 5000)
+        rig.run(5)
+        summary = rig.ctl.summary()
+    finally:
+        rig.close()
+    return rig.ctl.log_path, summary
+
+
+async def _play_to_end(app, pilot):
+    await pilot.press("plus", "plus", "plus", "plus")          # x10
+    for _ in range(200):
+        if app.source.ended:
+            break
+        await pilot.press("right_square_bracket")           # seek +10 s
+    await pilot.pause(0.3)
+
+
+def test_replay_ends_on_the_summary_values(recorded):
+    path, summary = recorded
+    log = read_log(path)
+    src = ReplaySource(path)
+    app = ConsoleApp(src, refresh_hz=30)
+
+    async def go():
+        async with app.run_test(size=(180, 55)) as pilot:
+            await pilot.pause(0.2)
+            assert app.sample is not None and src.speed == 1.0
+            await pilot.press("p")
+            assert src.paused
+            await pilot.press("p")
+            await _play_to_end(app, pilot)
+            assert src.speed == 10.0 and src.ended
+            assert "replay ended at cycle" in app.message and "truncated" not in app.message
+    asyncio.run(go())
+    last = log.n_records - 1
+    assert app.sample["cycle"] == log.fields["cycle"][last]
+    assert app.shown["wrench"] == V.fmt_wrench(log.fields["w_P"][last])
+    assert V.name_of(V.STATES, app.sample["state"]) == summary["state"] == "ABORTED"
+    assert app.shown["header"].count("ABORTED") == 1
+    with pytest.raises(WatchOnly):
+        src.send("arm")
+    # the summary's peak force is the largest |f| of the dynamics the replay passed through
+    dyn = log.fields["phase"] == int(Phase.DYNAMICS)
+    assert dyn.any()
+    peak = np.linalg.norm(log.fields["w_P"][dyn][:, :3], axis=1).max()
+    assert peak > 0.0 and peak == pytest.approx(summary["peak_force_n"], rel=1e-12)
+
+
+def test_a_truncated_log_plays_to_its_end_and_says_so(recorded, tmp_path):
+    path, _ = recorded
+    raw = path.read_bytes()
+    cut = tmp_path / "cut.dslog"
+    cut.write_bytes(raw[: int(len(raw) * 0.6)])
+    src = ReplaySource(cut)
+    assert src.truncated and 0 < src.n < read_log(path).n_records
+    app = ConsoleApp(src, refresh_hz=30)
+
+    async def go():
+        async with app.run_test(size=(180, 55)) as pilot:
+            await pilot.pause(0.2)
+            assert "truncated" in app.message
+            await _play_to_end(app, pilot)
+            assert "replay ended" in app.message and "truncated log" in app.message
+    asyncio.run(go())
+    log = read_log(cut)
+    assert app.sample["cycle"] == log.fields["cycle"][-1]
+
+
+def test_replay_of_a_missing_log_is_a_clear_error(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "console", "--replay", str(tmp_path / "nope.dslog")],
+                       capture_output=True, text=True, cwd=REPO, timeout=60, env={**os.environ, "TERM": "dumb"})
+    assert r.returncode == 2 and "nope.dslog" in r.stderr and "Traceback" not in r.stderr, r.stderr
