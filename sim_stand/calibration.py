@@ -11,6 +11,9 @@ contact must have ended before the run did (the case ends on separation). Contac
 """
 from __future__ import annotations
 
+import json
+import sys
+
 import numpy as np
 
 from rt.record.runlog import read_log
@@ -121,3 +124,19 @@ def format_calibration(res: dict) -> str:
                      + (f" (trip: {r['trip']})" if r["trip"] else ""))
     lines.append(f"verdict: {res['verdict']}")
     return "\n".join(lines)
+
+
+def cmd_calibrate_loop(args) -> int:
+    """dockstand calibrate-loop: :func:`calibrate_loop`, printed."""
+    from rt.config import ConfigError
+    try:
+        res = calibrate_loop(args.stand, args.emulator, identify=args.identify, contact_gate=args.contact_gate,
+                             bound_pct=args.bound_pct, log_dir=args.log_dir)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - the crew gets the reason
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(res, default=float) if args.json else format_calibration(res))
+    return 0 if res["verdict"] == "PASS" else 1

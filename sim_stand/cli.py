@@ -329,19 +329,3 @@ def cmd_demo(args) -> int:
         print(_format(show))
     return 0 if out["final_state"] == "DONE" else 1
 
-
-def cmd_calibrate_loop(args) -> int:
-    """dockstand calibrate-loop: sim_stand.calibration.calibrate_loop, printed."""
-    from rt.config import ConfigError
-    from sim_stand.calibration import calibrate_loop, format_calibration
-    try:
-        res = calibrate_loop(args.stand, args.emulator, identify=args.identify, contact_gate=args.contact_gate,
-                             bound_pct=args.bound_pct, log_dir=args.log_dir)
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # noqa: BLE001 - the crew gets the reason
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    print(json.dumps(res, default=float) if args.json else format_calibration(res))
-    return 0 if res["verdict"] == "PASS" else 1

@@ -67,4 +67,7 @@ def add_parsers(sub) -> None:
     c.add_argument("--bound-pct", type=float, default=0.05, help="the CoR error the verdict allows (default 0.05 %%)")
     c.add_argument("--log-dir", default=None)
     c.add_argument("--json", action="store_true")
-    c.set_defaults(func=lazy("cmd_calibrate_loop"))
+    def calibrate(args):
+        from sim_stand.calibration import cmd_calibrate_loop
+        return cmd_calibrate_loop(args)
+    c.set_defaults(func=calibrate)
