@@ -132,20 +132,25 @@ def _scratch(ws, ma, mb):
             sc[o_wk:end])
 
 
+@njit(inline="always", **KERNEL)
+def _views(a, x, ws):
+    """The packed arm's arrays, the flight's scratch and the arm's state (q, u) as views."""
+    ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl = arm_views(a)
+    Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk = _scratch(ws, int(ints[0]), int(ints[1]))
+    nq = int(fl[FL_NQ])
+    n = int(fl[FL_N])
+    return (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
+            nq, n, x[0, 0:nq], x[0, nq:nq + n])
+
+
 @njit(**KERNEL)
 def flight_ports(a, x, ws, rel):
     """The kinematic half of an evaluation (no forces): the arm's recursion (J_4, pose_4 and the
     bodies' twists in the scratch), the two ports' inertial states in ``ws`` (``rt.dynamics.
     spacecraft`` slots W_PI, W_VI, W_WI, W_RID; row 0 = A, row 1 = P) and the relative state of A
     in P in ``rel[:13]``. Allocation-free: may be called in the real-time loop."""
-    ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl = arm_views(a)
-    ma = int(ints[0])
-    mb = int(ints[1])
-    Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk = _scratch(ws, ma, mb)
-    nq = int(fl[FL_NQ])
-    n = int(fl[FL_N])
-    q = x[0, 0:nq]
-    u = x[0, nq:nq + n]
+    (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
+     nq, n, q, u) = _views(a, x, ws)
     arm_kinematics(ints, sh, la, lb, q, u, J4, pose4, wk)
     # ---- the tool A on body 4: origin at p_4A, velocity R_I4 (v_4 + omega_4 x p_4A)
     w0 = w1 = w2 = w3 = w4 = w5 = 0.0
@@ -194,14 +199,8 @@ def flight_dynamics(a, x, w_in, xdot, ws):
     """The dynamic half, after :func:`flight_ports` on the same ``x`` and ``ws``: x' (``xdot``)
     under the wrench ``w_in[0]`` on P (module docstring). Returns False if the arm's mass matrix is
     not positive definite. Allocation-free: may be called in the real-time loop."""
-    ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl = arm_views(a)
-    ma = int(ints[0])
-    mb = int(ints[1])
-    Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk = _scratch(ws, ma, mb)
-    nq = int(fl[FL_NQ])
-    n = int(fl[FL_N])
-    q = x[0, 0:nq]
-    u = x[0, nq:nq + n]
+    (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
+     nq, n, q, u) = _views(a, x, ws)
     # ---- the payload under the wrench on P (P components, moment about P's origin)
     fP0, fP1, fP2 = w_in[0, 0], w_in[0, 1], w_in[0, 2]
     mP0, mP1, mP2 = w_in[0, 3], w_in[0, 4], w_in[0, 5]
