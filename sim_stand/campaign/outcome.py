@@ -28,6 +28,9 @@ OUTCOME_COLUMNS = ("lateral_offset_m", "angular_misalignment_deg", "closing_spee
                    "peak_stroke_rate_mps", "energy_absorbed_j", "max_penetration_m", "min_stroke_margin_m",
                    "end_reason", "t_end_s", "cpu_s", "worker")
 NONDETERMINISTIC = ("cpu_s", "worker")
+#: a penetration-limit abort this early is the sampled start's, not the contact's (end reason
+#: ``initial_interpenetration``)
+START_S = 1e-3
 
 
 class _StrokeWatch:
@@ -103,7 +106,13 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
         return row
     stats = [res.peak_force_n, res.peak_moment_nm, res.energy_absorbed_j, res.max_penetration_m, watch.peak,
              watch.peak_rate]
-    if res.end_reason in ("mechanism_error", "penetration_limit"):
+    end_reason = res.end_reason
+    if res.end_reason == "penetration_limit" and res.t_end_s <= START_S:
+        # no closing speed penetrates millimetres within a millisecond: the sampled start does
+        outcome, end_reason = "failure", "initial_interpenetration"
+        reason = (f"the sampled initial pose already interpenetrates ({res.message or 'penetration limit'}, "
+                  f"at t = {res.t_end_s:g} s): an infeasible start, not a failure of the mechanism")
+    elif res.end_reason in ("mechanism_error", "penetration_limit"):
         outcome, reason = "failure", res.message or res.end_reason
     elif not all(math.isfinite(x) for x in stats):
         outcome, reason = "failure", "non-finite state (the integration diverged)"
@@ -118,7 +127,7 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
                peak_stroke_m=watch.peak if watch.sl is not None else None,
                peak_stroke_rate_mps=watch.peak_rate if watch.sl is not None else None,
                energy_absorbed_j=res.energy_absorbed_j, max_penetration_m=res.max_penetration_m,
-               min_stroke_margin_m=_stroke_margin(sim, watch), end_reason=res.end_reason, t_end_s=res.t_end_s,
+               min_stroke_margin_m=_stroke_margin(sim, watch), end_reason=end_reason, t_end_s=res.t_end_s,
                cpu_s=res.cpu_s)
     return row
 

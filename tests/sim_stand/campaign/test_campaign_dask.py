@@ -136,10 +136,11 @@ def test_rerun_reproduces_its_row_and_writes_the_run_log(local_run, tmp_path):
     assert log.header["sample_values"]["closing_velocity_mps"] == stored["closing_velocity_mps"]
 
 
-def test_a_diverging_sample_is_a_failure_with_its_reason(tmp_path):
-    # offset 47 mm / -75 mm with 1.4 deg of pitch: a guide's rim strikes the passive ring's outer
-    # edge and the contact penetrates beyond its limit (the seed's abort rule): the model is no
-    # longer valid, the sample is a failure and says why
+def test_a_sample_that_starts_interpenetrating_is_named_so(tmp_path):
+    # offset 47 mm / -75 mm with 1.4 deg of pitch: a guide's rim already sits 6.3 mm inside the
+    # passive ring's outer edge at t = 0, and the contact's abort rule stops the run at its first
+    # step: a failure whose reason names the infeasible start (end reason
+    # initial_interpenetration), not a failure of the mechanism
     c = load_campaign(short_campaign(tmp_path, 2))
     row = run_sample(c, 0, {"position_y_m": 0.0467365382284433, "position_z_m": -0.07514927561433918,
                             "closing_velocity_mps": 0.11046891340464339, "misalignment_1_deg": 0.4051153421445391,
@@ -147,5 +148,5 @@ def test_a_diverging_sample_is_a_failure_with_its_reason(tmp_path):
                             "lateral_velocity_y_mps": 0.006411380368989643,
                             "lateral_velocity_z_mps": 0.0034129480897233007})
     assert row["outcome"] == "failure", row
-    assert row["end_reason"] == "penetration_limit"
-    assert "penetration" in row["reason"] and "exceeds the limit" in row["reason"], row
+    assert row["end_reason"] == "initial_interpenetration" and row["t_end_s"] <= 1e-3, row
+    assert "initial pose already interpenetrates" in row["reason"] and "exceeds the limit" in row["reason"], row
