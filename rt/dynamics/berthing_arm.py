@@ -223,27 +223,32 @@ def arm_kinematics(ints, shoulder, la, lb, q, u, J4o, pose4, wk):
         ea[a] = 0.0
     _child(J1, w1, d1, shoulder, Aa, Oa, ea, 0, Rp, ax2, i_t2, Ja, wa, da, u)
     _elastic_rows(Ja, wa, i_b2, ma, u)
-    # ---------------- link 3 from link 2's tip
-    xa, rwa, pha, tipa, slopea, prma, huba, Ka = la
-    _tip_frame(tipa, slopea, prma[0], q[i_b2 + 1:i_b2 + 1 + 2 * ma], u[i_b2:i_b2 + 2 * ma], ax3, q[i_t3 + 1],
-               aa, Aa, Oa, ea, Rp, T1, T2, T3)
-    SP.matmul3(Ra, Rp, Rb)
-    SP.matvec3(Ra, aa, rb)
-    for a in range(3):
-        rb[a] += ra[a]
-    _child(Ja, wa, da, aa, Aa, Oa, ea, 1, Rp, ax3, i_t3, Jb, wb, db, u)
+    # ---------------- link 3 from link 2's tip, the end effector from link 3's tip
+    _from_tip(la, ma, i_b2, ax3, i_t3, q, u, Ja, wa, da, Ra, ra, aa, Aa, Oa, ea, Rp, T1, T2, T3, Rb, rb, Jb, wb, db)
     _elastic_rows(Jb, wb, i_b3, mb, u)
-    # ---------------- the end effector from link 3's tip
-    xb, rwb, phb, tipb, slopeb, prmb, hubb, Kb = lb
-    _tip_frame(tipb, slopeb, prmb[0], q[i_b3 + 1:i_b3 + 1 + 2 * mb], u[i_b3:i_b3 + 2 * mb], ax4, q[i_t4 + 1],
-               ab, Ab, Ob, eb, Rp, T1, T2, T3)
-    SP.matmul3(Rb, Rp, T1)
-    SP.matvec3(Rb, ab, T2[0])
+    _from_tip(lb, mb, i_b3, ax4, i_t4, q, u, Jb, wb, db, Rb, rb, ab, Ab, Ob, eb, Rp, T1, T2, T3, T1, T2[0], J4o, w4, d4)
     for a in range(3):
-        pose4[a] = rb[a] + T2[0, a]
+        pose4[a] = T2[0, a]
         for b in range(3):
             pose4[3 + 3 * a + b] = T1[a, b]
-    _child(Jb, wb, db, ab, Ab, Ob, eb, 1, Rp, ax4, i_t4, J4o, w4, d4, u)
+
+
+@njit(**KERNEL)
+def _from_tip(link, m, i_b, axis, i_theta, q, u, Jp, wp, dp, Rp_I, rp_I, a, A, Om, bias, Rpc, T1, T2, T3, Rc_I, rc_I,
+              Jc, wc, dc):
+    """The body hanging from a flexible link's deflected tip: its attachment (:func:`_tip_frame`),
+    inertial pose R_Ic = R_Ip R_pc, r_c = r_p + R_Ip a (``Rc_I`` may be ``T1``, ``rc_I`` a row of
+    ``T2``: both are written last) and its rows of J, w, w0 (:func:`_child`)."""
+    x, rw, ph, tip, slope, prm, hub, K = link
+    _tip_frame(tip, slope, prm[0], q[i_b + 1:i_b + 1 + 2 * m], u[i_b:i_b + 2 * m], axis, q[i_theta + 1],
+               a, A, Om, bias, Rpc, T1, T2, T3)
+    _child(Jp, wp, dp, a, A, Om, bias, 1, Rpc, axis, i_theta, Jc, wc, dc, u)
+    SP.matvec3(Rp_I, a, T3[0])
+    for i in range(3):
+        T3[0, i] += rp_I[i]
+    SP.matmul3(Rp_I, Rpc, Rc_I)
+    for i in range(3):
+        rc_I[i] = T3[0, i]
 
 
 @njit(**KERNEL)
