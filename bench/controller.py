@@ -228,6 +228,7 @@ def _controller_cycle(quick: bool) -> dict:
                     why = f"left DYNAMICS after {timed_rig} cycles with the rig: {c.supervisor.state.name}/" \
                           f"{c.phase.name} ({c.finish_reason or c.trip_text})"
             out.update(_kernel_calls(c, 2000 if quick else 20000))
+            out.update(_compensator_cost(c, 20 if quick else 100))
         finally:
             rig.close()
     if why:
@@ -319,6 +320,34 @@ def _kernel_calls(c, n: int) -> dict:
     loop_ns = (time.perf_counter_ns() - t0) / n
     return {"controller_kernel_call_us_packed": round(float(np.median(d)) / 1e3, 2),
             "controller_kernel_compiled_us": round(loop_ns / 1e3, 2)}
+
+
+def _compensator_cost(c, blocks: int, n: int = 1000) -> dict:
+    """What the delay compensation adds to the controller's DYNAMICS kernel (issue 26 goal
+    "<= 1 us p50"): blocks of ``n`` compiled cycles on copies of ``c``'s arrays, compensation
+    off / constant-acceleration / constant-jerk predictor (rt.dynamics.coupling) interleaved
+    block by block; the median over blocks of each block's mean per cycle, and the added cost
+    as the medians' difference (a ratio of one run: the same kernel, the same machine state)."""
+    import time
+
+    import numpy as np
+
+    from rt.dynamics import coupling as CP
+
+    modes = {"off": CP.MODE_OFF, "acceleration": CP.MODE_PREDICT, "jerk": CP.MODE_JERK}
+    pk = {m: c._pack(tuple(a.copy() for a in c._hil_arrays(c.sc))) for m in modes}
+    per = {m: np.zeros(blocks) for m in modes}
+    for m, code in modes.items():
+        _kernel_loop(10, c._ftype, c.tau, code, pk[m].table)
+    for b in range(blocks):
+        for m, code in modes.items():
+            t0 = time.perf_counter_ns()
+            _kernel_loop(n, c._ftype, c.tau, code, pk[m].table)
+            per[m][b] = (time.perf_counter_ns() - t0) / n / 1e3
+    med = {m: float(np.median(v)) for m, v in per.items()}
+    return {"compensator_added_us_p50": round(med["jerk"] - med["off"], 3),
+            "compensator_added_us_p50_acceleration": round(med["acceleration"] - med["off"], 3),
+            "controller_kernel_uncompensated_us_p50": round(med["off"], 3)}
 
 
 def run(quick: bool = False) -> dict:

@@ -44,24 +44,31 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
 
 
 def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay_error: float = 0.0,
-            identify: str | None = None, contact_gate: bool | None = None) -> dict:
+            identify: str | None = None, contact_gate: bool | None = None, stand_path=None,
+            predictor: str | None = None) -> dict:
     """One HIL run of a rod case (emulator in lockstep, its platform delay from the emulator
     config, 8 N sensor noise; the sensor low-pass off so the loop delay is the platform's);
     returns the measured CoR, the closed-form ideal and the error in %, and the platform delay
     identified at the end of the run (``rt.stand.delay_id``; ``delay_error``, ``identify``:
-    ``contact_gate``: :func:`sim_stand.cli.run_demo`'s)."""
+    ``contact_gate``, ``stand_path``, ``predictor``: :func:`sim_stand.cli.run_demo`'s)."""
     from rt.config.case import load_case
     from sim_stand import rod
     from sim_stand.cli import REPO, run_demo
 
     emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
-    out = run_demo(case_path, emulator_path=emulator_path, compensate=compensate, log_dir=log_dir,
-                   sensor_filter=False, delay_error=delay_error, identify=identify, contact_gate=contact_gate)
+    out = run_demo(case_path, stand_path=stand_path, emulator_path=emulator_path, compensate=compensate,
+                   log_dir=log_dir, sensor_filter=False, delay_error=delay_error, identify=identify,
+                   contact_gate=contact_gate, predictor=predictor)
     case = load_case(case_path)
     ideal = rod.restitution(case.contact.damping_ratio)
-    m = cor_from_log(out["log"])
+    try:
+        m = cor_from_log(out["log"])
+    except ValueError as e:
+        raise ValueError(f"{e} (the run ended {out['final_state']}"
+                         + (f": {out['trip']})" if out["trip"] else ")")) from None
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
-             final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"])
+             final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
+             energy_audit=out["energy_audit"])
     f = read_log(out["log"], ["delay"]).fields["delay"]
     m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
              else None)
@@ -72,7 +79,8 @@ ROD_CASES = ("elastic_rod.toml", "elastic_rod_damped.toml")
 
 
 def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = None,
-                   contact_gate: bool | None = None, bound_pct: float = 0.05, log_dir=None) -> dict:
+                   contact_gate: bool | None = None, bound_pct: float = 0.05, log_dir=None,
+                   predictor: str | None = None) -> dict:
     """What a stand crew runs before a test campaign (issue 26 item 4; docs/validation.md §3):
     the elastic-rod case undamped and damped (ζ = 0.1) on the stand, here the emulated one in
     lockstep; per case the CoR measured against the closed form and a verdict against
@@ -80,8 +88,9 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
     one, and the run's energy balance: the approach energy (``rt.analysis.energy.
     approach_energy``), what the rod absorbed and what the loop injected, from the rebound
     (``E (e^2 - e_ideal^2)``: exact, whatever the log's sampling). ``identify`` /
-    ``contact_gate`` override the stand's ``[delays] identify`` and ``[sensor.contact_gate]
-    enabled`` (the fidelity settings: "feed" and True)."""
+    ``contact_gate``, ``predictor`` override the stand's ``[delays] identify``,
+    ``[sensor.contact_gate] enabled`` and ``[delays] predictor`` (the fidelity settings: "feed",
+    True, "jerk"). Each case's run-log energy audit (rt.analysis.audit) comes with it."""
     from rt.analysis.energy import approach_energy
     from rt.config.case import load_case
     from rt.config.stand import load_stand
@@ -94,7 +103,7 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
     for name in ROD_CASES:
         case = REPO / "config" / "cases" / name
         m = rod_hil(case, True, log_dir=log_dir, emulator_path=emulator_path, identify=identify,
-                    contact_gate=contact_gate)
+                    contact_gate=contact_gate, stand_path=stand_path, predictor=predictor)
         f = read_log(m["log"], ["phase", "x"]).fields
         e_app = approach_energy(f["x"][np.nonzero(f["phase"] == 6)[0][0]], load_case(case))
         e, e0 = m["cor"], m["ideal"]
@@ -103,8 +112,10 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
                      "delay_identified_s": m["delay_identified_s"], "delay_configured_s": stand.delays.platform_s,
                      "approach_j": e_app, "absorbed_j": e_app * (1.0 - e * e), "ideal_absorbed_j": e_app * (1.0 - e0 * e0),
                      "injected_j": e_app * (e * e - e0 * e0), "injected_pct": 100.0 * (e * e - e0 * e0),
-                     "final_state": m["final_state"], "trip": m["trip"], "log": m["log"]})
+                     "final_state": m["final_state"], "trip": m["trip"], "log": m["log"],
+                     "energy_audit": m["energy_audit"]})
     return {"bound_pct": bound_pct, "identify": identify or stand.delays.identify,
+            "predictor": predictor or stand.delays.predictor,
             "contact_gate": stand.contact_gate.enabled if contact_gate is None else bool(contact_gate),
             "verdict": "PASS" if all(r["verdict"] == "PASS" and r["trip"] is None for r in rows) else "FAIL",
             "cases": rows}
@@ -112,8 +123,9 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
 
 def format_calibration(res: dict) -> str:
     """The calibration as the crew reads it (one line per case, then the verdict)."""
+    from rt.analysis.audit import format_verdict
     lines = [f"loop calibration: identify = {res['identify']}, contact gate {'on' if res['contact_gate'] else 'off'}, "
-             f"bound ±{res['bound_pct']:g} %",
+             f"predictor {res['predictor']}, bound ±{res['bound_pct']:g} %",
              f"{'case':<20} {'CoR ideal':>9} {'measured':>9} {'error':>9}  {'delay id / cfg (ms)':>19}  "
              f"{'approach':>11} {'absorbed':>11} {'loop injected':>19}  verdict"]
     for r in res["cases"]:
@@ -122,6 +134,9 @@ def format_calibration(res: dict) -> str:
                      f"{1e3 * r['delay_identified_s']:>9.3f} / {1e3 * r['delay_configured_s']:<7.3f}  "
                      f"{r['approach_j']:>9.4f} J {r['absorbed_j']:>9.4f} J {inj:>19}  {r['verdict']}"
                      + (f" (trip: {r['trip']})" if r["trip"] else ""))
+    for r in res["cases"]:
+        if r.get("energy_audit"):
+            lines.append(f"{r['case']:<20} run log's {format_verdict(r['energy_audit'])}")
     lines.append(f"verdict: {res['verdict']}")
     return "\n".join(lines)
 
@@ -131,7 +146,7 @@ def cmd_calibrate_loop(args) -> int:
     from rt.config import ConfigError
     try:
         res = calibrate_loop(args.stand, args.emulator, identify=args.identify, contact_gate=args.contact_gate,
-                             bound_pct=args.bound_pct, log_dir=args.log_dir)
+                             bound_pct=args.bound_pct, log_dir=args.log_dir, predictor=args.predictor)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -211,12 +211,12 @@ def die_with_parent(parent_pid: int):
 
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None, delay_error: float = 0.0,
-             identify: str | None = None, contact_gate: bool | None = None) -> dict:
+             identify: str | None = None, contact_gate: bool | None = None, predictor: str | None = None) -> dict:
     """The demo as a function (tests call it): returns the summary dict. The controller's
     compensated delay is the lockstep loop's true one (:func:`lockstep_stand`), or that times
     ``1 + delay_error`` (a stand configured with the wrong platform delay); ``identify``
     overrides the stand's ``[delays] identify`` mode, ``contact_gate`` its
-    ``[sensor.contact_gate] enabled``."""
+    ``[sensor.contact_gate] enabled``, ``predictor`` its ``[delays] predictor``."""
     from dataclasses import replace
 
     from rt.config.case import load_case
@@ -240,6 +240,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
                                               identify=identify or d.identify))
     if contact_gate is not None:
         stand = replace(stand, contact_gate=replace(stand.contact_gate, enabled=bool(contact_gate)))
+    if predictor is not None:
+        stand = replace(stand, delays=replace(stand.delays, predictor=predictor))
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
            "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),
@@ -307,6 +309,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         "final_state": cs["state"], "finish_reason": cs["finish_reason"], "trip_reason": cs["trip_reason"],
         "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "compensation": compensate,
         "log": cs["log"], "emulator_events": emu.get("events"), "wall_s": time.perf_counter() - t_wall,
+        "energy_audit": cs["energy_audit"],
     }
     return out
 
@@ -325,7 +328,10 @@ def cmd_demo(args) -> int:
     if args.json:
         print(json.dumps(out, default=float))
     else:
-        show = {k: v for k, v in out.items() if k != "emulator_events"}
+        from rt.analysis.audit import format_verdict
+        show = {k: v for k, v in out.items() if k not in ("emulator_events", "energy_audit")}
+        if out["energy_audit"] is not None:
+            show["energy_audit"] = format_verdict(out["energy_audit"])
         print(_format(show))
     return 0 if out["final_state"] == "DONE" else 1
 

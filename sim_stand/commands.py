@@ -64,6 +64,8 @@ def add_parsers(sub) -> None:
                    help="override the stand's [delays] identify (the fidelity setting: feed)")
     c.add_argument("--contact-gate", action=argparse.BooleanOptionalAction, default=None,
                    help="override the stand's [sensor.contact_gate] enabled (the fidelity setting: on)")
+    c.add_argument("--predictor", choices=["acceleration", "jerk"], default=None,
+                   help="override the stand's [delays] predictor (the fidelity setting: jerk)")
     c.add_argument("--bound-pct", type=float, default=0.05, help="the CoR error the verdict allows (default 0.05 %%)")
     c.add_argument("--log-dir", default=None)
     c.add_argument("--json", action="store_true")

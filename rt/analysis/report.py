@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rt.analysis.compare import compare_logs
-from rt.analysis.energy import EnergyAudit, audit_from_powers, held_step_power, powers
+from rt.analysis.energy import EnergyAudit, audit_from_powers, held_step_power, neighbours, powers
 from rt.analysis.run import Run
 
 MAX_POINTS = 20000
@@ -47,7 +47,7 @@ class Report:
 _PLOT_FIELDS = ("w_P", "rel_pose", "rel_twist", "cmd_pose", "meas_pose", "cmd_lengths", "meas_lengths")
 
 
-def _dynamics_rows(run: Run) -> tuple[int, int]:
+def dynamics_rows(run: Run) -> tuple[int, int]:
     """Records of the dynamics: the DYNAMICS phase of a HIL run, every timed record of a
     digital one (``t`` finite and >= 0)."""
     t = run.t
@@ -94,7 +94,7 @@ def _run_time_of_cycle(run: Run, cyc, cycle: int) -> float | None:
 
 
 def _series(run: Run, label: str, max_points: int) -> tuple[Series, tuple[int, int]]:
-    lo, hi = _dynamics_rows(run)
+    lo, hi = dynamics_rows(run)
     every = max(1, -(-(hi - lo) // max_points))
     names = [f for f in _PLOT_FIELDS if f in run.fields]
     data = run.read(["t", *names], lo, hi, every)
@@ -145,10 +145,25 @@ def contact_gate_of(run: Run):
     return None
 
 
+def filter_delay_of(run: Run, stand) -> float:
+    """The group delay (s) of the sensing low-pass in effect in a HIL run: the header's
+    ``sensing_filter`` (what the controller ran with), else the stand snapshot's."""
+    sf = run.header.get("sensing_filter")
+    if sf is None:
+        return float(stand.delays.filter_s)
+    if sf.get("cutoff_hz") is None:
+        return 0.0
+    from rt.stand.sensing import dc_group_delay_s, lowpass2_coefficients
+    rate = float(run.header.get("rate_hz") or stand.rate_hz)
+    return float(dc_group_delay_s(lowpass2_coefficients(sf["cutoff_hz"], sf["damping"], rate), rate))
+
+
 CHUNK = 1 << 17      # records per chunk of the energy audit (bounded memory on long logs)
 
 
-def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
+def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
+    """The energy audit (rt/analysis/energy.py) of records ``lo:hi`` of a run, in chunks of
+    :data:`CHUNK`, with a note on what it could not compute (None: no audit, the note says why)."""
     names = ["t", "w_P", "rel_pose", "rel_twist"]
     if any(n not in run.fields for n in names):
         return None, "no energy audit: the log lacks " + ", ".join(n for n in names if n not in run.fields)
@@ -164,10 +179,13 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         note.append(f"approach energy not computed: {e}")
     x0 = run.read(["x"], lo, lo + 1)["x"][0] if "x" in run.fields and case is not None else None
     geo = None
+    shift = 0.0                 # the sensing filter's group delay: the force is that of the motion this much earlier
     if "meas_pose" in run.fields and run.header.get("config"):
         from rt.config.stand import stand_from_snapshot
         from rt.control.controller import stand_geometry
-        geo = stand_geometry(stand_from_snapshot(run.header["config"], f"{run.path}: header config"))
+        st = stand_from_snapshot(run.header["config"], f"{run.path}: header config")
+        geo = stand_geometry(st)
+        shift = filter_delay_of(run, st)
     extra = ["meas_pose"] if geo is not None else []
     # a HIL log: each record's wrench was held over the step that ends in its state, and what the
     # dynamics received of it went through the stand's contact gate (replayed here)
@@ -181,11 +199,12 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
                                 1.0 / float(run.header.get("rate_hz") or 1000.0))
             extra.append("new_sample")
     t_all, ps, pa = [], [], []
+    nb = neighbours(shift, 1.0 / float(run.header.get("rate_hz") or 1000.0))
     for a in range(lo, hi, CHUNK):
         b = min(hi, a + CHUNK)
-        a0, b0 = max(lo - 1 if held else lo, a - 1), min(hi, b + 1)   # one neighbour each side
+        a0, b0 = max(lo - 1 if held else lo, a - nb), min(hi, b + 1)   # the neighbours the differences and the shift need
         d = run.read(names + extra, a0, b0)
-        p_sim, p_act = powers(d["t"], d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo)
+        p_sim, p_act = powers(d["t"], d["w_P"], d["rel_pose"], d["rel_twist"], d.get("meas_pose"), geo, shift)
         if held:
             w = d["w_P"]
             if gate is not None:
@@ -193,7 +212,7 @@ def _energy(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
                 for i in range(a - a0, b - a0):        # each record once, in order, across chunks
                     CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
                 if p_act is not None:       # noise outside the contact is no force on the hardware either
-                    p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo)[1]
+                    p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo, shift)[1]
             p_sim = held_step_power(w, d["rel_pose"], d["rel_twist"])
         k = slice(a - a0, (a - a0) + (b - a))
         t_all.append(d["t"][k])
@@ -210,7 +229,7 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
     """Everything the report shows (module docstring)."""
     series, (lo, hi) = _series(run, "run", max_points)
     ref = _series(reference, "reference", max_points)[0] if reference is not None else None
-    energy, enote = _energy(run, lo, hi)
+    energy, enote = energy_of_run(run, lo, hi)
     timing = _timing(run, lo, hi) if run.kind != "digital" else None
     legs = None
     if run.header.get("config") and "cmd_lengths" in run.fields:

@@ -57,6 +57,9 @@ class Delays:
     identify_min_speed_m_s: float = 1e-3
     identify_settle_s: float = 0.2
     status_latency_s: float = 0.0
+    # the pose predictor (rt.dynamics.coupling.predict_pose): "acceleration" (constant
+    # acceleration over the lead) or "jerk" (constant jerk: docs/validation.md §3.3)
+    predictor: str = "acceleration"
 
     @property
     def total_s(self) -> float:
@@ -112,6 +115,10 @@ class Stand:
     runlog_dir: Path
     runlog_flush_interval_s: float
     raw: dict = field(repr=False)     # the parsed TOML (run-log header snapshot)
+    # the energy audit at the end of each run (rt.analysis.audit): on/off, and the bound on the
+    # loop's injected energy, % of the approach energy, of its verdict
+    energy_audit: bool = True
+    energy_audit_bound_pct: float = 1.0
 
     @property
     def period_ns(self) -> int:
@@ -403,7 +410,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                     identify_time_constant_s=d.float("identify_time_constant_s", 0.2, gt=0.0),
                     identify_min_speed_m_s=d.float("identify_min_speed_m_s", 1e-3, gt=0.0),
                     identify_settle_s=d.float("identify_settle_s", 0.2, gt=0.0),
-                    status_latency_s=d.float("status_latency_s", 0.0, ge=0.0))
+                    status_latency_s=d.float("status_latency_s", 0.0, ge=0.0),
+                    predictor=d.str("predictor", "acceleration", choices=("acceleration", "jerk")))
     if d.has("identify_band_s"):
         band = d.vector("identify_band_s", 2, ge=0.0)
         if not band[0] < band[1]:
@@ -430,6 +438,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     rl = t.table("runlog", {})
     rdir = t.relative(rl.str("directory")) if rl.has("directory") else default_runlog_dir()
     flush = rl.float("flush_interval_s", 0.05, gt=0.0, le=0.1)
+    audit_on = rl.bool("energy_audit", True)
+    audit_bound = rl.float("energy_audit_bound_pct", 1.0, gt=0.0, le=100.0)
     rl.done()
     t.done()
 
@@ -440,4 +450,5 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
-                 runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data)
+                 runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
+                 energy_audit_bound_pct=audit_bound)

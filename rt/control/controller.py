@@ -126,7 +126,8 @@ class Controller:
         self.t_dynamics_start: float | None = None   # controller time (s) when the dynamics began
         self.recorder = Recorder(runlog, Path(log_dir) if log_dir is not None else stand.runlog_dir,
                                  stand.runlog_flush_interval_s,
-                                 clock=lambda: (self.t, self.loop.cycles if self.loop else 0))
+                                 clock=lambda: (self.t, self.loop.cycles if self.loop else 0),
+                                 audit_bound_pct=stand.energy_audit_bound_pct if stand.energy_audit else None)
         self.git = git_describe()   # once, at start-up: arming never starts a subprocess
         self.session = RealtimeSession(stand.realtime.gc_freeze)   # gc frozen while RUNNING
         self.telemetry_enabled = bool(telemetry)
@@ -248,7 +249,7 @@ class Controller:
         self.stats = np.zeros(CK.ST_LEN)
         self.stats[CK.ST_FIRST_CONTACT] = -1.0
         self.endp = np.zeros(CK.EP_LEN)
-        self._mode = CP.MODE_PREDICT if self.compensate else CP.MODE_OFF
+        self._mode = CP.PREDICTORS[d.predictor] if self.compensate else CP.MODE_OFF
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:
@@ -429,6 +430,7 @@ class Controller:
         # the configured delay: set before the arming move, where the identification starts
         # (rt.stand.delay_id; the dynamics move the lead to the identified one smoothly)
         self.delay_rec[DY.DR_USED] = self.tau
+        CP.reset_memory(self.out)
         lead = self.tau if self.compensate else 0.0
         dt = self.period_s
         T = math.ceil((T + lead) / dt - 1e-9) * dt - lead if T > 0.0 else 0.0
@@ -897,8 +899,14 @@ class Controller:
             self.stop_when = None
 
     def summary(self) -> dict:
+        """The last run's figures; its energy audit (rt.analysis.audit) once its log is closed
+        (waits for the writer thread to close it). Not real-time."""
         lp = self.loop
-        return {"state": self.supervisor.state.name, "finish_reason": self.finish_reason,
+        audit = None
+        if self.log_path is not None and self.recorder.writer is None:
+            self.recorder.wait_closed()
+            audit = self.recorder.audit_of(self.log_path)
+        return {"energy_audit": audit, "state": self.supervisor.state.name, "finish_reason": self.finish_reason,
                 "trip_reason": self.supervisor.trip_reason, "trip": self.trip_text,
                 "first_contact_s": (float(self.stats[CK.ST_FIRST_CONTACT]) if self.stats[CK.ST_FIRST_CONTACT] >= 0
                                     else None),

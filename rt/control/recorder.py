@@ -47,7 +47,7 @@ class Recorder:
     ``publish(event)`` (the telemetry server's, once it exists) sends it to consoles."""
 
     def __init__(self, enabled: bool, log_dir: Path, flush_interval_s: float,
-                 clock: Callable[[], tuple[float, int]]):
+                 clock: Callable[[], tuple[float, int]], audit_bound_pct: float | None = None):
         self.enabled = bool(enabled)
         self.log_dir = Path(log_dir)
         self.flush_interval_s = float(flush_interval_s)
@@ -57,6 +57,9 @@ class Recorder:
         self.log_path: Path | None = None
         self.events: list[dict] = []
         self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
+        # the energy audit of each log (rt.analysis.audit), by its writer thread before the footer
+        self.audit_bound_pct = audit_bound_pct
+        self.audits: dict[Path, dict] = {}
 
     # ------------------------------------------------------------------ events (loop thread)
     def event(self, ev: dict) -> None:
@@ -85,7 +88,8 @@ class Recorder:
             path = self.log_dir / f"{stem}-{k}.dslog"
             k += 1
         w = self.writer = RunLogWriter(path, fields, header=header, staging=row,
-                                       flush_interval_s=self.flush_interval_s)
+                                       flush_interval_s=self.flush_interval_s,
+                                       before_end=self._audit if self.audit_bound_pct is not None else None)
         assert w.kernel_commit_ok and w.staging is row
         self.log_path = path
         return w
@@ -102,6 +106,17 @@ class Recorder:
             self.wait_closed()
         elif self._closing:
             self._closing = [c for c in self._closing if not c.finished]
+
+    def _audit(self, path: Path) -> dict:
+        """The writer thread's last act on a log (off the loop): its energy audit as an event."""
+        from rt.analysis.audit import energy_verdict
+        v = energy_verdict(path, self.audit_bound_pct)
+        self.audits[path] = v
+        return {"kind": "energy_audit", **v}
+
+    def audit_of(self, path: Path | None) -> dict | None:
+        """The energy audit of a closed log (None: not audited, or still open). Not real-time."""
+        return self.audits.get(path) if path is not None else None
 
     def wait_closed(self) -> bool:
         """Join the writers whose close was requested; True when every file is closed."""

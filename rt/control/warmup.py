@@ -63,7 +63,7 @@ def warm_up(ctl) -> None:
     w = sc.ws
     CP.relative_rates_kernel(sc.env)(sc.par, sc.env, sc.x, 0.0, np.zeros((2, 6)), 1e-4, out, CP.O_REL, w.k[0],
                                      w.xt, w.ws, w.rel)
-    CP.predict_pose(out, ctl.tau, ctl._mode)
+    CP.predict_pose(out, ctl.tau, ctl._mode, ctl.period_s)
     CP.platform_pose(ctl.geo, out)
     berthing = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "berthing.toml")
     for c in (case, berthing):       # both flight models: a berthing case may be loaded later

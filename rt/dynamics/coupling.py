@@ -10,10 +10,12 @@ Per cycle (one compiled call, :func:`coupling_update`):
    relative to P (P components), and their time derivatives from the dynamics themselves
    (a forward difference of the relative state along the exact state derivative, step ``h``);
 3. delay compensation: the pose predicted at ``t + tau``
-   ``r(t+tau) = r + v tau + a tau^2/2`` and
-   ``q_PA(t+tau) = exp((w tau + alpha tau^2/2) in P) (x) q_PA``
-   (exact for constant linear acceleration, and for constant angular acceleration about a
-   fixed axis); ``mode = 0`` commands the current pose (compensation off). Other compensators
+   ``r(t+tau) = r + v tau + a tau^2/2 [+ j tau^3/6]`` and
+   ``q_PA(t+tau) = exp((w tau + alpha tau^2/2 [+ alpha' tau^3/6]) in P) (x) q_PA``;
+   ``mode = MODE_PREDICT`` (constant acceleration: exact for a constant contact force) or
+   ``MODE_JERK`` (constant jerk: the bracketed terms; :func:`jerk_estimate`); the energy error of the constant-acceleration predictor, ``-pi (w tau)^3 / 12`` of
+   the impact energy on a contact of frequency w, drops to O((w tau)^5): docs/validation.md
+   §3.3); ``mode = MODE_OFF`` commands the current pose (compensation off). Other compensators
    (Smith predictor, passivity observer/controller) plug in at this point: they consume the
    same relative state and produce the same commanded pose;
 4. stand geometry: the platform-top pose in the platform base frame B
@@ -22,7 +24,9 @@ Per cycle (one compiled call, :func:`coupling_update`):
    mounted on the top).
 
 Output record ``out`` (OUT_LEN): the predicted relative pose, the current relative state and
-its rates, and the platform-top command (position in B, quaternion q_BT).
+its rates, the platform-top command (position in B, quaternion q_BT), and the accelerations of
+the last two cycles with their count (MODE_JERK's memory: :func:`reset_memory` at the start of
+each run).
 """
 from __future__ import annotations
 
@@ -41,9 +45,17 @@ O_RPRED, O_QPRED = 0, 3          # predicted r_DPA (3), q_PA (4)
 O_REL = 7                        # current relative state (S.REL_LEN = 13)
 O_ACC = O_REL + S.REL_LEN        # d/dt of the relative velocity (3) and angular velocity (3)
 O_PCMD, O_QCMD = O_ACC + 6, O_ACC + 9   # platform top in B: position (3), q_BT (4)
-OUT_LEN = O_QCMD + 4
+# MODE_JERK's memory: the last cycle's accelerations (6), the last two backward differences of
+# the accelerations (6 each), how many of those three are held (0..3), the jerk estimate (6)
+O_A1, O_D1, O_D2 = O_QCMD + 4, O_QCMD + 10, O_QCMD + 16
+O_ANUM = O_D2 + 6
+O_JERK = O_ANUM + 1
+OUT_LEN = O_JERK + 6
 
-MODE_OFF, MODE_PREDICT = 0, 1
+MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
+LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
+AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
+PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
 
 @njit(**KERNEL)
@@ -74,10 +86,62 @@ def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
         out[o + S.REL_LEN + 3 + i] = (rel[S.REL_W + i] - out[o + S.REL_W + i]) / h
 
 
+def reset_memory(out) -> None:
+    """Forget the last cycles' accelerations (a new run: MODE_JERK starts with zero jerk).
+    Not for the real-time loop's cycle (called between runs)."""
+    out[O_ANUM] = 0.0
+
+
 @njit(**KERNEL)
-def predict_pose(out, tau, mode):
+def _median3(a, b, c):
+    if a > b:
+        a, b = b, a
+    if b > c:
+        b = c
+    return a if a > b else b
+
+
+@njit(**KERNEL)
+def jerk_estimate(out, dt):
+    """The relative jerk (linear 3, angular 3) into out[O_JERK:O_JERK+6] for MODE_JERK, and
+    the acceleration it extrapolates from (docs/validation.md §3.3):
+
+    * each axis's jerk is this cycle's backward difference of the accelerations, that of half
+      a cycle ago (which moves the prediction in phase with the position, not the velocity: no
+      energy to first order), while it agrees with the one before (within :data:`AGREE` of the
+      larger); otherwise the median of the last three: a step of the force -- a damper's
+      force at the first touch, the contact gate passing its withheld impulse as one sample --
+      is no jerk (after a step the constant-acceleration prediction is the right one). A
+      contact's jerk that begins or ends at once (a spring's first touch, its release) is so
+      taken a cycle late;
+    * the acceleration comes from the wrench measured at the start of the step that ended in
+      the state, a cycle older than the state: the predictor extrapolates it by ``LAG_CYCLES``
+      cycles of jerk (predict_pose).
+
+    Until three differences are held the jerk is zero."""
+    n = out[O_ANUM]
+    for i in range(6):
+        a = out[O_ACC + i]
+        d0 = (a - out[O_A1 + i]) / dt
+        d1 = out[O_D1 + i]
+        if n < 3.0:
+            out[O_JERK + i] = 0.0
+        elif abs(d0 - d1) <= AGREE * max(abs(d0), abs(d1)):
+            out[O_JERK + i] = d0
+        else:
+            out[O_JERK + i] = _median3(d0, d1, out[O_D2 + i])
+        if n >= 1.0:
+            out[O_D2 + i] = out[O_D1 + i]
+            out[O_D1 + i] = d0
+        out[O_A1 + i] = a
+    out[O_ANUM] = min(n + 1.0, 3.0)
+
+
+@njit(**KERNEL)
+def predict_pose(out, tau, mode, dt):
     """Predicted relative pose at t + tau into out[O_RPRED:O_QPRED+4] from the current relative
-    state and accelerations already in ``out`` (module docstring, step 3)."""
+    state and accelerations already in ``out`` (module docstring, step 3); ``dt`` the cycle
+    (MODE_JERK's difference; 0 outside the loop's cycle: no jerk, memory untouched)."""
     r = O_REL + S.REL_R
     v = O_REL + S.REL_V
     w = O_REL + S.REL_W
@@ -86,10 +150,16 @@ def predict_pose(out, tau, mode):
     if mode == MODE_OFF:
         tau = 0.0
     h = 0.5 * tau * tau
+    c = 0.0                       # tau^3/6 + (the acceleration's lag) tau^2/2: the jerk's terms
+    if mode == MODE_JERK and dt > 0.0:
+        jerk_estimate(out, dt)
+        c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * h
+    j = O_JERK
     for i in range(3):
-        out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h
-    p0, p1, p2, p3 = _qexp(out[w] * tau + out[a + 3] * h, out[w + 1] * tau + out[a + 4] * h,
-                           out[w + 2] * tau + out[a + 5] * h)
+        out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h + out[j + i] * c
+    p0, p1, p2, p3 = _qexp(out[w] * tau + out[a + 3] * h + out[j + 3] * c,
+                           out[w + 1] * tau + out[a + 4] * h + out[j + 4] * c,
+                           out[w + 2] * tau + out[a + 5] * h + out[j + 5] * c)
     q0, q1, q2, q3 = SP.quat_mul_entries(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
     n = 1.0 / math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0 * n, q1 * n, q2 * n, q3 * n
@@ -120,7 +190,7 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit."""
     S.rk4_step(par, env, x, t, dt, w_in, 1, k, xt, ws, rel)
     relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
-    predict_pose(out, tau, mode)
+    predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
 
 
@@ -130,7 +200,7 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed."""
     ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
     BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
-    predict_pose(out, tau, mode)
+    predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
     return ok
 
@@ -164,11 +234,12 @@ class Coupling:
     """The coupling of one run: flight model (``Spacecraft`` or ``BerthingFlight``) + stand geometry +
     compensation settings."""
 
-    def __init__(self, spacecraft, geometry: np.ndarray, tau_s: float, compensate: bool = True):
+    def __init__(self, spacecraft, geometry: np.ndarray, tau_s: float, compensate: bool = True,
+                 predictor: str = "acceleration"):
         self.sc = spacecraft
         self.geo = np.asarray(geometry, dtype=np.float64)
         self.tau = float(tau_s)
-        self.mode = MODE_PREDICT if compensate else MODE_OFF
+        self.mode = PREDICTORS[predictor] if compensate else MODE_OFF
         self.out = np.zeros(OUT_LEN)
         self.w_in = np.zeros((2, 6))
 
@@ -185,6 +256,6 @@ class Coupling:
         w = self.sc.ws
         relative_rates_kernel(self.sc.env)(self.sc.par, self.sc.env, self.sc.x, 0.0, self.w_in, 1e-4, self.out,
                                            O_REL, w.k[0], w.xt, w.ws, w.rel)
-        predict_pose(self.out, 0.0, MODE_OFF)
+        predict_pose(self.out, 0.0, MODE_OFF, 0.0)
         platform_pose(self.geo, self.out)
         return self.out

@@ -12,7 +12,8 @@ a kind ``"k"``:
   occupies s columns). One block per flush (every ``flush_interval_s`` <= 0.1 s).
 * ``{"k": "ev", "seq": n, ...event fields}`` — an event (state change, trip, command).
 * ``{"k": "end", "records": N, "dropped": D, "events_dropped": E, "end_time_ns": ...}`` — on a
-  clean close only.
+  clean close only. Just before it, the writer's ``before_end`` hook may add one more event
+  computed from the file so far (the controller's energy audit, kind ``energy_audit``).
 
 Closing: :meth:`RunLogWriter.close` blocks (final flush, footer, fsync, close; the caller's
 thread waits for the writer thread); :meth:`RunLogWriter.request_close` does not: it stops
@@ -131,12 +132,16 @@ class RecordLayout:
 
 class RunLogWriter:
     """See the module docstring. ``header`` entries (``config``, ``case``, anything else) go into
-    the header map next to the standard ones."""
+    the header map next to the standard ones. ``before_end(path)``, called by whoever finishes
+    the file (the writer thread, off the loop) once every record is written, returns an event
+    (``kind`` and its fields) written before the footer, or None; its exceptions are written as
+    an event ``before_end_failed`` (a log is never lost to it)."""
 
     def __init__(self, path: str | Path, fields: dict[str, int], *, header: dict | None = None,
                  capacity: int = 1 << 14, flush_interval_s: float = 0.05, max_events: int = 4096,
                  on_flush: Callable[[int], None] | None = None, threaded: bool = True,
-                 staging: np.ndarray | None = None, thread_setup: Callable[[], list] | None | str = "default"):
+                 staging: np.ndarray | None = None, thread_setup: Callable[[], list] | None | str = "default",
+                 before_end: Callable[[Path], dict | None] | None = None):
         if not 0.0 < flush_interval_s <= 0.1:
             raise ValueError("flush_interval_s must be in (0, 0.1]")
         self.path = Path(path)
@@ -159,6 +164,7 @@ class RunLogWriter:
         self._event_seq = 0
         self.flush_interval_s = float(flush_interval_s)
         self.on_flush = on_flush
+        self.before_end = before_end
         self.flushes = 0
         self.finished = False       # footer written and file closed
         self._fsync = True
@@ -311,9 +317,12 @@ class RunLogWriter:
             if self.finished:
                 return
         self.flush()
+        last = self._before_end_event()
         with self._io_lock:
             if self.finished:
                 return
+            if last is not None:
+                self._f.write(_packb(last))
             self._f.write(_packb({"k": "end", "records": self.tail, "dropped": self.dropped,
                                   "events_dropped": self.events_dropped, "end_time_ns": time.time_ns()}))
             self._f.flush()
@@ -321,6 +330,18 @@ class RunLogWriter:
                 os.fsync(self._f.fileno())
             self._f.close()
             self.finished = True
+
+    def _before_end_event(self) -> dict | None:
+        if self.before_end is None:
+            return None
+        try:
+            ev = self.before_end(self.path)
+        except Exception as e:  # noqa: BLE001 - the log is closed whatever the hook does
+            ev = {"kind": "before_end_failed", "reason": f"{type(e).__name__}: {e}"}
+        if ev is None:
+            return None
+        self._event_seq += 1
+        return {**ev, "k": "ev", "seq": self._event_seq}
 
     def __enter__(self):
         return self

@@ -10,8 +10,16 @@ Estimator: for each candidate lag of d cycles (d = 0 .. n - 1) an exponentially 
 
     E_d <- lam E_d + (1 - lam) |p_meas(k) - p_cmd(k - d)|^2 / |v_cmd(k)|^2      (s^2)
 
-over the cycles with a new STATUS and a commanded speed above ``v_min`` (``p``: the platform
-top's position in its base frame; ``v_cmd`` the command's speed over the last cycle). For a
+over the cycles with a new STATUS, a commanded speed above ``v_min`` and a commanded
+acceleration below ``ACC_GATE |v_cmd| / tau_cfg`` (``p``: the platform top's position in its
+base frame; ``v_cmd`` the command's velocity over the last cycle, ``a_cmd`` its acceleration
+over the last 2 ``ACC_SPAN`` cycles: the sensor noise moves the command's acceleration from
+cycle to cycle by ~0.5 m/s^2 in free flight, sixteen times less over four).
+Only nearly uniform motion counts: a servo that follows a ramp with the lag 2 zeta / w_n follows
+an acceleration ``a`` with a further offset ``a (4 zeta^2 - 1) / w_n^2``, which reads as a lag
+``(a / v) (4 zeta^2 - 1) / w_n^2`` -- in a contact (a / v ~ w) tens of microseconds, and
+without bound where the contact turns the motion round (v -> 0); the gate keeps that below
+``ACC_GATE`` (4 zeta^2 - 1) / (w_n^2 tau_cfg), a few microseconds. For a
 platform that follows its set-points with an effective delay T, ``p_meas(t) = p_cmd(t - T')``
 and ``E_d ~ (d dt - T')^2``: a parabola in d with its vertex at T' / dt, which the three
 points around the smallest E_d give exactly (sub-cycle). From the lag d* (cycles) between a
@@ -54,6 +62,8 @@ DY_E = 12                       # E_d for d = 0 .. n_lags - 1
 # compensator used this cycle (s; NaN outside the dynamics)
 DR_ID, DR_USED = 0, 1
 DR_LEN = 2
+ACC_GATE = 0.01                 # updates only while |a_cmd| tau_cfg <= ACC_GATE |v_cmd| (module docstring)
+ACC_SPAN = 4                    # cycles between the three commands a_cmd is taken from (the noise's share / 16)
 
 
 def pack_delay_id(mode: str, time_constant_s: float, v_min_m_s: float, settle_s: float, band_s: tuple | None,
@@ -78,8 +88,9 @@ def pack_delay_id(mode: str, time_constant_s: float, v_min_m_s: float, settle_s:
 
 
 def ring_rows(dly: np.ndarray) -> int:
-    """Rows the command ring needs for every candidate lag (and the last cycle's speed)."""
-    return dly.shape[0] - DY_E + 1
+    """Rows the command ring needs for every candidate lag (and the last cycle's speed), and for
+    the acceleration over 2 ACC_SPAN cycles."""
+    return max(dly.shape[0] - DY_E + 1, 2 * ACC_SPAN + 1)
 
 
 @njit(**KERNEL)
@@ -112,6 +123,14 @@ def delay_update(dly, ring, h, filled, status_pos, dt):
     v2 = ((ring[h, 0] - ring[hp, 0]) ** 2 + (ring[h, 1] - ring[hp, 1]) ** 2 + (ring[h, 2] - ring[hp, 2]) ** 2) / (dt * dt)
     if not v2 > dly[DY_VMIN] * dly[DY_VMIN]:
         return
+    if filled > 2 * ACC_SPAN and n > 2 * ACC_SPAN:
+        h1, h2 = (h - ACC_SPAN) % n, (h - 2 * ACC_SPAN) % n
+        a2 = 0.0
+        for i in range(3):
+            a2 += (ring[h, i] - 2.0 * ring[h1, i] + ring[h2, i]) ** 2
+        a2 /= (ACC_SPAN * dt) ** 4
+        if a2 * dly[DY_CFG] * dly[DY_CFG] > ACC_GATE * ACC_GATE * v2:
+            return
     lam = dly[DY_LAM]
     for d in range(nl):
         j = (h - d) % n

@@ -45,6 +45,10 @@ def test_hil_run_completes_without_trip(pair):
     name, _, hil, _, _ = pair
     assert hil["final_state"] == "DONE" and hil["trip"] is None, hil
     assert hil["captured"], f"{name}: the emulated hardware did not capture"
+    # the run's energy audit (rt.analysis.audit): each filtered force paired with the motion that
+    # produced it, the loop's share is -0.12 % (nominal) / -0.06 % (offset) of the approach energy
+    a = hil["energy_audit"]
+    assert a["verdict"] == "PASS" and abs(a["injected_pct"]) <= 0.3, a
 
 
 def test_capture_outcome_identical(pair):

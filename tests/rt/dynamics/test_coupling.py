@@ -73,7 +73,7 @@ def test_predicted_rotation_for_constant_rate():
     w = np.array([0.02, -0.05, 0.03])
     out[C.O_REL + S.REL_W:C.O_REL + S.REL_W + 3] = w
     tau = 0.5
-    C.predict_pose(out, tau, C.MODE_PREDICT)
+    C.predict_pose(out, tau, C.MODE_PREDICT, 0.0)
     # rotating at constant w (P components) for tau: R(t+tau) = exp([w]x tau) R(t)
     a = np.linalg.norm(w) * tau
     u = w / np.linalg.norm(w)
@@ -98,3 +98,78 @@ def test_platform_pose_composes_stand_frames():
     ref = T(GEO[0:3], GEO[3:7]) @ T(r, q) @ T(GEO[7:10], GEO[10:14])
     assert np.allclose(out[C.O_PCMD:C.O_PCMD + 3], ref[:3, 3], atol=1e-14)
     assert np.allclose(dcm(out[C.O_QCMD:C.O_QCMD + 4]), ref[:3, :3], atol=1e-14)
+
+
+def _feed_cubic(out, j, t, dt):
+    """The relative state of x(t) = j t^3 / 6 (each axis its own j) at t, with the acceleration
+    of one cycle earlier (the held wrench's: rt.dynamics.coupling.LAG_CYCLES)."""
+    out[C.O_REL + S.REL_R:C.O_REL + S.REL_R + 3] = j * t ** 3 / 6.0
+    out[C.O_REL + S.REL_V:C.O_REL + S.REL_V + 3] = j * t ** 2 / 2.0
+    out[C.O_REL + S.REL_Q] = 1.0
+    out[C.O_ACC:C.O_ACC + 3] = j * (t - C.LAG_CYCLES * dt)
+
+
+def test_jerk_predictor_is_exact_for_a_cubic_motion():
+    """MODE_JERK: a contact force ramping at a constant rate (a cubic relative motion) is
+    predicted exactly, once three differences of the accelerations are held; until then the
+    prediction is the constant-acceleration one. The constant-acceleration predictor misses
+    j tau^3 / 6 + (its acceleration's cycle of lag) j dt tau^2 / 2."""
+    out = np.zeros(C.OUT_LEN)
+    ca = np.zeros(C.OUT_LEN)
+    j = np.array([120.0, -40.0, 7.5])
+    dt, tau = 1e-3, 4.8e-3
+    for k in range(6):
+        t = 0.01 + k * dt
+        _feed_cubic(out, j, t, dt)
+        _feed_cubic(ca, j, t, dt)
+        C.predict_pose(out, tau, C.MODE_JERK, dt)
+        C.predict_pose(ca, tau, C.MODE_PREDICT, dt)
+        exact = j * (t + tau) ** 3 / 6.0
+        if k < 3:
+            assert np.array_equal(out[C.O_RPRED:C.O_RPRED + 3], ca[C.O_RPRED:C.O_RPRED + 3])
+        else:
+            assert np.allclose(out[C.O_RPRED:C.O_RPRED + 3], exact, rtol=0, atol=1e-15)
+    miss = j * (tau ** 3 / 6.0 + dt * tau ** 2 / 2.0)
+    assert np.allclose(exact - ca[C.O_RPRED:C.O_RPRED + 3], miss, rtol=1e-9, atol=0)
+    # a new run forgets the memory: constant-acceleration prediction again
+    C.reset_memory(out)
+    _feed_cubic(out, j, 0.5, dt)
+    _feed_cubic(ca, j, 0.5, dt)
+    C.predict_pose(out, tau, C.MODE_JERK, dt)
+    C.predict_pose(ca, tau, C.MODE_PREDICT, dt)
+    assert np.array_equal(out[C.O_RPRED:C.O_RPRED + 3], ca[C.O_RPRED:C.O_RPRED + 3])
+
+
+def test_jerk_predictor_ignores_a_step_of_the_force():
+    """A step of the acceleration (a damper's force at the first touch, the contact gate
+    passing its withheld impulse) is no jerk: a difference that disagrees with the one before
+    gives way to the median of three, and the prediction stays the constant-acceleration one,
+    the right one after a step. So does a pulse (the gate's withheld impulse) before a step."""
+    out = np.zeros(C.OUT_LEN)
+    out[C.O_REL + S.REL_Q] = 1.0
+    dt, tau = 1e-3, 4.8e-3
+    for k in range(10):
+        # m/s^2, rad/s^2: a step at k = 4, a pulse and a step at k = 7
+        out[C.O_ACC:C.O_ACC + 6] = 0.0 if k < 4 else (3.0 if k < 7 else (9.0 if k == 7 else 6.0))
+        C.predict_pose(out, tau, C.MODE_JERK, dt)
+        assert np.array_equal(out[C.O_JERK:C.O_JERK + 6], np.zeros(6)), k
+        a = out[C.O_ACC]
+        assert out[C.O_RPRED] == a * tau * tau / 2.0
+
+
+def test_jerk_predictor_rotation_uses_the_angular_jerk():
+    """The angular part: a constant angular jerk about a fixed axis (angular velocity and
+    acceleration along it) gives the rotation angle's cubic exactly."""
+    out = np.zeros(C.OUT_LEN)
+    u = np.array([0.6, 0.0, 0.8])
+    jw, dt, tau = 50.0, 1e-3, 4.0e-3
+    for k in range(5):
+        t = 0.02 + k * dt
+        out[C.O_REL + S.REL_Q:C.O_REL + S.REL_Q + 4] = [1.0, 0.0, 0.0, 0.0]
+        out[C.O_REL + S.REL_W:C.O_REL + S.REL_W + 3] = u * jw * t ** 2 / 2.0
+        out[C.O_ACC + 3:C.O_ACC + 6] = u * jw * (t - C.LAG_CYCLES * dt)
+        C.predict_pose(out, tau, C.MODE_JERK, dt)
+    angle = jw * ((t + tau) ** 3 - t ** 3) / 6.0
+    q = out[C.O_QPRED:C.O_QPRED + 4]
+    assert math.isclose(2.0 * math.atan2(np.linalg.norm(q[1:]), q[0]), angle, rel_tol=1e-12)
+    assert np.allclose(q[1:] / np.linalg.norm(q[1:]), u, atol=1e-14)

@@ -1,0 +1,59 @@
+"""The per-run energy audit with its verdict (issue 26 item 3; docs/validation.md §3.4): what the
+controller writes into the run log before its footer (event ``energy_audit``) and into the
+run's summary.
+
+The audit is rt/analysis/energy.py's, over the run's dynamics (rt/analysis/report.py
+:func:`~rt.analysis.report.energy_of_run`, the same figures ``dockstand report`` shows):
+
+* ``approach_j`` — the kinetic energy of the approach (the vehicles' relative motion);
+* ``mechanism_j`` — the energy the docking hardware absorbed (the measured wrench on the
+  platform's actual motion);
+* ``vehicles_j`` — the energy the contact took from the simulated vehicles;
+* ``stand_injected_j`` = mechanism − vehicles — what the loop injected (> 0) or removed (< 0);
+* ``injected_pct`` — that, in % of the approach energy, and the ``verdict``: ``PASS`` when
+  ``|injected_pct| <= bound_pct`` (the stand's ``[runlog] energy_audit_bound_pct``), ``FAIL``
+  beyond, ``NONE`` when it cannot be judged (no contact energy, no measured pose: ``note``).
+
+Not real-time: the writer thread calls it once the run's records are on disk.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+
+def energy_verdict(path: str | Path, bound_pct: float) -> dict:
+    """The audit of the run log at ``path`` and its verdict against ``bound_pct`` (module
+    docstring); a dict of plain floats and strings (msgpack, JSON)."""
+    from rt.analysis.report import dynamics_rows, energy_of_run
+    from rt.analysis.run import load_run
+
+    run = load_run(path)
+    lo, hi = dynamics_rows(run)
+    a, note = energy_of_run(run, lo, hi)
+    out = {"bound_pct": float(bound_pct), "approach_j": None, "vehicles_j": None, "mechanism_j": None,
+           "stand_injected_j": None, "injected_pct": None, "verdict": "NONE", "note": note}
+    if a is None:
+        return out
+
+    def f(v):
+        return None if v is None or not math.isfinite(v) else float(v)
+    out.update(approach_j=f(a.approach_j), vehicles_j=f(a.vehicles_j), mechanism_j=f(a.mechanism_j),
+               stand_injected_j=f(a.stand_injected_j), injected_pct=f(a.injected_pct_of_approach))
+    if out["injected_pct"] is not None:
+        out["verdict"] = "PASS" if abs(out["injected_pct"]) <= bound_pct else "FAIL"
+    elif not note:
+        out["note"] = ("no measured platform pose: the loop's share cannot be told" if out["mechanism_j"] is None
+                       else "no approach energy to judge against")
+    return out
+
+
+def format_verdict(v: dict) -> str:
+    """One line for the operator: ``energy audit: approach 8.000 J, absorbed 7.99 J, loop +0.012 J
+    (+0.15 %, bound ±1 %): PASS``."""
+    def j(x):
+        return "—" if x is None else f"{x:.4g} J"
+    inj = "—" if v.get("stand_injected_j") is None else f"{v['stand_injected_j']:+.4g} J"
+    pct = "" if v.get("injected_pct") is None else f" ({v['injected_pct']:+.3f} %, bound ±{v['bound_pct']:g} %)"
+    s = f"energy audit: approach {j(v.get('approach_j'))}, absorbed {j(v.get('mechanism_j'))}, loop {inj}{pct}: {v['verdict']}"
+    return s + (f" ({v['note']})" if v.get("note") else "")
