@@ -37,6 +37,8 @@ def envelope_page(rows: list[dict], s: Summary) -> Figure:
     if s.capture_probability is not None:
         title += (f"; P(capture) = {s.capture_probability:.3f} "
                   f"[{s.wilson_95[0]:.3f}, {s.wilson_95[1]:.3f}] (95 % Wilson)")
+        if s.infeasible:
+            title += f" over {s.completed - s.infeasible} feasible"
     fig.suptitle(title)
     return fig
 

@@ -2,7 +2,10 @@
 §summary): outcome counts, the capture probability with its 95 % Wilson interval
 (``scipy.stats.binomtest``), peak loads against the mechanism's limits (over the runs that did
 not fail: a failed run's peaks are no loads), the worst samples with their inputs. A failure
-counts as no capture in the probability (conservative). Computations
+counts as no capture in the probability (conservative); an infeasible start (end reason
+``initial_interpenetration``: the sampled initial pose already interpenetrates, no docking
+was tried) counts in neither: the probability is over the feasible samples, and the infeasible
+ones are counted apart. Computations
 return a :class:`Summary`; the figures are :mod:`sim_stand.campaign.figures`. Not for the
 real-time loop.
 """
@@ -15,6 +18,7 @@ from scipy.stats import binomtest
 
 from sim_stand.campaign.store import ResultStore
 
+INFEASIBLE = "initial_interpenetration"     # sim_stand.campaign.outcome: the start, not the docking
 LOADS = (("peak_force_n", "force_n", "N"), ("peak_moment_nm", "moment_nm", "N m"),
          ("peak_stroke_m", "stroke_m", "m"), ("peak_stroke_rate_mps", "stroke_rate_mps", "m/s"))
 
@@ -26,14 +30,15 @@ class Summary:
     completed: int               # rows stored
     captures: int
     no_captures: int
-    failures: int
-    capture_probability: float | None
+    failures: int                # infeasible starts included
+    capture_probability: float | None    # over the feasible samples (completed - infeasible)
     wilson_95: tuple[float, float] | None
     limits: dict
     loads: dict                  # column -> {max, p99, mean, over_limit}
     failure_reasons: dict        # end reason -> {count, example}
     worst: list = field(default_factory=list)     # rows
     note: str = ""
+    infeasible: int = 0          # failures with end reason INFEASIBLE: not in the probability
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -76,7 +81,9 @@ def summarize(store: ResultStore, worst: int = 5) -> Summary:
     k = outcome.count("capture")
     nc = outcome.count("no_capture")
     nf = outcome.count("failure")
+    ni = sum(1 for r in rows if r["outcome"] == "failure" and r.get("end_reason") == INFEASIBLE)
     n = len(rows)
+    nfeas = n - ni
     lim, note = campaign_limits(store)
     loads = {}
     valid = [r for r in rows if r["outcome"] != "failure"]      # a failed run's peaks are no loads
@@ -100,18 +107,20 @@ def summarize(store: ResultStore, worst: int = 5) -> Summary:
         return (rank, -max(ratios, default=0.0))
     worst_rows = sorted(rows, key=severity)[:worst]
     return Summary(name=store.manifest["name"], samples=store.samples, completed=n, captures=k, no_captures=nc,
-                   failures=nf, capture_probability=k / n if n else None,
-                   wilson_95=wilson_interval(k, n) if n else None, limits=lim, loads=loads,
-                   failure_reasons=reasons, worst=worst_rows, note=note)
+                   failures=nf, capture_probability=k / nfeas if nfeas else None,
+                   wilson_95=wilson_interval(k, nfeas) if nfeas else None, limits=lim, loads=loads,
+                   failure_reasons=reasons, worst=worst_rows, note=note, infeasible=ni)
 
 
 def format_summary(s: Summary) -> str:
     lines = [f"campaign {s.name}: {s.completed} of {s.samples} samples"
              + ("" if s.completed == s.samples else " (incomplete: continue with campaign run --resume)")]
-    lines.append(f"  capture {s.captures}, no capture {s.no_captures}, failure {s.failures}")
+    lines.append(f"  capture {s.captures}, no capture {s.no_captures}, failure {s.failures}"
+                 + (f" (of which {s.infeasible} infeasible starts: {INFEASIBLE})" if s.infeasible else ""))
     if s.capture_probability is not None:
         lo, hi = s.wilson_95
-        lines.append(f"  capture probability {s.capture_probability:.4f}  (95 % Wilson interval {lo:.4f} .. {hi:.4f})")
+        over = f" over {s.completed - s.infeasible} feasible samples" if s.infeasible else ""
+        lines.append(f"  capture probability {s.capture_probability:.4f}  (95 % Wilson interval {lo:.4f} .. {hi:.4f}){over}")
     for col, d in s.loads.items():
         lim = f", limit {d['limit']:.4g}, {d['over_limit']} over" if d["limit"] else ""
         lines.append(f"  {col:<22} max {d['max']:.4g}  p99 {d['p99']:.4g}  mean {d['mean']:.4g}{lim}")

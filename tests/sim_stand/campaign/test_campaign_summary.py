@@ -64,6 +64,23 @@ def test_summary_counts_probability_loads_worst(tmp_path):
     assert "incomplete" in text and "95 % Wilson" in text
 
 
+def test_infeasible_starts_are_not_in_the_capture_probability(tmp_path):
+    """A sample whose start already interpenetrates (end reason initial_interpenetration) tried
+    no docking: it is a failure, counted apart, and the probability is over the other samples."""
+    st = _store(tmp_path)
+    c = load_campaign(short_campaign(tmp_path, 5))
+    row = {"sample": 4, **{n: 0.0 for n in c.names}, "outcome": "failure", "end_reason": "initial_interpenetration",
+           "reason": "the sampled initial pose already interpenetrates", "peak_force_n": 50000.0,
+           "lateral_offset_m": 0.1, "angular_misalignment_deg": 4.0, "closing_speed_mps": 0.1}
+    assert st.append([row]) == 1
+    s = summarize(st, worst=3)
+    assert (s.completed, s.failures, s.infeasible) == (5, 2, 1)
+    assert s.capture_probability == 0.5                           # 2 of the 4 feasible
+    assert s.wilson_95 == pytest.approx(wilson_closed_form(2, 4))
+    text = format_summary(s)
+    assert "1 infeasible starts" in text and "over 4 feasible samples" in text
+
+
 def test_summary_pdf_and_cli(tmp_path):
     st = _store(tmp_path)
     pdf = tmp_path / "s.pdf"
