@@ -112,7 +112,11 @@ def run_campaign(c: Campaign, out_dir: str | Path, *, samples: int | None = None
     try:
         if store is None:
             store = ResultStore.create(out_dir, c, n)
-        cf = client.scatter(c, broadcast=True)
+        # hash=False: a fresh key per run. The same campaign scattered again by a second run on
+        # the same client (campaign run --resume in one process) would get the key the first
+        # run's future just released, and the scheduler may see the release after the new
+        # scatter (dask/distributed#3641): the tasks then wait forever for their input.
+        cf = client.scatter(c, broadcast=True, hash=False)
         client.run(_warm, c)
         nworkers = len(client.scheduler_info().get("workers", {}))
         t0 = time.perf_counter()
