@@ -23,8 +23,42 @@ def cmd_keys(args) -> int:
     print("\n# in the stand file's [telemetry] (paths may be made relative to the stand file):")
     print(f'server_secret_key = "{out["server_secret_key"]}"')
     print(f'authorized_consoles_dir = "{out["authorized_consoles_dir"]}"')
+    if any(k.endswith("server.key_secret") for k in out["kept"]) and out["made"]:
+        print(f"\n# {RELOAD_HINT}")
     print(f"\n# each console: --key {Path(args.directory) / 'consoles' / 'NAME.key_secret'} "
           f"--server-key {out['server_public_key']}")
+    return 0
+
+
+RELOAD_HINT = ("the running controller still admits the old set until it reloads: "
+               "`systemctl reload dockstand-controller` (SIGHUP) or `dockstand ctl reload-keys`")
+
+
+def cmd_keys_revoke(args) -> int:
+    """``dockstand keys revoke DIR NAME``: remove the console's authorised key."""
+    from rt.record.curve import revoke_key
+    try:
+        f = revoke_key(args.directory, args.name)
+    except (OSError, ValueError) as e:
+        print(f"dockstand keys: {e}", file=sys.stderr)
+        return 2
+    print(f"removed {f}")
+    print(RELOAD_HINT)
+    return 0
+
+
+def cmd_keys_list(args) -> int:
+    """``dockstand keys list DIR``: the authorised consoles (file name and public key)."""
+    from rt.record.curve import read_authorized
+    d = Path(args.directory) / "authorized"
+    if not d.is_dir():
+        print(f"dockstand keys: {d}: no such directory (dockstand keys init {args.directory})", file=sys.stderr)
+        return 2
+    keys, bad = read_authorized(d)
+    for k, name in sorted(keys.items(), key=lambda kv: kv[1]):
+        print(f"{name:<24} {k.decode('ascii')}")
+    for b in bad:
+        print(f"unreadable: {b}", file=sys.stderr)
     return 0
 
 
@@ -52,23 +86,12 @@ def open_source(args):
             raise SystemExit(2)
         endpoint = endpoint or stand.telemetry["cmd_endpoint"]
         curve = stand.telemetry.get("curve")
-    keys = None
-    key, server_key = args.key, args.server_key
-    if curve and not key:
-        key = str(Path.home() / ".config" / "dockstand" / "console.key_secret")
-    if curve and not server_key:
-        server_key = str(Path(curve["secret_file"]).with_suffix(".key"))
-    if key or server_key:
-        from rt.record.curve import client_keys
-        if not (key and server_key):
-            print("dockstand console: CURVE needs both --key (this console's .key_secret) and --server-key "
-                  "(the controller's public server.key)", file=sys.stderr)
-            raise SystemExit(2)
-        try:
-            keys = client_keys(key, server_key)
-        except ValueError as e:
-            print(f"dockstand console: {e}", file=sys.stderr)
-            raise SystemExit(2)
+    from rt.record.curve import keys_for_client
+    try:
+        keys = keys_for_client(args.key, args.server_key, curve)
+    except ValueError as e:
+        print(f"dockstand console: {e}", file=sys.stderr)
+        raise SystemExit(2)
     try:
         return LiveSource(endpoint, name=args.name, watch=args.watch, keys=keys, timeout_s=args.timeout)
     except TimeoutError as e:
@@ -116,3 +139,10 @@ def add_parsers(sub) -> None:
     i.add_argument("--console", action="append", metavar="NAME",
                    help="a console's name (repeatable; default: one named 'console')")
     i.set_defaults(func=cmd_keys)
+    r = ks.add_parser("revoke", help="remove a console from the authorised ones (then reload the keys)")
+    r.add_argument("directory", metavar="DIR")
+    r.add_argument("name", metavar="NAME", help="the console's name (its authorized/NAME.key)")
+    r.set_defaults(func=cmd_keys_revoke)
+    ls = ks.add_parser("list", help="the authorised consoles in DIR and their public keys")
+    ls.add_argument("directory", metavar="DIR")
+    ls.set_defaults(func=cmd_keys_list)

@@ -179,7 +179,15 @@ def fmt_event(ev: dict) -> str:
     if kind == "supervisor_command":
         return f"{head} {ev.get('command')} by {ev.get('client')}"
     if kind == "lease_lost":
+        if ev.get("why") == "key revoked":
+            return f"{head} [red]lease of {ev.get('holder')} dropped[/]: its key was revoked"
         return f"{head} [yellow]lease of {ev.get('holder')} lapsed[/] (silent)"
+    if kind == "keys_reloaded":
+        if ev.get("error"):
+            return f"{head} [red]console keys not reloaded[/]: {ev['error']}"
+        moved = "".join(f", {w} {', '.join(ev[w])}" for w in ("added", "removed") if ev.get(w))
+        bad = f", [red]unreadable: {'; '.join(ev['unreadable'])}[/]" if ev.get("unreadable") else ""
+        return f"{head} console keys reloaded: {len(ev.get('authorized', []))} authorised{moved}{bad}"
     if kind == "phase":
         return f"{head} phase {ev.get('phase')}"
     if kind == "first_contact":

@@ -538,9 +538,10 @@ class Controller:
             self._pending_cmd = Command.FREEZE
             self._set_phase(Phase.FROZEN)
 
-    def _lease_lost(self, holder: str) -> None:
+    def _lease_lost(self, holder: str, why: str = "silent") -> None:
+        """The lease holder went silent, or its CURVE key was revoked (rt.record.telemetry)."""
         self._heartbeat_lost = True
-        self._event({"kind": "lease_lost", "holder": holder})
+        self._event({"kind": "lease_lost", "holder": holder, "why": why})
 
     def _lease_acquired(self, client: str) -> None:
         """A console took the lease: an earlier expiry no longer means anything."""

@@ -67,6 +67,12 @@ def cmd_run(args) -> int:
         stop["n"] += 1
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    curve = ctl.telemetry.curve if ctl.telemetry is not None else None
+
+    def on_hangup(signum, frame):    # systemctl reload: the CURVE keys (an event set; the reader thread reads)
+        if curve is not None:
+            curve.request_reload()
+    signal.signal(signal.SIGHUP, on_hangup)
     wd = sdnotify.watchdog_interval_s()
     wd_every = max(1, int((wd / 2 if wd else 1.0) * stand.rate_hz))
     notifier.ready()
@@ -158,8 +164,11 @@ def cmd_ctl(args) -> int:
     from rt.config.stand import load_stand
     from rt.record.telemetry import CommandClient
 
+    from rt.record.curve import keys_for_client
+
     endpoint = args.endpoint
     named = None
+    curve = None
     if endpoint is None or args.stand:
         try:
             stand = load_stand(_stand_path(args, "ctl"))
@@ -168,11 +177,17 @@ def cmd_ctl(args) -> int:
             return 2
         named = stand.name if args.stand else None
         endpoint = endpoint or stand.telemetry["cmd_endpoint"]
+        curve = stand.telemetry.get("curve")
     if args.action == "load" and not args.case:
         print("dockstand ctl: load needs CASE (a case file)", file=sys.stderr)
         return 2
     try:
-        cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout)
+        keys = keys_for_client(args.key, args.server_key, curve)
+    except ValueError as e:
+        print(f"dockstand ctl: {e}", file=sys.stderr)
+        return 2
+    try:
+        cli = CommandClient(endpoint, name=args.name, timeout_s=args.timeout, keys=keys)
     except zmq.ZMQError as e:
         print(f"dockstand ctl: --endpoint {endpoint}: not a usable ZeroMQ endpoint ({e.strerror}); "
               "expected e.g. tcp://127.0.0.1:5556 or ipc:///run/dockstand/cmd", file=sys.stderr)
@@ -182,8 +197,8 @@ def cmd_ctl(args) -> int:
         try:
             return cli.request(cmd, **kw)
         except TimeoutError as e:
-            print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there?)",
-                  file=sys.stderr)
+            print(f"dockstand ctl: no answer from {endpoint}: {e} (is `dockstand run` running there? "
+                  "with CURVE, an unauthorised or revoked key gets no answer either)", file=sys.stderr)
             return None
 
     leased = False
@@ -209,7 +224,7 @@ def cmd_ctl(args) -> int:
                     print("dockstand ctl: add --takeover to take the lapsed lease over", file=sys.stderr)
                 return 1
             leased = True
-        cmd = "load_case" if args.action == "load" else args.action
+        cmd = {"load": "load_case", "reload-keys": "reload_keys"}.get(args.action, args.action)
         kw = {"case": str(Path(args.case).resolve())} if args.action == "load" else {}
         r = ask(cmd, **kw)
         if r is None:
@@ -247,7 +262,8 @@ def add_parsers(sub) -> None:
     i.set_defaults(func=lambda a: __import__("rt.operator.install", fromlist=["x"]).cmd_install_units(a))
 
     c = sub.add_parser("ctl", help="send one command to a running controller")
-    c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset"])
+    c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset",
+                                      "reload-keys"])
     c.add_argument("case", nargs="?", help="with load: the case file")
     c.add_argument("--stand", help="where the command endpoint is configured (default: $DOCKSTAND_STAND, "
                                    "./config/stand.toml, the installed one)")
@@ -256,5 +272,9 @@ def add_parsers(sub) -> None:
     c.add_argument("--takeover", action="store_true",
                    help="take over a lease whose holder went silent (it lapsed); never a live holder's")
     c.add_argument("--timeout", type=_positive, default=2.0, help="seconds to wait for the answer (> 0)")
+    c.add_argument("--key", help="CURVE: this client's secret key (default with a CURVE stand: "
+                                 "~/.config/dockstand/console.key_secret)")
+    c.add_argument("--server-key", help="CURVE: the controller's public key (default: server.key beside the "
+                                        "stand's server_secret_key)")
     c.set_defaults(func=cmd_ctl)
 

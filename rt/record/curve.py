@@ -15,15 +15,28 @@
   (thread-safe) and the loop thread takes them with :meth:`CurveServer.take_denied` (the
   telemetry server turns them into ``auth_denied`` events).
 * :func:`client_keys` — a console's side: its key pair and the server's public key.
+* Key changes without a restart: add or remove ``.key`` files in the authorised directory
+  (``dockstand keys init DIR --console NAME`` adds, ``dockstand keys revoke DIR NAME``
+  removes), then ``systemctl reload dockstand-controller`` (SIGHUP) or ``dockstand ctl
+  reload-keys``. :meth:`CurveServer.request_reload` only sets an event; the reader thread
+  (started with the authenticator) reads the directory and swaps the authenticator's key set
+  and :attr:`CurveServer.authorized` in one assignment each. Its outcome is queued as a
+  ``keys_reloaded`` event (added and removed consoles by file name, files it could not read).
+  A removed key cannot open a new connection, and the command server refuses every request
+  whose CURVE user id (its public key) left the set (rt.record.telemetry); a telemetry
+  subscription already open stays open until that console disconnects (libzmq cannot drop
+  one peer of a PUB socket): restart the controller to cut it at once (docs/console.md).
 
-Nothing here may be called in the real-time loop except :meth:`CurveServer.take_denied`
-(a bounded deque pop, no I/O).
+Nothing here may be called in the real-time loop except :meth:`CurveServer.take_denied`,
+:meth:`CurveServer.take_notices`, :meth:`CurveServer.is_authorized` and
+:meth:`CurveServer.request_reload` (deque pops, a set lookup, an event set; no I/O).
 """
 from __future__ import annotations
 
 import logging
 import os
 import shutil
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +81,33 @@ def init_keys(directory: str | Path, consoles: list[str] | tuple[str, ...] = ("c
             "server_secret_key": str(srv), "authorized_consoles_dir": str(d / "authorized")}
 
 
+def revoke_key(directory: str | Path, name: str) -> Path:
+    """``dockstand keys revoke DIR NAME``: remove ``DIR/authorized/NAME.key`` (the console's own
+    pair under ``DIR/consoles`` stays, so ``keys init DIR --console NAME`` re-authorises it).
+    Returns the removed file; ValueError says why not. Not real-time."""
+    if not name or "/" in name or name.startswith("."):
+        raise ValueError(f"console name {name!r}: a plain file name is needed")
+    f = Path(directory) / "authorized" / f"{name}.key"
+    if not f.is_file():
+        have = sorted(p.stem for p in (Path(directory) / "authorized").glob("*.key"))
+        raise ValueError(f"{f}: no such authorised console (authorised: {', '.join(have) or 'none'})")
+    f.unlink()
+    return f
+
+
+def read_authorized(directory: str | Path) -> tuple[dict[bytes, str], list[str]]:
+    """The authorised directory's keys: ``({z85 public key: file stem}, [files it could not
+    read, with why])``. Every ``*.key`` file counts, as for zmq.auth. Not real-time."""
+    keys: dict[bytes, str] = {}
+    bad: list[str] = []
+    for f in sorted(Path(directory).glob("*.key")):
+        try:
+            keys[load_public(f)] = f.stem
+        except ValueError as e:
+            bad.append(str(e))
+    return keys, bad
+
+
 def load_secret(path: str | Path) -> tuple[bytes, bytes]:
     """(public, secret) z85 keys of a ``.key_secret`` file; ValueError says why not."""
     try:
@@ -110,6 +150,26 @@ def client_keys(secret_file: str | Path, server_public_file: str | Path) -> Clie
     return ClientKeys(pub, sec, load_public(server_public_file))
 
 
+DEFAULT_CONSOLE_KEY = Path.home() / ".config" / "dockstand" / "console.key_secret"
+
+
+def keys_for_client(key: str | None, server_key: str | None, stand_curve: dict | None) -> ClientKeys | None:
+    """A console's or ``ctl``'s CURVE keys from ``--key``/``--server-key``; when the stand runs
+    CURVE (``stand_curve``, the stand's ``[telemetry]`` curve settings) the defaults are
+    ``~/.config/dockstand/console.key_secret`` and the ``server.key`` beside the stand's
+    ``server_secret_key``. None without CURVE; ValueError says what is missing. Not real-time."""
+    if stand_curve and not key:
+        key = str(DEFAULT_CONSOLE_KEY)
+    if stand_curve and not server_key:
+        server_key = str(Path(stand_curve["secret_file"]).with_suffix(".key"))
+    if not (key or server_key):
+        return None
+    if not (key and server_key):
+        raise ValueError("CURVE needs both --key (this console's .key_secret) and --server-key "
+                         "(the controller's public server.key)")
+    return client_keys(key, server_key)
+
+
 class _Auth(ThreadAuthenticator):
     """The ZAP handler: zmq.auth's, and each refusal queued for the loop thread."""
 
@@ -146,20 +206,78 @@ class CurveServer:
     denied: deque = field(default_factory=lambda: deque(maxlen=256))
     denied_total: int = 0
     auth: ThreadAuthenticator | None = None
+    authorized: frozenset = frozenset()          # z85 public keys (str), the CURVE user ids let in
+    names: dict = field(default_factory=dict)    # z85 key (str) -> file stem
+    notices: deque = field(default_factory=lambda: deque(maxlen=64))
+    reloads: int = 0
+    _wake: threading.Event = field(default_factory=threading.Event)
+    _reader: threading.Thread | None = None
+    _closing: bool = False
 
     def start(self, context: zmq.Context) -> None:
-        """Load the keys, start the authenticator thread. Not real-time."""
+        """Load the keys, start the authenticator and the key reader threads. Not real-time."""
         self.public, self.secret = load_secret(self.secret_file)
         if not Path(self.authorized_dir).is_dir():
             raise ValueError(f"{self.authorized_dir}: the authorised consoles' directory does not exist")
         self.auth = _Auth(context, self.denied)
         self.auth.start()
-        self.auth.configure_curve(domain=ZAP_DOMAIN, location=str(self.authorized_dir))
+        self._load()
+        self._closing = False
+        self._reader = threading.Thread(target=self._read_on_request, name="dockstand-keys", daemon=True)
+        self._reader.start()
 
-    def reload(self) -> None:
-        """Read the authorised directory again (a console added or removed). Not real-time."""
-        if self.auth is not None:
-            self.auth.configure_curve(domain=ZAP_DOMAIN, location=str(self.authorized_dir))
+    def _load(self) -> dict:
+        keys, bad = read_authorized(self.authorized_dir)
+        before = self.names
+        # zmq.auth's own form: {public key: True}; one assignment each, so the ZAP thread and
+        # the loop thread see the old set or the new one
+        self.auth.certs[ZAP_DOMAIN] = {k: True for k in keys}
+        self.auth.allow_any = False
+        names = {k.decode("ascii"): v for k, v in keys.items()}
+        self.names = names
+        self.authorized = frozenset(names)
+        return {"authorized": sorted(names.values()),
+                "added": sorted(v for k, v in names.items() if k not in before),
+                "removed": sorted(v for k, v in before.items() if k not in names), "unreadable": bad}
+
+    def reload(self) -> dict:
+        """Read the authorised directory again (a console added or removed) and queue a
+        ``keys_reloaded`` notice; returns it. Not real-time (the key reader thread calls it)."""
+        if self.auth is None:
+            return {}
+        try:
+            ev = {"kind": "keys_reloaded", **self._load()}
+        except OSError as e:          # the directory vanished: keep the keys we have
+            ev = {"kind": "keys_reloaded", "error": f"{self.authorized_dir}: {e.strerror or e}; keys unchanged",
+                  "authorized": sorted(self.names.values()), "added": [], "removed": [], "unreadable": []}
+        self.reloads += 1
+        self.notices.append(ev)
+        log.info("CURVE keys reloaded: %s", ev)
+        return ev
+
+    def request_reload(self) -> None:
+        """Ask the key reader thread to reload (safe from a signal handler or the loop: sets
+        an event)."""
+        self._wake.set()
+
+    def _read_on_request(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closing:
+                return
+            self.reload()
+
+    def is_authorized(self, user_id: str) -> bool:
+        """Is this CURVE user id (a client's z85 public key) still authorised? (The loop.)"""
+        return user_id in self.authorized
+
+    def take_notices(self, n: int = 4) -> list[dict]:
+        """Up to ``n`` reload outcomes since the last call (the loop thread; no I/O)."""
+        out = []
+        while self.notices and len(out) < n:
+            out.append(self.notices.popleft())
+        return out
 
     def apply(self, sock: zmq.Socket) -> None:
         sock.zap_domain = ZAP_DOMAIN.encode()
@@ -176,6 +294,11 @@ class CurveServer:
         return out
 
     def stop(self) -> None:
+        self._closing = True
+        self._wake.set()
+        if self._reader is not None:
+            self._reader.join(timeout=2.0)
+            self._reader = None
         if self.auth is not None:
             self.auth.stop()
             self.auth = None

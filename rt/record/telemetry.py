@@ -19,13 +19,21 @@ reply ``{"ok": bool, "reason": str | None, "id": ..., ...}``. Built-in commands:
   (the console asks its operator first) or by the holder that lost it; ``release``;
   ``heartbeat`` — renew it (any request from the holder also renews it);
 * ``describe`` — the record layout, PUB endpoint, decimation, lease timeout, the request size
-  cap, the counts of requests, refused ones and CURVE refusals, whether CURVE is on, and
-  ``identity`` (the stand's name and file, host, pid); ``ping``.
+  cap, the counts of requests, refused ones, CURVE refusals and revoked keys' requests,
+  whether CURVE is on (then the number of authorised consoles and of key reloads), and
+  ``identity`` (the stand's name and file, host, pid); ``ping``;
+* ``reload_keys`` — with CURVE, read the authorised consoles' directory again (off this
+  thread; a ``keys_reloaded`` event follows). Any authorised console may ask: it only re-reads
+  what the stand's administrator put there.
 
 **Security** — with ``curve`` (:class:`rt.record.curve.CurveServer`) both sockets are CURVE
 servers and the ZAP authenticator (its own thread) admits only the authorised consoles' keys;
 a refused key gets nothing (no telemetry, no reply), and each refusal becomes an
 ``auth_denied`` event (published to the authorised consoles, ``on_auth_denied``: the run log).
+Each request's CURVE user id (the sender's public key) is checked against the keys of the
+last reload: a console whose key was removed since it connected is answered "revoked" and
+counted (``revoked``); if it held the lease, the lease is dropped at the reload
+(``on_lease_lost(holder, "key revoked")``: the controller's lease-lost handling and event).
 Without ``curve`` a socket may bind only to loopback or ipc: a ``tcp://`` endpoint on any other
 address raises ``ValueError`` naming the missing ``[telemetry] server_secret_key``.
 
@@ -38,7 +46,7 @@ Everything else goes to the ``handler(cmd, args, client) -> dict`` given by the 
 (the supervisor's commands, ``status``). ``load_case``, ``arm``, ``start``, ``stop``, ``tare``
 and ``reset`` need the lease; ``abort`` and read-only commands do not. One client holds the
 lease; any number may watch. When the holder sends nothing for ``lease_timeout_s`` the lease
-expires: ``lease_lost`` becomes True and ``on_lease_lost(holder)`` is called (the controller
+expires: ``lease_lost`` becomes True and ``on_lease_lost(holder, "silent")`` is called (the controller
 reports HEARTBEAT_LOST to the safety monitor, configurable). A successful ``acquire`` clears
 ``lease_lost`` and calls ``on_lease_acquired(client)`` (the controller forgets an old expiry:
 it belonged to a lease that no longer exists).
@@ -66,6 +74,15 @@ DEFAULT_CMD = "tcp://127.0.0.1:5560"
 
 def _pack(o: Any) -> bytes:
     return msgpack.packb(o, use_bin_type=True, default=lambda x: x.tolist() if isinstance(x, np.ndarray) else str(x))
+
+
+def _request_id(body: bytes):
+    """The ``id`` of a request, or None if it has none or is not one."""
+    try:
+        req = msgpack.unpackb(body, raw=False)
+        return req.get("id") if isinstance(req, dict) else None
+    except Exception:  # noqa: BLE001 - a refusal's reply goes out with or without it
+        return None
 
 
 MAX_REQUEST_BYTES = 64 * 1024     # a command request is a few hundred bytes
@@ -127,11 +144,13 @@ class TelemetryServer:
         self.refused = 0            # requests answered "bad request" (not msgpack, wrong types)
         self.holder: bytes | None = None
         self.holder_name: str | None = None
+        self.holder_key: str | None = None      # its CURVE user id (public key), with CURVE
         self.holder_seen_ns = 0
         self.lease_lost = False
         self.lapsed_from: str | None = None      # the silent holder whose lease lapsed (takeover needs consent)
         self._lapsed_ident: bytes | None = None
         self.auth_denied = 0
+        self.revoked = 0            # requests from a key removed at a reload, refused
         self._countdown = 0
         self._msg = {"c": 0, "t": 0, "s": 0, "d": b""}
 
@@ -166,47 +185,67 @@ class TelemetryServer:
     # ------------------------------------------------------------------ commands
     def poll(self, max_requests: int = 8) -> int:
         """Handle up to ``max_requests`` pending requests without blocking; check the lease;
-        report CURVE refusals (the loop thread; bounded work)."""
+        report CURVE refusals and key reloads (the loop thread; bounded work)."""
         self._check_lease()
-        if self.curve is not None and self.curve.denied:
-            for d in self.curve.take_denied():
-                self.auth_denied += 1
-                ev = {"kind": "auth_denied", **d}
-                if self.on_auth_denied is not None:
-                    self.on_auth_denied(ev)      # the controller's recorder publishes it too
-                else:
-                    self.publish_event(ev)
+        if self.curve is not None and (self.curve.denied or self.curve.notices):
+            self._auth_events()
         n = 0
         while n < max_requests:
             try:
-                frames = self.cmd.recv_multipart(flags=zmq.NOBLOCK)
+                frames = self.cmd.recv_multipart(flags=zmq.NOBLOCK, copy=self.curve is None)
             except zmq.Again:
                 break
             n += 1
             self.requests += 1
             if len(frames) < 2:
                 continue
+            uid = None
+            if self.curve is not None:      # the CURVE user id: the sender's public key (zmq.auth)
+                uid = frames[-1].get("User-Id")
+                frames = [f.bytes for f in frames]
             ident, body = frames[0], frames[-1]
             envelope = frames[:-1]  # identity (+ empty delimiter for REQ/DEALER-with-delimiter)
-            reply = self._handle(ident, body)
+            if uid is not None and not self.curve.is_authorized(uid):
+                self.revoked += 1
+                reply = {"ok": False, "reason": "this console's key was revoked (it left the authorised consoles' "
+                                                "directory at the last key reload)", "id": _request_id(body),
+                         "lease": self.holder_name}
+            else:
+                reply = self._handle(ident, body, uid)
             try:
                 self.cmd.send_multipart(envelope + [_pack(reply)], flags=zmq.NOBLOCK)
             except zmq.ZMQError:
                 pass  # the client is gone; nothing to do
         return n
 
+    def _auth_events(self) -> None:
+        emit = self.on_auth_denied if self.on_auth_denied is not None else self.publish_event
+        for d in self.curve.take_denied():
+            self.auth_denied += 1
+            emit({"kind": "auth_denied", **d})
+        for ev in self.curve.take_notices():
+            emit(ev)
+            if self.holder_key is not None and not self.curve.is_authorized(self.holder_key):
+                name = self.holder_name or self.holder.hex()
+                self.holder = self.holder_name = self.holder_key = None
+                self.lease_lost = True
+                if self.on_lease_lost is not None:
+                    self.on_lease_lost(name, "key revoked")
+                else:
+                    emit({"kind": "lease_lost", "holder": name, "why": "key revoked"})
+
     def _check_lease(self) -> None:
         if self.holder is not None and self.now_ns() - self.holder_seen_ns > self.lease_timeout_ns:
             name = self.holder_name or self.holder.hex()
             self._lapsed_ident = self.holder
             self.holder = None
-            self.holder_name = None
+            self.holder_name = self.holder_key = None
             self.lease_lost = True
             self.lapsed_from = name
             if self.on_lease_lost is not None:
-                self.on_lease_lost(name)
+                self.on_lease_lost(name, "silent")
 
-    def _handle(self, ident: bytes, body: bytes) -> dict:
+    def _handle(self, ident: bytes, body: bytes, user_id: str | None = None) -> dict:
         try:
             req = msgpack.unpackb(body, raw=False)
             if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
@@ -237,6 +276,7 @@ class TelemetryServer:
                                  "(acquire with takeover)"}
             else:
                 self.holder, self.holder_name, self.holder_seen_ns = ident, client, now
+                self.holder_key = user_id
                 self.lease_lost = False
                 self.lapsed_from = self._lapsed_ident = None
                 out = {"ok": True, "reason": None}
@@ -244,7 +284,7 @@ class TelemetryServer:
                     self.on_lease_acquired(client)
         elif cmd == "release":
             if is_holder:
-                self.holder = self.holder_name = None
+                self.holder = self.holder_name = self.holder_key = None
                 out = {"ok": True, "reason": None}
             else:
                 out = {"ok": False, "reason": "you do not hold the control lease"}
@@ -252,12 +292,21 @@ class TelemetryServer:
             out = {"ok": is_holder, "reason": None if is_holder else "you do not hold the control lease"}
         elif cmd == "ping":
             out = {"ok": True, "reason": None}
+        elif cmd == "reload_keys":
+            if self.curve is None:
+                out = {"ok": False, "reason": "CURVE is off on this controller: there are no keys to reload"}
+            else:
+                self.curve.request_reload()
+                out = {"ok": True, "reason": None, "note": "reload requested: a keys_reloaded event follows"}
         elif cmd == "describe":
             out = {"ok": True, "reason": None, "fields": [[k, v] for k, v in self.fields.items()],
                    "pub_endpoint": self.pub_endpoint, "decimation": self.decimation,
                    "lease_timeout_s": self.lease_timeout_ns / 1e9, "max_request_bytes": self.max_request_bytes,
                    "requests": self.requests, "refused": self.refused, "auth_denied": self.auth_denied,
-                   "curve": self.curve is not None, "identity": self.identity}
+                   "revoked": self.revoked, "curve": self.curve is not None, "identity": self.identity}
+            if self.curve is not None:
+                out["authorized_consoles"] = len(self.curve.authorized)
+                out["key_reloads"] = self.curve.reloads
         elif self.commands is not None and cmd not in self.commands:
             self.refused += 1
             out = {"ok": False, "reason": f"unknown command {cmd!r}; known: {', '.join(sorted(self.commands))}"}

@@ -5,6 +5,7 @@ loopback without keys (the server, ``check-config`` and ``dockstand run`` refuse
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -181,3 +182,148 @@ def test_stand_key_settings_errors_name_file_key_reason(tmp_path):
         "lease_timeout_s = 2.0", 'lease_timeout_s = 2.0\nauthorized_consoles_dir = "keys/authorized"'))
     with pytest.raises(ConfigError, match="telemetry.server_secret_key: required with authorized_consoles_dir"):
         load_stand(p)
+
+
+def _events_until(tel, events, pred, timeout=5.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        tel.poll()
+        hit = [e for e in events if pred(e)]
+        if hit:
+            return hit[-1]
+        time.sleep(0.005)
+    return None
+
+
+def test_keys_reload_revokes_a_console_and_admits_a_new_one(tmp_path):
+    """Keys change while the controller runs: alice (holding the lease) is revoked and bob
+    authorised, alice asks for the reload; the reload is named as an event with who came and
+    went, alice's lease is dropped (the controller's lease-lost handling, "key revoked"), her
+    next request is refused as revoked, bob gets in on a new connection."""
+    keys = init_keys(tmp_path / "keys", ["alice", "bob"])
+    (tmp_path / "keys" / "authorized" / "bob.key").unlink()            # bob is not authorised yet
+    ctx = zmq.Context()
+    events, lost = [], []
+    curve = CurveServer(Path(keys["server_secret_key"]), Path(keys["authorized_consoles_dir"]))
+    tel = TelemetryServer(FIELDS, pub_endpoint=ANY, cmd_endpoint=ANY, decimation=1, context=ctx, curve=curve,
+                          handler=lambda c, a, who: {"ok": True, "reason": None, "state": "IDLE"},
+                          commands=("status", "arm"), on_auth_denied=events.append,
+                          on_lease_lost=lambda *a: lost.append(a))
+    ck = {n: client_keys(tmp_path / "keys" / "consoles" / f"{n}.key_secret", keys["server_public_key"])
+          for n in ("alice", "bob")}
+    clients = []
+    try:
+        def ask(cli, cmd, **kw):
+            rid = cli.send(cmd, **kw)
+            r = _wait(lambda: cli.sock.poll(0) and cli.recv(), tel)
+            assert r is not None, f"no answer to {cmd}"
+            assert r["id"] == rid, r
+            return r
+
+        alice = CommandClient(tel.cmd_endpoint, name="alice", context=ctx, keys=ck["alice"])
+        clients.append(alice)
+        assert ask(alice, "acquire")["ok"] and ask(alice, "arm")["ok"]
+        assert curve.authorized == {ck["alice"].public.decode()}
+        bob0 = CommandClient(tel.cmd_endpoint, name="bob", context=ctx, keys=ck["bob"], timeout_s=0.3)
+        clients.append(bob0)
+        try:
+            bob0.send("status")
+        except TimeoutError:
+            pass
+        assert _wait(lambda: bob0.sock.poll(0), tel, 1.0) is None                   # not yet
+        # the administrator's change, then the reload the console asks for
+        r = subprocess.run([sys.executable, "-m", "rt.cli", "keys", "revoke", str(tmp_path / "keys"), "alice"],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+        assert r.returncode == 0 and "reload" in r.stdout, r
+        (tmp_path / "keys" / "authorized" / "bob.key").write_bytes(
+            (tmp_path / "keys" / "consoles" / "bob.key").read_bytes())
+        assert ask(alice, "reload_keys")["ok"]              # still hers until the reload is read
+        ev = _events_until(tel, events, lambda e: e["kind"] == "keys_reloaded")
+        assert ev is not None and ev["added"] == ["bob"] and ev["removed"] == ["alice"] and ev["authorized"] == ["bob"]
+        assert lost == [("alice", "key revoked")] and tel.holder is None and tel.lease_lost
+        r = ask(alice, "status")
+        assert r["ok"] is False and "revoked" in r["reason"] and tel.revoked == 1
+        assert ask(alice, "acquire")["ok"] is False and tel.holder is None          # nor can she take it back
+        bob = CommandClient(tel.cmd_endpoint, name="bob", context=ctx, keys=ck["bob"])
+        clients.append(bob)
+        d = ask(bob, "describe")
+        assert d["ok"] and d["authorized_consoles"] == 1 and d["key_reloads"] == 1 and d["revoked"] == 2, d
+        assert ask(bob, "acquire")["ok"] and tel.holder_name == "bob"
+    finally:
+        for c in clients:
+            c.close()
+        tel.close()
+        ctx.destroy(linger=0)
+
+
+def test_keys_cli_revoke_and_list_errors(tmp_path):
+    init_keys(tmp_path / "k", ["alice"])
+    run = lambda *a: subprocess.run([sys.executable, "-m", "rt.cli", "keys", *a], capture_output=True, text=True,
+                                    cwd=REPO, timeout=60)
+    r = run("list", str(tmp_path / "k"))
+    pub = zmq.auth.load_certificate(tmp_path / "k" / "authorized" / "alice.key")[0].decode()
+    assert r.returncode == 0 and r.stdout.split() == ["alice", pub], r
+    r = run("revoke", str(tmp_path / "k"), "mallory")
+    assert r.returncode == 2 and "no such authorised console (authorised: alice)" in r.stderr and "Traceback" not in r.stderr
+    r = run("revoke", str(tmp_path / "k"), "../server/server")
+    assert r.returncode == 2 and "plain file name" in r.stderr
+    (tmp_path / "k" / "authorized" / "junk.key").write_text("not a certificate")
+    r = run("list", str(tmp_path / "k"))
+    assert r.returncode == 0 and "unreadable" in r.stderr and "junk.key" in r.stderr
+    r = run("list", str(tmp_path / "nowhere"))
+    assert r.returncode == 2 and "no such directory" in r.stderr
+
+
+def test_sighup_reloads_the_keys_of_a_running_controller(tmp_path):
+    """``dockstand run`` with CURVE (ipc endpoints, no emulator: the controller idles with its
+    links down): bob, connected, is revoked on disk; SIGHUP (``systemctl reload``) makes the
+    controller read the keys again -- a keys_reloaded event on the telemetry naming bob, and
+    bob's next request refused as revoked -- while the loop goes on."""
+    keys = init_keys(tmp_path / "keys", ["alice", "bob"])
+    text = (REPO / "config" / "stand.toml").read_text()
+    for old, new in (("tcp://127.0.0.1:5570", f"ipc://{tmp_path}/sensor"),
+                     ("tcp://127.0.0.1:5571", f"ipc://{tmp_path}/platform"),
+                     ("tcp://127.0.0.1:5561", f"ipc://{tmp_path}/pub"), ("tcp://127.0.0.1:5560", f"ipc://{tmp_path}/cmd")):
+        text = text.replace(old, new)
+    text = text.replace("lease_timeout_s = 2.0", f"lease_timeout_s = 2.0\nserver_secret_key = \"{keys['server_secret_key']}\"\n"
+                                                 f"authorized_consoles_dir = \"{keys['authorized_consoles_dir']}\"")
+    stand = tmp_path / "stand.toml"
+    stand.write_text(text)
+    proc = subprocess.Popen([sys.executable, "-m", "rt.cli", "run", "--stand", str(stand), "--no-preflight"], cwd=REPO,
+                            env={**os.environ, "DOCKSTAND_DATA": str(tmp_path / "data")}, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx = zmq.Context()
+    try:
+        ck = {n: client_keys(tmp_path / "keys" / "consoles" / f"{n}.key_secret", keys["server_public_key"])
+              for n in ("alice", "bob")}
+        line = proc.stdout.readline()                      # after warm-up: the endpoints are bound
+        assert "commands on" in line, (line, proc.poll())
+        sub = ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.LINGER, 0)
+        ck["alice"].apply(sub)
+        sub.setsockopt(zmq.SUBSCRIBE, b"event")
+        sub.connect(f"ipc://{tmp_path}/pub")
+        bob = CommandClient(f"ipc://{tmp_path}/cmd", name="bob", context=ctx, keys=ck["bob"], timeout_s=10.0)
+        assert bob.request("status")["ok"]
+        time.sleep(0.3)                                    # the subscription has reached the PUB
+        (tmp_path / "keys" / "authorized" / "bob.key").unlink()
+        os.kill(proc.pid, signal.SIGHUP)
+        ev, t0 = None, time.monotonic()
+        while ev is None and time.monotonic() - t0 < 10.0:
+            if sub.poll(100):
+                e = msgpack.unpackb(sub.recv_multipart()[1])
+                ev = e if e.get("kind") == "keys_reloaded" else None
+        assert ev is not None and ev["removed"] == ["bob"] and ev["authorized"] == ["alice"], ev
+        r = bob.request("status")
+        assert r["ok"] is False and "revoked" in r["reason"], r
+        assert proc.poll() is None                          # the controller goes on
+        sub.close(0)
+        bob.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        ctx.destroy(linger=0)

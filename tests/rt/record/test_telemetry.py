@@ -155,7 +155,7 @@ def test_control_lease_and_commands():
         return {"ok": True, "reason": None, "state": "X"}
 
     tel = TelemetryServer(FIELDS, pub_endpoint=ANY, cmd_endpoint=ANY, handler=handler, now_ns=now,
-                          lease_timeout_s=1.0, on_lease_lost=lost.append, context=ctx)
+                          lease_timeout_s=1.0, on_lease_lost=lambda *a: lost.append(a), context=ctx)
     a = CommandClient(tel.cmd_endpoint, name="console-A", context=ctx)
     b = CommandClient(tel.cmd_endpoint, name="console-B", context=ctx)
     r = roundtrip(tel, a, "arm")
@@ -181,7 +181,7 @@ def test_control_lease_and_commands():
     assert not lost and not tel.lease_lost
     now.t += 200_000_000
     tel.poll()
-    assert lost == ["console-A"] and tel.lease_lost and tel.holder is None
+    assert lost == [("console-A", "silent")] and tel.lease_lost and tel.holder is None
     assert not roundtrip(tel, a, "heartbeat")["ok"]
     # a lapsed lease is not free for the taking: another console must confirm the takeover
     r = roundtrip(tel, b, "acquire")

@@ -1,0 +1,21 @@
+"""The event log's lines for key management (rt.console.view.fmt_event): a reload names who
+came and went and what could not be read; a lease dropped with its revoked key is not shown as
+a silent holder's lapse."""
+from rt.console.view import fmt_event
+
+
+def test_keys_reloaded_line_names_the_change():
+    line = fmt_event({"kind": "keys_reloaded", "t": 1.5, "authorized": ["bob", "carol"], "added": ["carol"],
+                      "removed": ["alice"], "unreadable": []})
+    assert "console keys reloaded: 2 authorised, added carol, removed alice" in line and "unreadable" not in line
+    line = fmt_event({"kind": "keys_reloaded", "authorized": ["bob"], "added": [], "removed": [],
+                      "unreadable": ["k/junk.key is not a ZeroMQ certificate"]})
+    assert "1 authorised" in line and "unreadable: k/junk.key" in line
+    line = fmt_event({"kind": "keys_reloaded", "error": "k/authorized: No such file; keys unchanged"})
+    assert "not reloaded" in line and "keys unchanged" in line
+
+
+def test_a_revoked_holder_is_not_a_silent_one():
+    assert "its key was revoked" in fmt_event({"kind": "lease_lost", "holder": "alice", "why": "key revoked"})
+    assert "lapsed" in fmt_event({"kind": "lease_lost", "holder": "alice", "why": "silent"})
+    assert "lapsed" in fmt_event({"kind": "lease_lost", "holder": "alice"})       # logs written before "why"
