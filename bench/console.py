@@ -59,10 +59,50 @@ class _Work:
         self.tel.poll()
 
 
-def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
-    from rt.config.stand import load_stand
+class _Placement:
+    """[realtime] settings for the bench's loop thread (rt.realtime.apply_thread reads these)."""
+
+    def __init__(self, cpus=(), fifo=0):
+        self.cpu_affinity = tuple(cpus)
+        self.sched_fifo_priority = fifo
+        self.timer_slack_ns = 1
+
+
+def _loop_phase(tel, work, stand, n: int, placement: _Placement) -> tuple[float, list]:
+    """One phase of ``n`` cycles on a thread of its own with ``placement``; its lateness p99 (us)
+    and the placement's reports."""
+    import threading
+
+    from rt import realtime as RT
     from rt.control.clock import WallClock
     from rt.control.loop import FixedStepLoop
+    out = {}
+
+    def go():
+        out["reports"] = RT.apply_thread(placement)
+        loop = FixedStepLoop(WallClock.from_stand(stand), stand.period_ns, work)
+        loop.run(n)
+        out["p99"] = float(loop.timing.stats()["lateness_us_p99"])
+    th = threading.Thread(target=go, name="bench-loop")
+    th.start()
+    th.join()
+    RT.set_loop_cpus(())
+    return out["p99"], out["reports"]
+
+
+def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
+    """Loop lateness p99 with ``n_subscribers`` watching processes over none, for two
+    placements in one run (both 'none' phases first, then the subscribers start and both
+    fan-out phases run with the same processes):
+
+    * deployed (the figure): the loop thread as the stand runs it (docs/deploy.md) -- its own
+      CPU (the last one) at SCHED_FIFO 80, the ZeroMQ I/O threads at 79; the subscriber
+      processes on the other CPUs (on the stand they run on other hosts). What the fan-out
+      itself costs the loop: the publish call and libzmq's I/O thread.
+    * shared (``_shared``): no placement at all, the 20 subscriber processes and the loop on the
+      same two CPUs of this machine: the scheduler's contention, not the fan-out's work.
+    """
+    from rt.config.stand import load_stand
     from rt.control.recorder import record_fields
     from rt.record.telemetry import TelemetryServer
 
@@ -74,21 +114,25 @@ def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
                           decimation=tc["decimation"], sndhwm=tc["sndhwm"])
     work = _Work(tel, sum(fields.values()))
     n = int(seconds * stand.rate_hz)
+    cpus = sorted(os.sched_getaffinity(0))
+    loop_cpu, others = cpus[-1:], cpus[:-1] or cpus
+    deployed, shared = _Placement(loop_cpu, 80), _Placement()
     procs = []
     try:
-        def phase() -> float:
-            loop = FixedStepLoop(WallClock.from_stand(stand), stand.period_ns, work)
-            loop.run(n)
-            return float(loop.timing.stats()["lateness_us_p99"])
-        none = phase()
+        none_dep, reports = _loop_phase(tel, work, stand, n, deployed)
+        none_sh, _ = _loop_phase(tel, work, stand, n, shared)
         for k in range(n_subscribers):
             p = subprocess.Popen([sys.executable, "-c", SUBSCRIBER, tel.pub_endpoint, "1" if k % 2 else "0"],
-                                 stdout=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: os.sched_setaffinity(0, others))
             procs.append(p)
         for p in procs:
             p.stdout.readline()
         time.sleep(0.5)                 # the subscriptions reach the publisher
-        fan = phase()
+        fan_dep, _ = _loop_phase(tel, work, stand, n, deployed)
+        for p in procs:                 # shared: let the subscribers onto every CPU
+            os.sched_setaffinity(p.pid, cpus)
+        fan_sh, _ = _loop_phase(tel, work, stand, n, shared)
         drops = tel.drops
     finally:
         for p in procs:
@@ -96,8 +140,16 @@ def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
                 os.kill(p.pid, signal.SIGTERM)
             p.wait(timeout=10)
         tel.close()
-    return {"console_fanout_lateness_p99_ratio": round(fan / none, 3) if none > 0 else None,
-            "console_fanout_lateness_p99_none_us": round(none, 1), "console_fanout_lateness_p99_fanout_us": round(fan, 1),
+    placed = all(r.ok for r in reports if r.name in ("cpu_affinity", "sched_fifo"))
+    ratio = lambda a, b: round(a / b, 3) if b > 0 else None
+    return {"console_fanout_lateness_p99_ratio": ratio(fan_dep, none_dep),
+            "console_fanout_lateness_p99_none_us": round(none_dep, 2),
+            "console_fanout_lateness_p99_fanout_us": round(fan_dep, 2),
+            "console_fanout_placement": (f"loop thread on CPU {loop_cpu} at SCHED_FIFO 80, subscribers on CPUs {others}"
+                                         if placed else "REFUSED: " + "; ".join(str(r) for r in reports)),
+            "console_fanout_lateness_p99_ratio_shared": ratio(fan_sh, none_sh),
+            "console_fanout_lateness_p99_none_us_shared": round(none_sh, 2),
+            "console_fanout_lateness_p99_fanout_us_shared": round(fan_sh, 2),
             "console_fanout_subscribers": n_subscribers, "console_fanout_send_drops": int(drops)}
 
 

@@ -221,6 +221,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 
     from rt.config.case import load_case
     from rt.config.stand import load_stand
+    from rt.analysis.audit import energy_verdict
     from rt.control.controller import Controller, Phase
     from rt.control.supervisor import State
 
@@ -260,7 +261,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
             err = proc.stderr.read()
             raise RuntimeError(f"the emulator did not start: {err.strip()[-2000:]}")
         ctl = Controller(stand, compensate=compensate, lockstep=True, telemetry=False,
-                         log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5)
+                         log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5,
+                         auditor=energy_verdict)
         ctl.open()
         ctl.warm_up()
         _wait_for_peers(ctl)

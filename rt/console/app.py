@@ -37,7 +37,7 @@ Screen { layout: vertical; }
 .panel { border: round $primary; padding: 0 1; height: auto; }
 .panel.grow { height: 1fr; }
 Sparkline { height: 2; margin: 0 0; }
-.spark-label { width: 4; }
+.spark-label { width: 13; }
 .spark-row { height: 2; }
 #events { height: 1fr; border: round $primary; }
 #message { height: 1; background: $panel; padding: 0 1; }
@@ -132,7 +132,7 @@ class ConsoleApp(App):
                 with Vertical(classes="panel", id="plots"):
                     for n in V.WRENCH:
                         with Horizontal(classes="spark-row"):
-                            yield Label(n, classes="spark-label")
+                            yield Label(n, classes="spark-label", id=f"spark-label-{n}")
                             yield Sparkline([0.0], id=f"spark-{n}")
                 yield Static("", id="relative", classes="panel")
             with Vertical(classes="col"):
@@ -150,7 +150,7 @@ class ConsoleApp(App):
         if not self.source.live and getattr(self.source, "truncated", False):
             self.say("this log is truncated (the run did not close it): it plays to its last complete record")
         # the panels, found once (a modal dialog on top must not hide them from the updates)
-        self.w = {w.id: w for w in self.screen.query("Static, Sparkline, RichLog") if w.id}
+        self.w = {w.id: w for w in self.screen.query("Static, Label, Sparkline, RichLog") if w.id}
         self.set_interval(1.0 / self.refresh_hz, self.tick)
 
     # ------------------------------------------------------------------ update
@@ -197,7 +197,12 @@ class ConsoleApp(App):
                 self.w[k].update(text)
                 self.shown[k] = text
         for k, n in enumerate(V.WRENCH):
-            self.w[f"spark-{n}"].data = list(self.trend.wrench[k])
+            data = list(self.trend.wrench[k])
+            self.w[f"spark-{n}"].data = data
+            label = V.spark_label(n, data)       # each plot scales to its own range: say which
+            if self.shown.get(f"spark-label-{n}") != label:
+                self.w[f"spark-label-{n}"].update(label)
+                self.shown[f"spark-label-{n}"] = label
         self._render_header()
         self.shown["cycle"] = int(s["cycle"])
 

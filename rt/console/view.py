@@ -163,6 +163,27 @@ def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
             f"missed deadlines {int(sample['missed'])}")
 
 
+def spark_label(name: str, data) -> str:
+    """A wrench plot's label: its name and the range it is scaled to (top and bottom line), so a
+    flat, noisy zero reads as a few newtons, not as a full-height signal."""
+    unit = "N" if name.startswith("F") else "Nm"
+    if not len(data):
+        return name
+    hi, lo = float(max(data)), float(min(data))
+    return f"{name} {_short(hi):>6} {unit}\n   {_short(lo):>6} {unit}"
+
+
+def _short(v: float) -> str:
+    a = abs(v)
+    if a >= 1e4:
+        return f"{v / 1e3:+.0f}k"
+    if a >= 1e3:
+        return f"{v / 1e3:+.1f}k"
+    if a >= 10:
+        return f"{v:+.0f}"
+    return f"{v:+.1f}"
+
+
 def fmt_event(ev: dict) -> str:
     """One line of the event log; trips name their reason."""
     kind = ev.get("kind", "?")

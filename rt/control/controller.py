@@ -104,11 +104,15 @@ def stand_geometry(stand: Stand) -> np.ndarray:
 class Controller:
     """See the module docstring. Build with drivers from the stand config (default) or given
     ones (tests: memory transports); ``open()``, then drive with :meth:`run` (own loop) or
-    :meth:`command` + :meth:`run_until`."""
+    :meth:`command` + :meth:`run_until`. ``auditor(path, bound_pct)`` audits each closed run
+    log (the shells pass :func:`rt.analysis.audit.energy_verdict`; the control layer does not
+    import the tools layer); with the stand's ``[runlog] energy_audit`` on, its verdict goes
+    into the log and :meth:`summary`."""
 
     def __init__(self, stand: Stand, *, sensor: FtSensor | None = None, platform: MotionPlatform | None = None,
                  compensate: bool = True, lockstep: bool = False, telemetry: bool = True,
-                 runlog: bool = True, log_dir: str | Path | None = None, lockstep_timeout_s: float = 2.0):
+                 runlog: bool = True, log_dir: str | Path | None = None, lockstep_timeout_s: float = 2.0,
+                 auditor: Callable[[Path, float], dict] | None = None):
         self.stand = stand
         self.period_s = stand.period_ns * 1e-9
         self.compensate = bool(compensate)
@@ -127,7 +131,8 @@ class Controller:
         self.recorder = Recorder(runlog, Path(log_dir) if log_dir is not None else stand.runlog_dir,
                                  stand.runlog_flush_interval_s,
                                  clock=lambda: (self.t, self.loop.cycles if self.loop else 0),
-                                 audit_bound_pct=stand.energy_audit_bound_pct if stand.energy_audit else None)
+                                 auditor=(partial(auditor, bound_pct=stand.energy_audit_bound_pct)
+                                          if auditor is not None and stand.energy_audit else None))
         self.git = git_describe()   # once, at start-up: arming never starts a subprocess
         self.session = RealtimeSession(stand.realtime.gc_freeze)   # gc frozen while RUNNING
         self.telemetry_enabled = bool(telemetry)

@@ -47,7 +47,7 @@ class Recorder:
     ``publish(event)`` (the telemetry server's, once it exists) sends it to consoles."""
 
     def __init__(self, enabled: bool, log_dir: Path, flush_interval_s: float,
-                 clock: Callable[[], tuple[float, int]], audit_bound_pct: float | None = None):
+                 clock: Callable[[], tuple[float, int]], auditor: Callable[[Path], dict] | None = None):
         self.enabled = bool(enabled)
         self.log_dir = Path(log_dir)
         self.flush_interval_s = float(flush_interval_s)
@@ -57,8 +57,9 @@ class Recorder:
         self.log_path: Path | None = None
         self.events: list[dict] = []
         self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
-        # the energy audit of each log (rt.analysis.audit), by its writer thread before the footer
-        self.audit_bound_pct = audit_bound_pct
+        # the energy audit of each log (``auditor(path)``: the shell passes rt.analysis.audit's
+        # energy_verdict with the stand's bound), by its writer thread before the footer
+        self.auditor = auditor
         self.audits: dict[Path, dict] = {}
 
     # ------------------------------------------------------------------ events (loop thread)
@@ -89,7 +90,7 @@ class Recorder:
             k += 1
         w = self.writer = RunLogWriter(path, fields, header=header, staging=row,
                                        flush_interval_s=self.flush_interval_s,
-                                       before_end=self._audit if self.audit_bound_pct is not None else None)
+                                       before_end=self._audit if self.auditor is not None else None)
         assert w.kernel_commit_ok and w.staging is row
         self.log_path = path
         return w
@@ -109,8 +110,7 @@ class Recorder:
 
     def _audit(self, path: Path) -> dict:
         """The writer thread's last act on a log (off the loop): its energy audit as an event."""
-        from rt.analysis.audit import energy_verdict
-        v = energy_verdict(path, self.audit_bound_pct)
+        v = self.auditor(path)
         self.audits[path] = v
         return {"kind": "energy_audit", **v}
 

@@ -45,7 +45,8 @@ def cmd_run(args) -> int:
         print(f"dockstand run: pre-flight {pre.line()}", file=sys.stderr, flush=True)
         for a in pre.advice:
             print(f"dockstand run:   advice: {a}", file=sys.stderr)
-    ctl = Controller(stand, compensate=not args.no_compensation)
+    from rt.analysis.audit import energy_verdict
+    ctl = Controller(stand, compensate=not args.no_compensation, auditor=energy_verdict)
     notifier = sdnotify.Notifier()
     try:
         ctl.open()

@@ -19,3 +19,11 @@ def test_a_revoked_holder_is_not_a_silent_one():
     assert "its key was revoked" in fmt_event({"kind": "lease_lost", "holder": "alice", "why": "key revoked"})
     assert "lapsed" in fmt_event({"kind": "lease_lost", "holder": "alice", "why": "silent"})
     assert "lapsed" in fmt_event({"kind": "lease_lost", "holder": "alice"})       # logs written before "why"
+
+
+def test_a_wrench_plot_says_its_range():
+    from rt.console.view import spark_label
+    assert spark_label("Fx", [-3.2, 0.4, 2.9]) == "Fx   +2.9 N\n     -3.2 N"
+    assert spark_label("Tz", [0.0, 1234.0]) == "Tz  +1.2k Nm\n     +0.0 Nm"
+    assert spark_label("Fy", [-45000.0, 12.0]) == "Fy    +12 N\n     -45k N"
+    assert spark_label("Fz", []) == "Fz"
