@@ -43,9 +43,16 @@ while True:
 """
 
 
+BLOCK = 250          # cycles per block: the loop alternates its publisher every BLOCK cycles
+
+
 class _Work:
-    def __init__(self, tel, width):
-        self.tel = tel
+    """The loop's work: the controller's record row published every cycle (at the stand's
+    decimation) through ``tels[0]`` (no subscriber) or ``tels[1]`` (the consoles) by blocks
+    of BLOCK cycles, and both servers polled for requests, as the controller does."""
+
+    def __init__(self, tels, width):
+        self.tels = tels
         self.row = np.zeros(width)
 
     def read(self, c, t):
@@ -55,8 +62,9 @@ class _Work:
         self.row[0] = t * 1e-9
 
     def write(self, c, t):
-        self.tel.publish(c, t, 3, self.row)
-        self.tel.poll()
+        self.tels[(c // BLOCK) % 2].publish(c, t, 3, self.row)
+        for tel in self.tels:
+            tel.poll()
 
 
 class _Placement:
@@ -68,9 +76,11 @@ class _Placement:
         self.timer_slack_ns = 1
 
 
-def _loop_phase(tel, work, stand, n: int, placement: _Placement) -> tuple[float, list]:
-    """One phase of ``n`` cycles on a thread of its own with ``placement``; its lateness p99 (us)
-    and the placement's reports."""
+def _loop_phase(work, stand, n: int, placement: _Placement) -> tuple[dict, list]:
+    """``n`` cycles on a thread of its own with ``placement``; the timing record split by the
+    publisher each cycle used (cycles next to a switch left out: a cycle's lateness is the
+    previous cycle's doing) -> ({"none"|"fanout": {lateness p99, cycle p99 (us), missed}},
+    the placement's reports)."""
     import threading
 
     from rt import realtime as RT
@@ -80,27 +90,40 @@ def _loop_phase(tel, work, stand, n: int, placement: _Placement) -> tuple[float,
 
     def go():
         out["reports"] = RT.apply_thread(placement)
-        loop = FixedStepLoop(WallClock.from_stand(stand), stand.period_ns, work)
+        loop = FixedStepLoop(WallClock.from_stand(stand), stand.period_ns, work, ring_capacity=max(1 << 16, n))
         loop.run(n)
-        out["p99"] = float(loop.timing.stats()["lateness_us_p99"])
+        out["snap"] = loop.timing.snapshot()
     th = threading.Thread(target=go, name="bench-loop")
     th.start()
     th.join()
     RT.set_loop_cpus(())
-    return out["p99"], out["reports"]
+    s = out["snap"]
+    cyc = s["cycle"]
+    inner = (cyc % BLOCK >= 2) & (cyc >= 2 * BLOCK)          # not next to a switch; the first blocks warm up
+    late = s["wake_late_ns"] / 1e3
+    work_us = (s["read_ns"] + s["update_ns"] + s["write_ns"]) / 1e3
+    res = {}
+    for name, k in (("none", 0), ("fanout", 1)):
+        m = inner & ((cyc // BLOCK) % 2 == k)
+        res[name] = {"lateness_us_p99": float(np.percentile(late[m], 99)),
+                     "cycle_us_p99": float(np.percentile(work_us[m], 99)), "missed": int(s["missed"][m].sum()),
+                     "cycles": int(m.sum())}
+    return res, out["reports"]
 
 
 def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
-    """Loop lateness p99 with ``n_subscribers`` watching processes over none, for two
-    placements in one run (both 'none' phases first, then the subscribers start and both
-    fan-out phases run with the same processes):
+    """Loop lateness p99 with ``n_subscribers`` watching processes (real processes on
+    tcp://127.0.0.1, half of them stalled: connected, never reading) over none, in the same
+    run: two TelemetryServers, the consoles subscribed to one, the loop publishing through
+    one or the other by blocks of BLOCK cycles, so both figures share the machine's state.
+    Two placements, ``seconds`` each:
 
     * deployed (the figure): the loop thread as the stand runs it (docs/deploy.md) -- its own
       CPU (the last one) at SCHED_FIFO 80, the ZeroMQ I/O threads at 79; the subscriber
       processes on the other CPUs (on the stand they run on other hosts). What the fan-out
       itself costs the loop: the publish call and libzmq's I/O thread.
-    * shared (``_shared``): no placement at all, the 20 subscriber processes and the loop on the
-      same two CPUs of this machine: the scheduler's contention, not the fan-out's work.
+    * shared (``_shared``): no placement, the subscriber processes free to run on the loop's
+      CPU too: the scheduler's contention on this machine, not the fan-out's work.
     """
     from rt.config.stand import load_stand
     from rt.control.recorder import record_fields
@@ -110,47 +133,52 @@ def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
     stand = load_stand(repo / "config" / "stand.toml")
     fields = record_fields(6, 13)      # the nominal case's record (rigid vehicles)
     tc = stand.telemetry
-    tel = TelemetryServer(fields, pub_endpoint="tcp://127.0.0.1:*", cmd_endpoint="tcp://127.0.0.1:*",
-                          decimation=tc["decimation"], sndhwm=tc["sndhwm"])
-    work = _Work(tel, sum(fields.values()))
+    tels = [TelemetryServer(fields, pub_endpoint="tcp://127.0.0.1:*", cmd_endpoint="tcp://127.0.0.1:*",
+                            decimation=tc["decimation"], sndhwm=tc["sndhwm"]) for _ in range(2)]
+    work = _Work(tels, sum(fields.values()))
     n = int(seconds * stand.rate_hz)
     cpus = sorted(os.sched_getaffinity(0))
     loop_cpu, others = cpus[-1:], cpus[:-1] or cpus
-    deployed, shared = _Placement(loop_cpu, 80), _Placement()
     procs = []
     try:
-        none_dep, reports = _loop_phase(tel, work, stand, n, deployed)
-        none_sh, _ = _loop_phase(tel, work, stand, n, shared)
         for k in range(n_subscribers):
-            p = subprocess.Popen([sys.executable, "-c", SUBSCRIBER, tel.pub_endpoint, "1" if k % 2 else "0"],
+            p = subprocess.Popen([sys.executable, "-c", SUBSCRIBER, tels[1].pub_endpoint, "1" if k % 2 else "0"],
                                  stdout=subprocess.PIPE, text=True,
                                  preexec_fn=lambda: os.sched_setaffinity(0, others))
             procs.append(p)
         for p in procs:
             p.stdout.readline()
         time.sleep(0.5)                 # the subscriptions reach the publisher
-        fan_dep, _ = _loop_phase(tel, work, stand, n, deployed)
-        for p in procs:                 # shared: let the subscribers onto every CPU
+        dep, reports = _loop_phase(work, stand, n, _Placement(loop_cpu, 80))
+        for p in procs:                 # shared: the subscribers may run on every CPU
             os.sched_setaffinity(p.pid, cpus)
-        fan_sh, _ = _loop_phase(tel, work, stand, n, shared)
-        drops = tel.drops
+        sh, _ = _loop_phase(work, stand, n, _Placement())
+        drops = tels[1].drops
+        sent = tels[1].sent
     finally:
         for p in procs:
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGTERM)
             p.wait(timeout=10)
-        tel.close()
+        for t in tels:
+            t.close()
     placed = all(r.ok for r in reports if r.name in ("cpu_affinity", "sched_fifo"))
     ratio = lambda a, b: round(a / b, 3) if b > 0 else None
-    return {"console_fanout_lateness_p99_ratio": ratio(fan_dep, none_dep),
-            "console_fanout_lateness_p99_none_us": round(none_dep, 2),
-            "console_fanout_lateness_p99_fanout_us": round(fan_dep, 2),
-            "console_fanout_placement": (f"loop thread on CPU {loop_cpu} at SCHED_FIFO 80, subscribers on CPUs {others}"
-                                         if placed else "REFUSED: " + "; ".join(str(r) for r in reports)),
-            "console_fanout_lateness_p99_ratio_shared": ratio(fan_sh, none_sh),
-            "console_fanout_lateness_p99_none_us_shared": round(none_sh, 2),
-            "console_fanout_lateness_p99_fanout_us_shared": round(fan_sh, 2),
-            "console_fanout_subscribers": n_subscribers, "console_fanout_send_drops": int(drops)}
+    out = {"console_fanout_placement": (f"loop thread on CPU {loop_cpu} at SCHED_FIFO 80, subscribers on CPUs {others}"
+                                        if placed else "REFUSED: " + "; ".join(str(r) for r in reports)),
+           "console_fanout_subscribers": n_subscribers, "console_fanout_messages_sent": int(sent),
+           "console_fanout_send_drops": int(drops)}
+    for tag, r in (("", dep), ("_shared", sh)):
+        none, fan = r["none"], r["fanout"]
+        out[f"console_fanout_lateness_p99_ratio{tag}"] = ratio(fan["lateness_us_p99"], none["lateness_us_p99"])
+        out[f"console_fanout_lateness_p99_none_us{tag}"] = round(none["lateness_us_p99"], 2)
+        out[f"console_fanout_lateness_p99_fanout_us{tag}"] = round(fan["lateness_us_p99"], 2)
+        out[f"console_fanout_cycle_us_p99_ratio{tag}"] = ratio(fan["cycle_us_p99"], none["cycle_us_p99"])
+        out[f"console_fanout_cycle_us_p99_none{tag}"] = round(none["cycle_us_p99"], 2)
+        out[f"console_fanout_cycle_us_p99_fanout{tag}"] = round(fan["cycle_us_p99"], 2)
+        out[f"console_fanout_missed_none{tag}"] = none["missed"]
+        out[f"console_fanout_missed_fanout{tag}"] = fan["missed"]
+    return out
 
 
 def _record_log(d: Path) -> Path:
