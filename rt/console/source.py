@@ -149,7 +149,11 @@ class ReplaySource:
         # the playback clock runs on the cycle count (t is NaN outside the run)
         self.t = np.asarray(self.log.fields["cycle"], dtype=float) / rate if self.n else np.zeros(0)
         self._rate = rate
-        self.events_t = sorted(self.log.events, key=lambda e: e.get("cycle", 0))
+        # an event without a cycle was written after the records (the writer's energy audit,
+        # before the footer): it plays at the end
+        last = int(self.log.fields["cycle"][-1]) if self.n else 0
+        self.events_t = sorted(({**e, "cycle": e["cycle"] if "cycle" in e else last} for e in self.log.events),
+                               key=lambda e: e["cycle"])
         self.describe = {"fields": self.fields, "identity": {"stand": (self.log.header.get("config") or {}).get("name"),
                                                             "run_id": self.path.stem}}
         self.identity = self.describe["identity"]

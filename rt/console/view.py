@@ -203,6 +203,10 @@ def fmt_event(ev: dict) -> str:
         if ev.get("why") == "key revoked":
             return f"{head} [red]lease of {ev.get('holder')} dropped[/]: its key was revoked"
         return f"{head} [yellow]lease of {ev.get('holder')} lapsed[/] (silent)"
+    if kind == "energy_audit":
+        from rt.analysis.audit import format_verdict
+        colour = {"PASS": "green", "FAIL": "bold red"}.get(ev.get("verdict"), "yellow")
+        return f"{head} [{colour}]{format_verdict(ev)}[/]"
     if kind == "keys_reloaded":
         if ev.get("error"):
             return f"{head} [red]console keys not reloaded[/]: {ev['error']}"

@@ -27,3 +27,13 @@ def test_a_wrench_plot_says_its_range():
     assert spark_label("Tz", [0.0, 1234.0]) == "Tz  +1.2k Nm\n     +0.0 Nm"
     assert spark_label("Fy", [-45000.0, 12.0]) == "Fy    +12 N\n     -45k N"
     assert spark_label("Fz", []) == "Fz"
+
+
+def test_the_energy_audit_line_gives_the_verdict():
+    line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "approach_j": 34.99, "vehicles_j": 32.66,
+                      "mechanism_j": 32.62, "stand_injected_j": -0.0407, "injected_pct": -0.116, "verdict": "PASS",
+                      "note": ""})
+    assert "[green]energy audit: approach 34.99 J" in line and "(-0.116 %, bound ±1 %): PASS" in line
+    line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "injected_pct": 13.8, "stand_injected_j": 1.0,
+                      "verdict": "FAIL", "note": ""})
+    assert "[bold red]" in line and "FAIL" in line
