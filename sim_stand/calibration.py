@@ -12,11 +12,13 @@ contact must have ended before the run did (the case ends on separation). Contac
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import numpy as np
 
 from rt.record.runlog import read_log
+from rt.stand.delay_id import first_order_lag_s
 
 
 def cor_from_log(path, contact_n: float = 100.0) -> dict:
@@ -69,9 +71,13 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
              energy_audit=out["energy_audit"])
-    f = read_log(out["log"], ["delay"]).fields["delay"]
+    log = read_log(out["log"], ["delay"])
+    f = log.fields["delay"]
+    kappa = float(f[-1, 2]) if f.shape[1] > 2 else math.nan        # logs before kappa: two columns
+    lag = first_order_lag_s(kappa, 1.0 / float(log.header.get("rate_hz") or 1000.0))
     m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
-             else None)
+             else None, kappa_s2=kappa if math.isfinite(kappa) else None,
+             first_order_lag_s=lag if math.isfinite(lag) else None)
     return m
 
 
@@ -110,6 +116,7 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
         rows.append({"case": case.stem, "cor_ideal": e0, "cor": e, "error_pct": m["error_pct"],
                      "verdict": "PASS" if abs(m["error_pct"]) <= bound_pct else "FAIL",
                      "delay_identified_s": m["delay_identified_s"], "delay_configured_s": stand.delays.platform_s,
+                     "kappa_s2": m["kappa_s2"], "first_order_lag_s": m["first_order_lag_s"],
                      "approach_j": e_app, "absorbed_j": e_app * (1.0 - e * e), "ideal_absorbed_j": e_app * (1.0 - e0 * e0),
                      "injected_j": e_app * (e * e - e0 * e0), "injected_pct": 100.0 * (e * e - e0 * e0),
                      "final_state": m["final_state"], "trip": m["trip"], "log": m["log"],
@@ -134,6 +141,11 @@ def format_calibration(res: dict) -> str:
                      f"{1e3 * r['delay_identified_s']:>9.3f} / {1e3 * r['delay_configured_s']:<7.3f}  "
                      f"{r['approach_j']:>9.4f} J {r['absorbed_j']:>9.4f} J {inj:>19}  {r['verdict']}"
                      + (f" (trip: {r['trip']})" if r["trip"] else ""))
+    for r in res["cases"]:
+        if r.get("kappa_s2") is not None:
+            lag = (f"were the platform a first-order lag, T1 = {1e3 * r['first_order_lag_s']:.3f} ms"
+                   if r.get("first_order_lag_s") else "no first-order lag gives it (kappa <= 0)")
+            lines.append(f"{r['case']:<20} platform acceleration offset kappa {r['kappa_s2']:+.3e} s^2 ({lag})")
     for r in res["cases"]:
         if r.get("energy_audit"):
             lines.append(f"{r['case']:<20} run log's {format_verdict(r['energy_audit'])}")

@@ -260,6 +260,7 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     if status_new:
         DY.delay_update(dly, trk_ring, h, xctr[XC_FILLED], status_pos, dt)
     drec[DY.DR_ID] = dly[DY.DY_EST]
+    drec[DY.DR_KAPPA] = dly[DY.DY_KAPPA]
     code = SF.check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
                     new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
                     lengths, detail)

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from rt.record.runlog import CUR_CLOSED, RunLogWriter
+from rt.stand.delay_id import DR_LEN
 
 MAX_EVENTS = 10000      # the in-memory history keeps the newest half when it reaches this
 
@@ -32,7 +33,7 @@ def record_fields(n_raw: int, ns: int) -> dict[str, int]:
             "raw": n_raw, "w_S": 6, "w_P": 6, "x": 2 * ns, "rel_pose": 7, "rel_twist": 6, "rel_acc": 6,
             "cmd_pose": 7, "cmd_twist": 6, "cmd_acc": 6, "cmd_lengths": 6, "meas_pose": 7, "meas_lengths": 6,
             "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "crc_errors": 1, "seq_gaps": 1,
-            "missed": 1, "delay": 2}
+            "missed": 1, "delay": DR_LEN}
 
 
 def closed_sink(width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -37,7 +37,12 @@ cancel when tau = T. (For a platform of transport delay T_d and second-order ser
 one's, integrated at 10 kHz, is ~0.1 ms shorter.)
 
 The estimate is valid after ``n_min`` updates; it is written to the run-log record ``delay``
-(with the delay the compensator used) and published in telemetry with it. In mode "feed" the
+(with the delay the compensator used) and published in telemetry with it. The cycles the gate
+leaves out (accelerating) identify the platform's acceleration offset kappa instead
+(:func:`acceleration_offset_update`; a first-order lag's time constant from it:
+:func:`first_order_lag_s`),
+logged and published in the same record; the compensator leads by the delay alone (a lag's
+ramp offset is in it; kappa is reported, not compensated). In mode "feed" the
 run-up leads by the configured delay and the dynamics then move the lead smoothly to the
 identified one (:func:`compensated_delay`: the arming move identified it meanwhile); outside
 ``[lo, hi]`` it trips DELAY_OUT_OF_BAND (``rt.control.kernels.supervise``).
@@ -55,13 +60,17 @@ from rt.jit import KERNEL
 
 # parameters
 DY_ON, DY_FEED, DY_LAM, DY_VMIN, DY_NMIN, DY_LO, DY_HI, DY_CFG, DY_STATUS = 0, 1, 2, 3, 4, 5, 6, 7, 8
-# state (DY_RATE: the rate of the lead the compensator uses, compensated_delay)
+# state (DY_RATE: the rate of the lead the compensator uses, compensated_delay; DY_SRA ..
+# DY_KAPPA: the acceleration offset's regression, acceleration_offset_update)
 DY_COUNT, DY_EST, DY_RATE = 9, 10, 11
-DY_E = 12                       # E_d for d = 0 .. n_lags - 1
+DY_SRA, DY_SRV, DY_SAA, DY_SAV, DY_SVV, DY_KCOUNT, DY_KAPPA = 12, 13, 14, 15, 16, 17, 18
+DY_E = 19                       # E_d for d = 0 .. n_lags - 1
 # the run-log record "delay": identified platform delay (s; NaN until valid), the delay the
-# compensator used this cycle (s; NaN outside the dynamics)
-DR_ID, DR_USED = 0, 1
-DR_LEN = 2
+# compensator used this cycle (s; NaN outside the dynamics), the identified acceleration
+# offset kappa (s^2; NaN until valid)
+DR_ID, DR_USED, DR_KAPPA = 0, 1, 2
+DR_LEN = 3
+KAPPA_SPAN = 2                  # cycles either side of the lag for the commanded acceleration there
 ACC_GATE = 0.01                 # updates only while |a_cmd| tau_cfg <= ACC_GATE |v_cmd| (module docstring)
 ACC_SPAN = 4                    # cycles between the three commands a_cmd is taken from (the noise's share / 16)
 
@@ -99,6 +108,9 @@ def delay_reset(dly):
     dly[DY_COUNT] = 0.0
     dly[DY_EST] = math.nan
     dly[DY_RATE] = 0.0
+    for i in range(DY_SRA, DY_KCOUNT + 1):
+        dly[i] = 0.0
+    dly[DY_KAPPA] = math.nan
     for i in range(DY_E, dly.shape[0]):
         dly[i] = 0.0
 
@@ -130,6 +142,7 @@ def delay_update(dly, ring, h, filled, status_pos, dt):
             a2 += (ring[h, i] - 2.0 * ring[h1, i] + ring[h2, i]) ** 2
         a2 /= (ACC_SPAN * dt) ** 4
         if a2 * dly[DY_CFG] * dly[DY_CFG] > ACC_GATE * ACC_GATE * v2:
+            acceleration_offset_update(dly, ring, h, filled, status_pos, dt)
             return
     lam = dly[DY_LAM]
     for d in range(nl):
@@ -152,6 +165,66 @@ def delay_update(dly, ring, h, filled, status_pos, dt):
     elif delta < -0.5:
         delta = -0.5
     dly[DY_EST] = (k + delta - 0.5) * dt - dly[DY_STATUS]
+
+
+@njit(**KERNEL)
+def acceleration_offset_update(dly, ring, h, filled, status_pos, dt):
+    """The platform's acceleration offset kappa (s^2), on the cycles the delay's update leaves
+    out (accelerating), once the delay is valid. To second order in s a platform with delay T
+    follows ``p_meas(t) = p_cmd(t - T) + kappa a_cmd(t - T)``: a first-order lag T1 has
+    kappa = T1^2 / 2 (e^{-sT}/(1 + s T1) = e^{-s(T + T1)} (1 + T1^2 s^2 / 2 + ...)), less dt^2 / 24
+    when its held set-points and its position are taken once a cycle (:func:`first_order_lag_s`);
+    a second-order servo (2 zeta^2 - 1) / w_n^2. With the
+    residual ``r = p_meas(k) - p_cmd(k - d*)`` (the command at the identified lag d*, quadratic
+    interpolation between rows), the command's acceleration there (central second difference
+    over KAPPA_SPAN cycles) and its velocity, ``r = kappa a - eps v`` is fitted by exponentially
+    weighted least squares (like E_d): eps, the delay's own error in this motion, takes the
+    part of the residual in phase with the velocity, which would otherwise leak into kappa
+    wherever the weighting does not average it out. Valid after ``n_min`` such cycles."""
+    if not delay_valid(dly):
+        return
+    n = ring.shape[0]
+    df = (dly[DY_EST] + dly[DY_STATUS]) / dt + 0.5          # the lag in rows (delay_update)
+    k = int(math.floor(df + 0.5))
+    f = df - k
+    if k < KAPPA_SPAN or k + KAPPA_SPAN >= filled or k + KAPPA_SPAN >= n:
+        return
+    jm, j0, jp = (h - k + 1) % n, (h - k) % n, (h - k - 1) % n          # lags k - 1, k, k + 1
+    ja, jb = (h - k + KAPPA_SPAN) % n, (h - k - KAPPA_SPAN) % n
+    ra = rv = aa = av = vv = 0.0
+    for i in range(3):
+        d1 = 0.5 * (ring[jp, i] - ring[jm, i])
+        d2 = ring[jp, i] - 2.0 * ring[j0, i] + ring[jm, i]
+        r = status_pos[i] - (ring[j0, i] + f * d1 + 0.5 * f * f * d2)
+        v = -(d1 + f * d2) / dt                              # d/dt = -d/dlag
+        a = (ring[ja, i] - 2.0 * ring[j0, i] + ring[jb, i]) / ((KAPPA_SPAN * dt) ** 2)
+        ra += r * a
+        rv += r * v
+        aa += a * a
+        av += a * v
+        vv += v * v
+    lam = dly[DY_LAM]
+    g = 1.0 - lam
+    dly[DY_SRA] = lam * dly[DY_SRA] + g * ra
+    dly[DY_SRV] = lam * dly[DY_SRV] + g * rv
+    dly[DY_SAA] = lam * dly[DY_SAA] + g * aa
+    dly[DY_SAV] = lam * dly[DY_SAV] + g * av
+    dly[DY_SVV] = lam * dly[DY_SVV] + g * vv
+    dly[DY_KCOUNT] += 1.0
+    det = dly[DY_SAA] * dly[DY_SVV] - dly[DY_SAV] * dly[DY_SAV]
+    if dly[DY_KCOUNT] >= dly[DY_NMIN] and det > 1e-9 * dly[DY_SAA] * dly[DY_SVV]:
+        dly[DY_KAPPA] = (dly[DY_SRA] * dly[DY_SVV] - dly[DY_SRV] * dly[DY_SAV]) / det
+
+
+def first_order_lag_s(kappa: float, dt: float) -> float:
+    """The time constant of the first-order lag whose acceleration offset is ``kappa``, the lag
+    driven by set-points held over a cycle and sampled once a cycle: its step-invariant form
+    (1 - a) / (z - a), a = e^{-dt/T1}, expanded at z = e^{s dt}, gives kappa = dt^2 a / (2 (1 - a)^2)
+    = dt^2 / (8 sinh^2(dt / 2 T1)) = T1^2 / 2 - dt^2 / 24 + ..., inverted here. NaN when kappa <= 0:
+    no such lag (a second-order servo with zeta < 1/sqrt 2 has kappa < 0)."""
+    if not kappa > 0.0:
+        return math.nan
+    return dt / (2.0 * math.asinh(dt / math.sqrt(8.0 * kappa)))
 
 
 @njit(**KERNEL)

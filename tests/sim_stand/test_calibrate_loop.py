@@ -24,6 +24,9 @@ def test_calibrate_loop_at_the_fidelity_settings(tmp_path):
         assert r["delay_identified_s"] == pytest.approx(3.30e-3, rel=0.01)
         assert r["approach_j"] == pytest.approx(8.0, rel=1e-6)          # 1600 kg at 0.1 m/s
         assert r["injected_j"] == pytest.approx(r["approach_j"] * (r["cor"] ** 2 - r["cor_ideal"] ** 2), rel=1e-12)
+        # the servo's acceleration offset, from the run log's delay record (its oracle is in
+        # tests/rt/stand/test_delay_estimator.py): positive for zeta 0.8, of the order of 1/w_n^2
+        assert 1e-7 < r["kappa_s2"] < 2e-6 and 0 < r["first_order_lag_s"] < r["delay_identified_s"]
 
 
 def test_calibrate_loop_names_a_bad_stand(tmp_path):
