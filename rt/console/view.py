@@ -147,7 +147,22 @@ def fmt_links(sample: dict | None, status: dict) -> str:
         lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
                      f"new sample {'yes' if sample['new_sample'] else 'no'}")
         lines.append(f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}")
+        if "delay" in sample:
+            lines.append(fmt_delay(sample["delay"]))
     return "\n".join(lines)
+
+
+def fmt_delay(d) -> str:
+    """The platform delay identified online, the lead the predictor used, and the acceleration
+    offset kappa (rt.stand.delay_id; the run-log record ``delay``: 2 columns in older logs)."""
+    d = np.atleast_1d(np.asarray(d, dtype=float))
+
+    def ms(v):
+        return f"{v * 1e3:.3f} ms" if math.isfinite(v) else "—"
+    out = f"delay    platform {ms(d[0])} identified  loop lead {ms(d[1]) if d.size > 1 else '—'}"
+    if d.size > 2 and math.isfinite(d[2]):
+        out += f"  κ {d[2]:+.2e} s²"
+    return out
 
 
 def name_of_platform(code) -> str:

@@ -37,3 +37,11 @@ def test_the_energy_audit_line_gives_the_verdict():
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "injected_pct": 13.8, "stand_injected_j": 1.0,
                       "verdict": "FAIL", "note": ""})
     assert "[bold red]" in line and "FAIL" in line
+
+
+def test_the_delay_line():
+    import math
+    from rt.console.view import fmt_delay
+    assert fmt_delay([0.0033004, 0.0035, 6.5e-7]) == "delay    platform 3.300 ms identified  loop lead 3.500 ms  κ +6.50e-07 s²"
+    assert fmt_delay([math.nan, math.nan, math.nan]) == "delay    platform — identified  loop lead —"
+    assert fmt_delay([0.003, math.nan]) == "delay    platform 3.000 ms identified  loop lead —"      # a log before kappa
