@@ -209,6 +209,18 @@ def die_with_parent(parent_pid: int):
     return setup
 
 
+def stop_child(proc, timeout_s: float = 30.0) -> int:
+    """Stop a child process the caller started: SIGTERM (its safe stop), then SIGKILL after
+    ``timeout_s``; returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None, delay_error: float = 0.0,
              identify: str | None = None, contact_gate: bool | None = None, predictor: str | None = None) -> dict:
@@ -286,13 +298,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     finally:
         if ctl is not None:
             ctl.close()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_child(proc)
         emu = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         shutil.rmtree(tmp, ignore_errors=True)     # the endpoints' sockets and the summary: nothing left behind
     # the emulator's clock counts every period since it started, as the controller's does

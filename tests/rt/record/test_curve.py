@@ -22,6 +22,7 @@ from rt.config import ConfigError
 from rt.config.stand import endpoint_is_local, load_stand
 from rt.record.curve import CurveServer, client_keys, init_keys
 from rt.record.telemetry import CommandClient, TelemetryServer, decode_state
+from sim_stand.cli import stop_child
 
 REPO = Path(__file__).resolve().parents[3]
 ANY = "tcp://127.0.0.1:*"
@@ -320,10 +321,5 @@ def test_sighup_reloads_the_keys_of_a_running_controller(tmp_path):
         sub.close(0)
         bob.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_child(proc)
         ctx.destroy(linger=0)
