@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList, RichLog, Sparkline, Static
 
 from rt.console import view as V
-from rt.console.source import WatchOnly
+from rt.console.source import SILENT_S, WatchOnly
 
 CSS = """
 Screen { layout: vertical; }
@@ -172,7 +172,7 @@ class ConsoleApp(App):
             t0 = time.perf_counter()
             self.render_sample(sample)
             self.frame_ms.append((time.perf_counter() - t0) * 1e3)
-        elif events or replies:
+        elif events or replies or (self.source.live and self.source.silent_s() > SILENT_S):
             self._render_header()
         if not self.source.live and getattr(self.source, "ended", False) and "ended" not in self.message:
             trunc = " (truncated log: its last complete record)" if self.source.truncated else ""
@@ -219,6 +219,10 @@ class ConsoleApp(App):
                                                                      else "watch-only until you take control (c)")
             lapsed = f"  [yellow]lease of {st['lease_lapsed']} lapsed[/]" if st.get("lease_lapsed") else ""
             lease = f"lease: {holder or 'free'} — {mode}{lapsed}"
+            quiet = self.source.silent_s()
+            if quiet > SILENT_S:
+                lease = (f"[bold white on red] CONTROLLER NOT ANSWERING for {quiet:.1f} s [/] (the values shown are "
+                         f"its last; commands, abort included, may not reach it)  " + lease)
         text = V.fmt_header(self.sample, st, self.source.identity or {}, lease)
         if self.shown.get("header") != text:
             self.w["header"].update(text)
@@ -231,7 +235,9 @@ class ConsoleApp(App):
 
     def _on_reply(self, r: dict) -> None:
         cmd = r.get("cmd")
-        if r.get("ok"):
+        if r.get("unanswered"):
+            self.say(f"[bold red]{cmd} NOT ANSWERED[/]: {r.get('reason')}")
+        elif r.get("ok"):
             self.say(f"{cmd}: ok" + (f" → {r['state']}" if r.get("state") else ""))
         elif cmd == "acquire" and r.get("takeover_needed"):
             self.push_screen(ConfirmScreen(f"{r['reason']}\nTake the lease over?"), self._takeover)

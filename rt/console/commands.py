@@ -38,11 +38,13 @@ def cmd_keys_revoke(args) -> int:
     """``dockstand keys revoke DIR NAME``: remove the console's authorised key."""
     from rt.record.curve import revoke_key
     try:
-        f = revoke_key(args.directory, args.name)
+        f, retired = revoke_key(args.directory, args.name)
     except (OSError, ValueError) as e:
         print(f"dockstand keys: {e}", file=sys.stderr)
         return 2
     print(f"removed {f}")
+    for r in retired:
+        print(f"retired {r} (a new 'keys init --console {args.name}' makes a new pair)")
     print(RELOAD_HINT)
     return 0
 

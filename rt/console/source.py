@@ -19,6 +19,8 @@ import zmq
 from rt.record.telemetry import LEASED, CommandClient, decode_state
 
 HEARTBEAT_S = 0.5
+SILENT_S = 1.5          # no reply to the status polls for this long: the controller is not answering
+UNANSWERED_S = 2.0      # a command with no reply after this long is reported as not answered
 
 
 class WatchOnly(Exception):
@@ -61,6 +63,8 @@ class LiveSource:
         self._next_status = 0.0
         self.holds_lease = False
         self.received = 0
+        self._sent_at: dict[int, float] = {}
+        self.last_reply_t = time.monotonic()         # describe just answered
 
     def _set_layout(self, d: dict) -> None:
         self.fields = [(str(k), int(n)) for k, n in d["fields"]]
@@ -74,7 +78,13 @@ class LiveSource:
             raise WatchOnly(f"{cmd}: this console watches only (--watch); it never sends leased commands")
         rid = self.cli.send(cmd, **args)
         self._pending[rid] = cmd
+        self._sent_at[rid] = time.monotonic()
         return rid
+
+    def silent_s(self, now: float | None = None) -> float:
+        """Seconds since the controller last answered anything (the status polls go out every
+        HEARTBEAT_S: more than SILENT_S means it is gone, stuck or unreachable)."""
+        return (time.monotonic() if now is None else now) - self.last_reply_t
 
     def poll(self, max_messages: int = 200) -> tuple[dict | None, list[dict], list[dict]]:
         """(newest state sample or None, events, command replies) since the last call."""
@@ -96,7 +106,9 @@ class LiveSource:
                 events.append(msgpack.unpackb(frames[1], raw=False))
         while self.cli.sock.poll(0):
             r = msgpack.unpackb(self.cli.sock.recv_multipart()[-1], raw=False)
+            self.last_reply_t = time.monotonic()
             cmd = self._pending.pop(r.get("id"), None)
+            self._sent_at.pop(r.get("id"), None)
             r["cmd"] = cmd
             if cmd == "describe" and r.get("ok"):
                 self.describe = r
@@ -110,6 +122,16 @@ class LiveSource:
                     self.holds_lease = bool(r.get("ok")) and cmd == "acquire"
                 replies.append(r)
                 self.replies_seen.append(r)
+        for rid, t in list(self._sent_at.items()):        # commands the controller never answered
+            if now - t > UNANSWERED_S:
+                del self._sent_at[rid]
+                cmd = self._pending.pop(rid, None)
+                if cmd not in (None, "status"):
+                    r = {"ok": False, "cmd": cmd, "id": rid, "unanswered": True,
+                         "reason": f"no answer from the controller within {UNANSWERED_S:g} s: "
+                                   "it may not have been delivered or executed"}
+                    replies.append(r)
+                    self.replies_seen.append(r)
         sample = None
         if newest is not None:
             m = msgpack.unpackb(newest[1], raw=False)

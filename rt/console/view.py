@@ -78,16 +78,22 @@ def _rotvec_deg(q) -> np.ndarray:
 
 def margins(sample: dict, limits: dict | None) -> list[tuple[str, float]]:
     """(name, fraction of the trip level used) of each safety envelope the panel shows: force
-    and torque per axis group, shortest and longest leg within their travel, command speed."""
+    and torque as the trips judge them -- per axis of the sensor-frame wrench ``w_S`` against
+    ``rating_fraction x rating`` of that axis (rt.stand.safety FORCE_LIMIT / TORQUE_LIMIT), the
+    name giving the sensor axis nearest its trip -- shortest and longest leg within their
+    travel, command speed and rate."""
     if not limits:
         return []
-    w = np.asarray(sample["w_P"], dtype=float)
+    w = np.asarray(sample["w_S"], dtype=float)
     f_trip = np.asarray(limits["force_trip_n"]); m_trip = np.asarray(limits["torque_trip_nm"])
+    fu, mu = np.abs(w[:3]) / f_trip, np.abs(w[3:]) / m_trip
+    fa = int(np.argmax(np.nan_to_num(fu, nan=np.inf)))
+    ma = int(np.argmax(np.nan_to_num(mu, nan=np.inf)))
     legs = np.asarray(sample["cmd_lengths"], dtype=float)
     lo, hi = limits["length_min_m"], limits["length_max_m"]
     mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
     tw = np.asarray(sample["cmd_twist"], dtype=float)
-    out = [("force", float(np.max(np.abs(w[:3]) / f_trip))), ("torque", float(np.max(np.abs(w[3:]) / m_trip))),
+    out = [(f"force S{'xyz'[fa]}", float(fu[fa])), (f"torque S{'xyz'[ma]}", float(mu[ma])),
            ("leg travel", float(np.max(np.abs(legs - mid)) / half) if np.any(legs) else 0.0),
            ("speed", float(np.linalg.norm(tw[:3]) / limits["v_max_m_s"])),
            ("rate", float(np.linalg.norm(tw[3:]) / limits["omega_max_rad_s"]))]
@@ -181,7 +187,7 @@ def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
 def spark_label(name: str, data) -> str:
     """A wrench plot's label: its name and the range it is scaled to (top and bottom line), so a
     flat, noisy zero reads as a few newtons, not as a full-height signal."""
-    unit = "N" if name.startswith("F") else "Nm"
+    unit = "N" if name.startswith("F") else "N·m"
     if not len(data):
         return name
     hi, lo = float(max(data)), float(min(data))

@@ -17,7 +17,7 @@
 * :func:`client_keys` — a console's side: its key pair and the server's public key.
 * Key changes without a restart: add or remove ``.key`` files in the authorised directory
   (``dockstand keys init DIR --console NAME`` adds, ``dockstand keys revoke DIR NAME``
-  removes), then ``systemctl reload dockstand-controller`` (SIGHUP) or ``dockstand ctl
+  removes and retires the pair: a re-added NAME gets a new one), then ``systemctl reload dockstand-controller`` (SIGHUP) or ``dockstand ctl
   reload-keys``. :meth:`CurveServer.request_reload` only sets an event; the reader thread
   (started with the authenticator) reads the directory and swaps the authenticator's key set
   and :attr:`CurveServer.authorized` in one assignment each. Its outcome is queued as a
@@ -81,18 +81,30 @@ def init_keys(directory: str | Path, consoles: list[str] | tuple[str, ...] = ("c
             "server_secret_key": str(srv), "authorized_consoles_dir": str(d / "authorized")}
 
 
-def revoke_key(directory: str | Path, name: str) -> Path:
-    """``dockstand keys revoke DIR NAME``: remove ``DIR/authorized/NAME.key`` (the console's own
-    pair under ``DIR/consoles`` stays, so ``keys init DIR --console NAME`` re-authorises it).
-    Returns the removed file; ValueError says why not. Not real-time."""
+def revoke_key(directory: str | Path, name: str) -> tuple[Path, list[Path]]:
+    """``dockstand keys revoke DIR NAME``: remove ``DIR/authorized/NAME.key`` and retire the
+    console's pair (``DIR/consoles/NAME.key*`` moved to ``DIR/consoles/revoked/NAME-<time>.*``),
+    so that a later ``keys init DIR --console NAME`` makes a new pair instead of letting the
+    revoked key back in. Returns the removed file and the retired ones; ValueError says why
+    not. Not real-time."""
+    import time
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"console name {name!r}: a plain file name is needed")
-    f = Path(directory) / "authorized" / f"{name}.key"
+    d = Path(directory)
+    f = d / "authorized" / f"{name}.key"
     if not f.is_file():
-        have = sorted(p.stem for p in (Path(directory) / "authorized").glob("*.key"))
+        have = sorted(p.stem for p in (d / "authorized").glob("*.key"))
         raise ValueError(f"{f}: no such authorised console (authorised: {', '.join(have) or 'none'})")
     f.unlink()
-    return f
+    retired = []
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for src in (d / "consoles" / f"{name}.key", d / "consoles" / f"{name}.key_secret"):
+        if src.exists():
+            (d / "consoles" / "revoked").mkdir(mode=0o700, exist_ok=True)
+            dst = d / "consoles" / "revoked" / f"{name}-{stamp}{src.suffix}"
+            src.replace(dst)
+            retired.append(dst)
+    return f, retired
 
 
 def read_authorized(directory: str | Path) -> tuple[dict[bytes, str], list[str]]:

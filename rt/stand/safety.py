@@ -255,9 +255,13 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         return f"non-finite value in {_DETAIL_NAMES[k]}[{i - _DETAIL_OFFS[k]}]"
     if r in (Reason.FORCE_LIMIT, Reason.TORQUE_LIMIT):
         ax = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")[i]
-        s = f"{ax} = {v:.6g} over the limit"
+        unit = "N" if i < 3 else "N·m"
+        s = f"sensor-frame {ax} = {v:+.1f} {unit}"
         if lim is not None:
-            s += f" {lim[L_FRAC] * lim[L_RATING + i]:.6g} ({lim[L_FRAC]:.0%} of the rating)"
+            s += (f", over the trip level ±{lim[L_FRAC] * lim[L_RATING + i]:.1f} {unit} "
+                  f"({lim[L_FRAC]:.0%} of the sensor's {ax} rating)")
+        else:
+            s += " over the trip level"
         return s
     if r in (Reason.POSITION_BOX, Reason.ORIENTATION_BOX, Reason.LEG_TOO_SHORT, Reason.LEG_TOO_LONG):
         ws = {Reason.POSITION_BOX: 3, Reason.ORIENTATION_BOX: 4, Reason.LEG_TOO_SHORT: 1, Reason.LEG_TOO_LONG: 2}[r]

@@ -24,7 +24,7 @@ def test_a_revoked_holder_is_not_a_silent_one():
 def test_a_wrench_plot_says_its_range():
     from rt.console.view import spark_label
     assert spark_label("Fx", [-3.2, 0.4, 2.9]) == "Fx   +2.9 N\n     -3.2 N"
-    assert spark_label("Tz", [0.0, 1234.0]) == "Tz  +1.2k Nm\n     +0.0 Nm"
+    assert spark_label("Tz", [0.0, 1234.0]) == "Tz  +1.2k N·m\n     +0.0 N·m"
     assert spark_label("Fy", [-45000.0, 12.0]) == "Fy    +12 N\n     -45k N"
     assert spark_label("Fz", []) == "Fz"
 
@@ -45,3 +45,15 @@ def test_the_delay_line():
     assert fmt_delay([0.0033004, 0.0035, 6.5e-7]) == "delay    platform 3.300 ms identified  loop lead 3.500 ms  κ +6.50e-07 s²"
     assert fmt_delay([math.nan, math.nan, math.nan]) == "delay    platform — identified  loop lead —"
     assert fmt_delay([0.003, math.nan]) == "delay    platform 3.000 ms identified  loop lead —"      # a log before kappa
+
+
+def test_the_force_and_torque_bars_are_the_trips_own_measure():
+    """The bars judge the sensor-frame wrench per axis against that axis's trip level, as
+    rt.stand.safety does (a P-frame wrench against S-frame levels read 84 % at a torque trip)."""
+    from rt.console.view import margins
+    lim = {"force_trip_n": [6480.0, 6480.0, 16200.0], "torque_trip_nm": [1260.0, 1260.0, 1440.0],
+           "length_min_m": 1.5, "length_max_m": 2.6, "v_max_m_s": 0.5, "omega_max_rad_s": 0.5}
+    sample = {"w_S": [100.0, -3240.0, 4000.0, 1260.0, 0.0, -720.0], "w_P": [4000.0, 0, 0, -1, 0, 0],
+              "cmd_lengths": [2.05] * 6, "cmd_twist": [0.0] * 6}
+    m = dict(margins(sample, lim))
+    assert m["force Sy"] == 0.5 and m["torque Sx"] == 1.0

@@ -271,6 +271,10 @@ def test_keys_cli_revoke_and_list_errors(tmp_path):
     (tmp_path / "k" / "authorized" / "junk.key").write_text("not a certificate")
     r = run("list", str(tmp_path / "k"))
     assert r.returncode == 0 and "unreadable" in r.stderr and "junk.key" in r.stderr
+    r = run("revoke", str(tmp_path / "k"), "alice")          # revoked for good: re-adding makes a new pair
+    assert r.returncode == 0 and "retired" in r.stdout and not (tmp_path / "k" / "consoles" / "alice.key_secret").exists()
+    init_keys(tmp_path / "k", ["alice"])
+    assert zmq.auth.load_certificate(tmp_path / "k" / "authorized" / "alice.key")[0].decode() != pub
     r = run("list", str(tmp_path / "nowhere"))
     assert r.returncode == 2 and "no such directory" in r.stderr
 
