@@ -108,7 +108,7 @@ def test_force_limit_reports_axis_and_threshold():
     mon = SafetyMonitor(LIM, G)
     assert run(mon, w_S=with_("w_S", 0, 2300.0)) is Reason.FORCE_LIMIT
     d = mon.describe(int(Reason.FORCE_LIMIT))
-    assert d.startswith("Fx = 2300") and "2250" in d and "90%" in d
+    assert d == "sensor-frame Fx = +2300.0 N, over the trip level ±2250.0 N (90% of the sensor's Fx rating)", d
     assert run(mon, w_S=with_("w_S", 0, 2200.0)) is Reason.NONE
 
 
