@@ -100,10 +100,12 @@ class ConsoleApp(App):
         Binding("c", "acquire", "control"), Binding("l", "load", "load"), Binding("a", "arm", "arm"),
         Binding("s", "start", "start"), Binding("x", "stop", "stop"), Binding("t", "tare", "tare"),
         Binding("r", "reset", "reset"), Binding("g", "release", "give lease"),
-        Binding("p", "play", "play/pause", show=False), Binding("right", "seek(1)", show=False),
-        Binding("left", "seek(-1)", show=False), Binding("right_square_bracket", "seek(10)", show=False),
-        Binding("left_square_bracket", "seek(-10)", show=False), Binding("plus", "speed(1)", show=False),
-        Binding("minus", "speed(-1)", show=False), Binding("q", "quit_console", "quit"),
+        Binding("p", "play", "play/pause"), Binding("right", "seek(1)", "+1 s", key_display="→"),
+        Binding("left", "seek(-1)", "−1 s", key_display="←"), Binding("right_square_bracket", "seek(10)", "+10 s",
+                                                                      key_display="]"),
+        Binding("left_square_bracket", "seek(-10)", "−10 s", key_display="["),
+        Binding("plus", "speed(1)", "faster", key_display="+"), Binding("minus", "speed(-1)", "slower", key_display="-"),
+        Binding("q", "quit_console", "quit"),
     ]
 
     def __init__(self, source, *, cases_dir: Path | None = None, refresh_hz: float = 30.0, plot_s: float = 10.0):
@@ -264,6 +266,14 @@ class ConsoleApp(App):
     def action_acquire(self) -> None:
         self._send("acquire")
 
+    REPLAY_ACTIONS = frozenset({"play", "seek", "speed"})
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """The replay's transport keys exist (and show in the footer) only in a replay."""
+        if action in self.REPLAY_ACTIONS:
+            return not self.source.live
+        return True
+
     def action_release(self) -> None:
         self._send("release")
 
@@ -280,7 +290,7 @@ class ConsoleApp(App):
         self._send("reset")
 
     def action_start(self) -> None:
-        if not self.source.live:
+        if not self.source.live or self.source.watch:      # refused at once: no confirmation to answer first
             return self._send("start")
         self.push_screen(ConfirmScreen("Start the run? The platform will move into the docking."),
                          lambda yes: self._send("start") if yes else self.say("start cancelled"))

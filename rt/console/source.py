@@ -74,7 +74,7 @@ class LiveSource:
     # ---------------------------------------------------------------- commands
     def send(self, cmd: str, **args) -> int:
         """Queue a command (non-blocking); the reply arrives through :meth:`poll`."""
-        if self.watch and (cmd in LEASED or cmd == "acquire"):
+        if self.watch and (cmd in LEASED or cmd in ("acquire", "release")):
             raise WatchOnly(f"{cmd}: this console watches only (--watch); it never sends leased commands")
         rid = self.cli.send(cmd, **args)
         self._pending[rid] = cmd

@@ -217,7 +217,13 @@ def fmt_event(ev: dict) -> str:
     if kind == "supervisor_refused":
         return f"{head} [yellow]refused {ev.get('command')}[/] ({ev.get('client')}): {ev.get('reason')}"
     if kind == "auth_denied":
+        if ev.get("console"):
+            return f"{head} [red]revoked console {ev['console']} refused[/] (key {ev.get('client_key')}) from {ev.get('address')}"
         return f"{head} [red]unknown console key refused[/] {ev.get('client_key')} from {ev.get('address')}"
+    if kind == "run_start":
+        tau = ev.get("tau_s")
+        lead = f"{tau * 1e3:.3f} ms" if isinstance(tau, (int, float)) and math.isfinite(tau) else "—"
+        return f"{head} run start: t_run {ev.get('t_run', 0.0):+.3f} s, loop lead τ {lead}"
     if kind == "supervisor_command":
         return f"{head} {ev.get('command')} by {ev.get('client')}"
     if kind == "lease_lost":

@@ -220,6 +220,7 @@ class CurveServer:
     auth: ThreadAuthenticator | None = None
     authorized: frozenset = frozenset()          # z85 public keys (str), the CURVE user ids let in
     names: dict = field(default_factory=dict)    # z85 key (str) -> file stem
+    former: dict = field(default_factory=dict)   # keys removed at a reload -> their file stem
     notices: deque = field(default_factory=lambda: deque(maxlen=64))
     reloads: int = 0
     _wake: threading.Event = field(default_factory=threading.Event)
@@ -246,6 +247,9 @@ class CurveServer:
         self.auth.certs[ZAP_DOMAIN] = {k: True for k in keys}
         self.auth.allow_any = False
         names = {k.decode("ascii"): v for k, v in keys.items()}
+        self.former.update({k: v for k, v in before.items() if k not in names})     # revoked: named when refused
+        for k in names:
+            self.former.pop(k, None)
         self.names = names
         self.authorized = frozenset(names)
         return {"authorized": sorted(names.values()),
@@ -301,7 +305,10 @@ class CurveServer:
         """Up to ``n`` refusals since the last call (the loop thread; no I/O)."""
         out = []
         while self.denied and len(out) < n:
-            out.append(self.denied.popleft())
+            d = self.denied.popleft()
+            if d["client_key"] in self.former:
+                d["console"] = self.former[d["client_key"]]
+            out.append(d)
         self.denied_total += len(out)
         return out
 

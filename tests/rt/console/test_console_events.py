@@ -57,3 +57,10 @@ def test_the_force_and_torque_bars_are_the_trips_own_measure():
               "cmd_lengths": [2.05] * 6, "cmd_twist": [0.0] * 6}
     m = dict(margins(sample, lim))
     assert m["force Sy"] == 0.5 and m["torque Sx"] == 1.0
+
+
+def test_run_start_and_a_revoked_console_read_as_sentences():
+    assert fmt_event({"kind": "run_start", "t": 1.657, "t_run": -0.045, "tau_s": 0.004676627, "mode": 1}) == \
+        "    1.657 run start: t_run -0.045 s, loop lead τ 4.677 ms"
+    line = fmt_event({"kind": "auth_denied", "client_key": "K", "address": "10.0.0.2", "console": "bob"})
+    assert "revoked console bob refused" in line and "10.0.0.2" in line

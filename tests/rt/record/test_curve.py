@@ -245,6 +245,15 @@ def test_keys_reload_revokes_a_console_and_admits_a_new_one(tmp_path):
         r = ask(alice, "status")
         assert r["ok"] is False and "revoked" in r["reason"] and tel.revoked == 1
         assert ask(alice, "acquire")["ok"] is False and tel.holder is None          # nor can she take it back
+        again = CommandClient(tel.cmd_endpoint, name="alice", context=ctx, keys=ck["alice"], timeout_s=0.3)
+        clients.append(again)                                   # a new connection with the revoked key
+        try:
+            again.send("status")
+        except TimeoutError:
+            pass
+        den = _events_until(tel, events, lambda e: e["kind"] == "auth_denied"
+                            and e["client_key"] == ck["alice"].public.decode())
+        assert den is not None and den.get("console") == "alice", den      # named, not just a key
         bob = CommandClient(tel.cmd_endpoint, name="bob", context=ctx, keys=ck["bob"])
         clients.append(bob)
         d = ask(bob, "describe")
