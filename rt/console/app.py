@@ -117,6 +117,7 @@ class ConsoleApp(App):
         d = getattr(source, "describe", {}) or {}
         if d.get("decimation"):
             rate = 1000.0 / float(d["decimation"])      # telemetry messages per second (1 kHz loop)
+        self.plot_s = plot_s
         self.trend = V.Trend(n=max(10, int(plot_s * min(rate, refresh_hz) if source.live else plot_s * refresh_hz)))
         self.sample: dict | None = None       # the sample the panels show now
         self.shown: dict = {}                  # panel id -> text shown (tests compare with the run log)
@@ -198,8 +199,9 @@ class ConsoleApp(App):
             if self.shown.get(k) != text:
                 self.w[k].update(text)
                 self.shown[k] = text
+        win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n)
         for k, n in enumerate(V.WRENCH):
-            data = list(self.trend.wrench[k])
+            data = list(self.trend.wrench[k]) if win is None else win[:, k].tolist()
             self.w[f"spark-{n}"].data = data
             label = V.spark_label(n, data)       # each plot scales to its own range: say which
             if self.shown.get(f"spark-label-{n}") != label:

@@ -219,6 +219,17 @@ class ReplaySource:
             out[name] = a[i] if size > 1 else float(a[i])
         return out
 
+    def wrench_window(self, seconds: float, n: int) -> np.ndarray:
+        """The contact wrench ``w_P`` over the last ``seconds`` of log time up to the record
+        shown, at most about ``n`` rows (every k-th record): the replay's plots follow the log's
+        clock, whatever the playback speed, pause or seek."""
+        if not self.n:
+            return np.zeros((0, 6))
+        i1 = self.index + 1
+        i0 = int(np.searchsorted(self.t, self.t[self.index] - seconds, side="left"))
+        step = max(1, (i1 - i0) // max(1, n))
+        return np.asarray(self.log.fields["w_P"][i0:i1:step], dtype=float)
+
     def send(self, cmd: str, **args) -> int:
         raise WatchOnly(f"{cmd}: a replay sends no commands")
 

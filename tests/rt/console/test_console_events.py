@@ -64,3 +64,29 @@ def test_run_start_and_a_revoked_console_read_as_sentences():
         "    1.657 run start: t_run -0.045 s, loop lead τ 4.677 ms"
     line = fmt_event({"kind": "auth_denied", "client_key": "K", "address": "10.0.0.2", "console": "bob"})
     assert "revoked console bob refused" in line and "10.0.0.2" in line
+
+
+def test_the_replay_plot_window_is_log_time(tmp_path):
+    """The replay's plots cover the last 10 s of the log up to the record shown, whatever the
+    playback does (they were the last 300 console refreshes: flat after a pause, mixed across a
+    seek). A run log written by the real writer, read back."""
+    import numpy as np
+    from rt.console.source import ReplaySource
+    from rt.record.runlog import RunLogWriter
+    fields = {"cycle": 1, "state": 1, "w_P": 6}
+    row = np.zeros(8)
+    w = RunLogWriter(tmp_path / "r.dslog", fields, header={"rate_hz": 1000.0}, staging=row, flush_interval_s=0.05)
+    import time
+    for c in range(30000):                          # 30 s at 1 kHz; Fx = the record's time in s
+        row[0] = c
+        row[2] = c / 1000.0
+        while not w.commit():                       # the ring is full: let the writer thread drain it
+            time.sleep(0.01)
+    w.close()
+    src = ReplaySource(tmp_path / "r.dslog")
+    src.index = 20000                               # a seek to t = 20 s
+    win = src.wrench_window(10.0, 500)
+    assert win.shape[1] == 6 and 480 <= win.shape[0] <= 520
+    assert abs(win[0, 0] - 10.0) < 0.03 and win[-1, 0] == 20.0
+    src.index = 500                                 # near the start: what there is
+    assert src.wrench_window(10.0, 500)[0, 0] == 0.0
