@@ -120,8 +120,14 @@ def read_authorized(directory: str | Path) -> tuple[dict[bytes, str], list[str]]
     return keys, bad
 
 
+def _exists(path: str | Path, what: str) -> None:
+    if not Path(path).is_file():
+        raise ValueError(f"{path}: no such file ({what})")
+
+
 def load_secret(path: str | Path) -> tuple[bytes, bytes]:
     """(public, secret) z85 keys of a ``.key_secret`` file; ValueError says why not."""
+    _exists(path, "a .key_secret file: dockstand keys init DIR --console NAME makes one")
     try:
         pub, sec = zmq.auth.load_certificate(str(path))
     except OSError as e:
@@ -135,6 +141,7 @@ def load_secret(path: str | Path) -> tuple[bytes, bytes]:
 
 
 def load_public(path: str | Path) -> bytes:
+    _exists(path, "a public .key file")
     try:
         pub, _ = zmq.auth.load_certificate(str(path))
     except OSError as e:

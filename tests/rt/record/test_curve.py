@@ -284,6 +284,10 @@ def test_keys_cli_revoke_and_list_errors(tmp_path):
     assert r.returncode == 0 and "retired" in r.stdout and not (tmp_path / "k" / "consoles" / "alice.key_secret").exists()
     init_keys(tmp_path / "k", ["alice"])
     assert zmq.auth.load_certificate(tmp_path / "k" / "authorized" / "alice.key")[0].decode() != pub
+    r = subprocess.run([sys.executable, "-m", "rt.cli", "ctl", "status", "--endpoint", f"ipc://{tmp_path}/cmd",
+                        "--key", str(tmp_path / "none.key_secret"), "--server-key", str(tmp_path / "k/server/server.key")],
+                       capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert r.returncode == 2 and "none.key_secret: no such file" in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = run("list", str(tmp_path / "nowhere"))
     assert r.returncode == 2 and "no such directory" in r.stderr
 
