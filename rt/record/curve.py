@@ -20,7 +20,7 @@
   removes and retires the pair: a re-added NAME gets a new one), then ``systemctl reload dockstand-controller`` (SIGHUP) or ``dockstand ctl
   reload-keys``. :meth:`CurveServer.request_reload` only sets an event; the reader thread
   (started with the authenticator) reads the directory and swaps the authenticator's key set
-  and :attr:`CurveServer.authorized` in one assignment each. Its outcome is queued as a
+  and :attr:`CurveServer.names` in one assignment each. Its outcome is queued as a
   ``keys_reloaded`` event (added and removed consoles by file name, files it could not read).
   A removed key cannot open a new connection, and the command server refuses every request
   whose CURVE user id (its public key) left the set (rt.record.telemetry); a telemetry
@@ -110,6 +110,8 @@ def revoke_key(directory: str | Path, name: str) -> tuple[Path, list[Path]]:
 def read_authorized(directory: str | Path) -> tuple[dict[bytes, str], list[str]]:
     """The authorised directory's keys: ``({z85 public key: file stem}, [files it could not
     read, with why])``. Every ``*.key`` file counts, as for zmq.auth. Not real-time."""
+    if not Path(directory).is_dir():           # not "no consoles": the directory is gone or unreadable
+        raise FileNotFoundError(2, "not a directory (or gone)", str(directory))
     keys: dict[bytes, str] = {}
     bad: list[str] = []
     for f in sorted(Path(directory).glob("*.key")):
@@ -225,8 +227,7 @@ class CurveServer:
     denied: deque = field(default_factory=lambda: deque(maxlen=256))
     denied_total: int = 0
     auth: ThreadAuthenticator | None = None
-    authorized: frozenset = frozenset()          # z85 public keys (str), the CURVE user ids let in
-    names: dict = field(default_factory=dict)    # z85 key (str) -> file stem
+    names: dict = field(default_factory=dict)    # z85 key (str) -> file stem: the CURVE user ids let in
     former: dict = field(default_factory=dict)   # keys removed at a reload -> their file stem
     notices: deque = field(default_factory=lambda: deque(maxlen=64))
     reloads: int = 0
@@ -258,7 +259,6 @@ class CurveServer:
         for k in names:
             self.former.pop(k, None)
         self.names = names
-        self.authorized = frozenset(names)
         return {"authorized": sorted(names.values()),
                 "added": sorted(v for k, v in names.items() if k not in before),
                 "removed": sorted(v for k, v in before.items() if k not in names), "unreadable": bad}
@@ -291,9 +291,15 @@ class CurveServer:
                 return
             self.reload()
 
+    @property
+    def authorized(self) -> frozenset:
+        """The z85 public keys let in (not real-time: a new set)."""
+        return frozenset(self.names)
+
     def is_authorized(self, user_id: str) -> bool:
-        """Is this CURVE user id (a client's z85 public key) still authorised? (The loop.)"""
-        return user_id in self.authorized
+        """Is this CURVE user id (a client's z85 public key) still authorised? (The loop: a
+        dict lookup on the set swapped in by the last reload.)"""
+        return user_id in self.names
 
     def take_notices(self, n: int = 4) -> list[dict]:
         """Up to ``n`` reload outcomes since the last call (the loop thread; no I/O)."""

@@ -305,7 +305,7 @@ class TelemetryServer:
                    "requests": self.requests, "refused": self.refused, "auth_denied": self.auth_denied,
                    "revoked": self.revoked, "curve": self.curve is not None, "identity": self.identity}
             if self.curve is not None:
-                out["authorized_consoles"] = len(self.curve.authorized)
+                out["authorized_consoles"] = len(self.curve.names)
                 out["key_reloads"] = self.curve.reloads
         elif self.commands is not None and cmd not in self.commands:
             self.refused += 1

@@ -340,3 +340,21 @@ def test_sighup_reloads_the_keys_of_a_running_controller(tmp_path):
     finally:
         stop_child(proc)
         ctx.destroy(linger=0)
+
+
+def test_a_vanished_directory_keeps_the_keys(tmp_path):
+    """A reload that cannot read the authorised directory at all keeps the keys it had (it is
+    not 'no console authorised') and says so in its event."""
+    import shutil
+    keys = init_keys(tmp_path / "keys", ["alice"])
+    ctx = zmq.Context()
+    curve = CurveServer(Path(keys["server_secret_key"]), Path(keys["authorized_consoles_dir"]))
+    try:
+        curve.start(ctx)
+        before = curve.authorized
+        shutil.rmtree(keys["authorized_consoles_dir"])
+        ev = curve.reload()
+        assert "keys unchanged" in ev["error"] and ev["authorized"] == ["alice"] and curve.authorized == before
+    finally:
+        curve.stop()
+        ctx.destroy(linger=0)
