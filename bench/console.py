@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import signal
 import subprocess
@@ -111,12 +112,15 @@ def _loop_phase(work, stand, n: int, placement: _Placement) -> tuple[dict, list]
     return res, out["reports"]
 
 
+REPEATS = 3
+
+
 def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
     """Loop lateness p99 with ``n_subscribers`` watching processes (real processes on
     tcp://127.0.0.1, half of them stalled: connected, never reading) over none, in the same
     run: two TelemetryServers, the consoles subscribed to one, the loop publishing through
     one or the other by blocks of BLOCK cycles, so both figures share the machine's state.
-    Two placements, ``seconds`` each:
+    Two placements, ``seconds`` each (the deployed one REPEATS times, its figure the median):
 
     * deployed (the figure): the loop thread as the stand runs it (docs/deploy.md) -- its own
       CPU (the last one) at SCHED_FIFO 80, the ZeroMQ I/O threads at 79; the subscriber
@@ -149,7 +153,15 @@ def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
         for p in procs:
             p.stdout.readline()
         time.sleep(0.5)                 # the subscriptions reach the publisher
-        dep, reports = _loop_phase(work, stand, n, _Placement(loop_cpu, 80))
+        # the deployed figure: the median of REPEATS interleaved measurements (a p99 of ~0.05 µs
+        # lateness is near the clock's resolution: one measurement's ratio varies ±10 %)
+        deps = []
+        for _ in range(REPEATS):
+            d, reports = _loop_phase(work, stand, n, _Placement(loop_cpu, 80))
+            deps.append(d)
+        rat = [d["fanout"]["lateness_us_p99"] / d["none"]["lateness_us_p99"] if d["none"]["lateness_us_p99"] > 0
+               else math.inf for d in deps]
+        dep = deps[sorted(range(REPEATS), key=lambda k: rat[k])[REPEATS // 2]]
         for p in procs:                 # shared: the subscribers may run on every CPU
             os.sched_setaffinity(p.pid, cpus)
         sh, _ = _loop_phase(work, stand, n, _Placement())
@@ -167,7 +179,8 @@ def fanout(seconds: float = 5.0, n_subscribers: int = 20) -> dict:
     out = {"console_fanout_placement": (f"loop thread on CPU {loop_cpu} at SCHED_FIFO 80, subscribers on CPUs {others}"
                                         if placed else "REFUSED: " + "; ".join(str(r) for r in reports)),
            "console_fanout_subscribers": n_subscribers, "console_fanout_messages_sent": int(sent),
-           "console_fanout_send_drops": int(drops)}
+           "console_fanout_send_drops": int(drops),
+           "console_fanout_lateness_p99_ratio_repeats": [round(r, 3) for r in rat]}
     for tag, r in (("", dep), ("_shared", sh)):
         none, fan = r["none"], r["fanout"]
         out[f"console_fanout_lateness_p99_ratio{tag}"] = ratio(fan["lateness_us_p99"], none["lateness_us_p99"])

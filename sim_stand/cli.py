@@ -75,7 +75,9 @@ def cmd_emulate(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     stop = install_signal_stop()
-    em = Emulator(stand, world, emu=emu, faults=faults, seed=args.seed)
+    # --seed overrides the emulator config's [sensor] seed (which was parsed and then ignored)
+    seed = args.seed if args.seed is not None else (emu.sensor_seed if emu is not None else 1)
+    em = Emulator(stand, world, emu=emu, faults=faults, seed=seed)
     notes = list(em.notes)
     if args.sched_fifo:
         # the emulator stands for devices with CPUs of their own: on a shared, busy computer it

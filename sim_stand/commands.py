@@ -26,7 +26,8 @@ def add_parsers(sub) -> None:
     e.add_argument("--platform-endpoint", help="override the platform link's zmq endpoint")
     e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")
     e.add_argument("--summary", help="write a JSON summary here on exit")
-    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--seed", type=int, default=None,
+                   help="the sensor noise's random seed (default: the emulator config's [sensor] seed, 1)")
     e.add_argument("--sched-fifo", type=int, default=0, metavar="PRIO",
                    help="run the emulator at SCHED_FIFO priority PRIO (1..99; as hardware with its own CPU "
                         "would be: not starved by other processes); refused -> reported in notes")

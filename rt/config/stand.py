@@ -388,11 +388,20 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         platform_stale_cycles=li.int("platform_stale_cycles", 20, ge=1),
         sensor_frozen_samples=li.int("sensor_frozen_samples", 50, ge=0),
         arm_timeout_s=li.float("arm_timeout_s", 30.0, gt=0.0),
+        arming_creep_m=li.float("arming_creep_m", 0.03, ge=0.0),
+        arming_creep_rad=math.radians(li.float("arming_creep_deg", 3.0, ge=0.0)),
+        arming_speed_m_s=li.float("arming_speed_m_s", 0.05, gt=0.0),
+        arming_accel_m_s2=li.float("arming_accel_m_s2", 0.25, gt=0.0),
+        arming_rate_rad_s=math.radians(li.float("arming_rate_deg_s", 2.0, gt=0.0)),
+        arming_angular_accel_rad_s2=math.radians(li.float("arming_angular_accel_deg_s2", 10.0, gt=0.0)),
         contact_force_n=li.float("contact_force_n", 50.0, gt=0.0),
+        contact_moment_nm=li.float("contact_moment_nm", 20.0, gt=0.0),
         capture_speed_max_m_s=li.float("capture_speed_max_m_s", 0.005, gt=0.0),
         capture_rate_max_rad_s=math.radians(li.float("capture_rate_max_deg_s", 0.2, gt=0.0)))
     if limits.contact_force_n >= min(limits.sensor_rating[:3]) * limits.rating_fraction:
         raise li.error("contact_force_n", "must be below the force trip level (rating_fraction x rating_n)")
+    if limits.contact_moment_nm >= min(limits.sensor_rating[3:]) * limits.rating_fraction:
+        raise li.error("contact_moment_nm", "must be below the torque trip level (rating_fraction x rating_nm)")
     if limits.capture_speed_max_m_s >= limits.v_max_m_s:
         raise li.error("capture_speed_max_m_s", f"must be below v_max_m_s ({limits.v_max_m_s:g})")
     li.done()

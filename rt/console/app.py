@@ -154,6 +154,10 @@ class ConsoleApp(App):
             self.say("this log is truncated (the run did not close it): it plays to its last complete record")
         # the panels, found once (a modal dialog on top must not hide them from the updates)
         self.w = {w.id: w for w in self.screen.query("Static, Label, Sparkline, RichLog") if w.id}
+        # two clocks: the header shows the run clock t_run; the events carry the controller's
+        # clock (live) or the log's (replay: seconds since the arm opened it)
+        self.w["events"].border_title = ("events · controller clock, s" if self.source.live
+                                         else "events · s since the log opened (arm)")
         self.set_interval(1.0 / self.refresh_hz, self.tick)
 
     # ------------------------------------------------------------------ update

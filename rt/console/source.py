@@ -179,7 +179,8 @@ class ReplaySource:
         self.describe = {"fields": self.fields, "identity": {"stand": (self.log.header.get("config") or {}).get("name"),
                                                             "run_id": self.path.stem}}
         self.identity = self.describe["identity"]
-        self.status = {"state": None, "case": self.log.header.get("case"), "lease": None}
+        self.status = {"state": None, "case": self.log.header.get("case"), "lease": None, "replay": True,
+                       "lockstep": bool(self.log.header.get("lockstep"))}
         try:                      # the margins' limits from the log's own config snapshot
             from rt.config.stand import console_limits, stand_from_snapshot
             self.status["limits"] = console_limits(stand_from_snapshot(self.log.header["config"],

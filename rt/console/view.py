@@ -134,7 +134,7 @@ def fmt_header(sample: dict | None, status: dict, identity: dict, lease_line: st
     st = name_of(STATES, sample["state"]) if sample else (status.get("state") or "?")
     ph = name_of(PHASES, sample["phase"]) if sample else (status.get("phase") or "?")
     t = sample["t"] if sample else float("nan")
-    clock = f"t {t:8.3f} s" if sample and math.isfinite(t) else "t    —    "
+    clock = f"t_run {t:+8.3f} s" if sample and math.isfinite(t) else "t_run     —    "
     case = status.get("case") or "no case"
     stand = identity.get("stand") or "?"
     return (f"[{STATE_STYLE.get(st, 'white')}]{st:<10}[/] {ph:<8} {clock}  cycle {int(sample['cycle']) if sample else 0:>8}"
@@ -147,7 +147,10 @@ def fmt_links(sample: dict | None, status: dict) -> str:
     for name in ("sensor", "platform"):
         l = links.get(name) or {}
         age = l.get("last_frame_age_s")
-        age_s = f"{age * 1e3:7.1f} ms" if isinstance(age, (int, float)) else "  never "
+        if isinstance(age, (int, float)):
+            age_s = f"{age * 1e3:7.1f} ms"
+        else:
+            age_s = "not recorded (a run log holds no link ages)" if status.get("replay") else "  never "
         lines.append(f"{name:<8} frame age {age_s}  {l.get('status', '')}")
     if sample is not None:
         lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
@@ -178,6 +181,9 @@ def name_of_platform(code) -> str:
 def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
     if sample is None:
         return "—"
+    if status.get("replay") and status.get("lockstep"):
+        return ("cycle timing not recorded: a lockstep run (paced by the emulator, no wall clock)\n"
+                f"missed deadlines {int(sample['missed'])}")
     tn = np.asarray(sample["timing_ns"], dtype=float) * 1e-3
     return (f"cycle {tn[1] + tn[2] + tn[3]:7.1f} µs  (read {tn[1]:.0f} update {tn[2]:.0f} write {tn[3]:.0f})\n"
             f"lateness now {tn[0]:7.1f} µs  p99 {trend.lateness_p99():7.1f} µs\n"

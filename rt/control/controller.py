@@ -174,6 +174,9 @@ class Controller:
         # the DYNAMICS kernel's frame in tx: its length is fixed by the type
         self._set_point_frame = self._txmv[:OVERHEAD + 8 * self._set_point_n]
         self._heartbeat_lost = False
+        self._move_start = np.zeros(7)           # the arming move: its start, the pose after the creep, its clock
+        self._move_rest: np.ndarray | None = None
+        self._move_t0 = 0.0
         self.contact_threshold_n = lim.contact_force_n   # |f| above this (N, filtered) counts as contact
         self._home = stand.hexapod.home.copy()
         # the phase's work per cycle outside DYNAMICS (DYNAMICS itself is one compiled call)
@@ -454,11 +457,28 @@ class Controller:
         return out[CP.O_PCMD:CP.O_PCMD + 7].copy()
 
     def _begin_move(self) -> None:
+        """The arming move to the run-up's start pose at half the run's limits. After a run that
+        touched (the units may be latched), in two rest-to-rest legs on one straight path: a
+        creep over its first ``arming_creep_m`` / ``arming_creep_deg`` (``arming_*`` speeds: a
+        load there trips ARMING_CONTACT within a fraction of a millimetre), then the rest."""
         target = self.runup_start_pose()
         lim = self.stand.limits
         start = self.cmd_pose.copy() if self._have_cmd else self.meas_pose.copy()
-        CK.move_setup(self.mv, start, target, 0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2,
-                      0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+        self._move_start = start.copy()
+        way = target.copy()
+        touched = self.stats[CK.ST_FIRST_CONTACT] >= 0.0      # the last run's (reset at the next start)
+        f = CK.move_waypoint(start, target, lim.arming_creep_m, lim.arming_creep_rad, way, np.zeros(11)) \
+            if touched else 1.0
+        self._move_rest = target if f < 1.0 else None
+        self._move_t0 = 0.0
+        if touched:
+            CK.move_setup(self.mv, start, way, min(0.5 * lim.v_max_m_s, lim.arming_speed_m_s),
+                          min(0.5 * lim.a_max_m_s2, lim.arming_accel_m_s2),
+                          min(0.5 * lim.omega_max_rad_s, lim.arming_rate_rad_s),
+                          min(0.5 * lim.alpha_max_rad_s2, lim.arming_angular_accel_rad_s2))
+        else:
+            CK.move_setup(self.mv, start, target, 0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2,
+                          0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
         self.xlim[CK.XL_TRACK_ON] = 1.0
         self._set_phase(Phase.MOVE)
 
@@ -512,6 +532,10 @@ class Controller:
             lo, hi = self.stand.delays.identify_band_s
             return (f" [{1e3 * lo:g}, {1e3 * hi:g}] ms (stand [delays] identify_band_s; configured "
                     f"{1e3 * self.stand.delays.platform_s:g} ms)")
+        if code == Reason.OVERRUN_STREAK and self.loop is not None:
+            st = self.loop.timing.stats()
+            return (f" (the cycle's budget is its period, {1e6 * self.period_s:.0f} µs; cycle work p99 "
+                    f"{st.get('cycle_us_p99', 0.0):.0f} µs, max {st.get('cycle_us_max', 0.0):.0f} µs)")
         if code == Reason.OVERLOAD:
             lp = self.loop
             lim = self.stand.limits
@@ -523,11 +547,30 @@ class Controller:
                         f"max {st.get('lateness_us_max', 0.0):.0f} us")
             quiet = [(name, tr) for name, tr, n in (("sensor", self.links.s_tr, self.safety.ctr[0]),
                                                     ("platform", self.links.p_tr, self.xctr[CK.XC_PSTALE]))
-                     if n >= self.stand.limits.stale_cycles]
+                     if n >= 2]          # quiet for 2 cycles already: a peer gone shows here first
             for name, tr in quiet:
                 out += f"; meanwhile the {name} link went quiet ({self.links.last_frame(tr, self.t)})"
             return out + ": this computer cannot hold the loop's rate now (dockstand check-host; docs/deploy.md)"
         return ""
+
+    def _arming_contact(self, ph: Phase) -> bool:
+        """ARMING_CONTACT: the tared, filtered wrench on the passive unit above the contact levels
+        during the arming move or at READY, where the units are apart by construction — they are
+        still latched from the last run (the move would pull the mechanism apart) or something
+        is in the way. Trips and returns True. Loop thread (Python, outside the dynamics)."""
+        w = self.sensing.w_P
+        f, m = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2), math.sqrt(w[3] ** 2 + w[4] ** 2 + w[5] ** 2)
+        lim = self.stand.limits
+        if f <= lim.contact_force_n and m <= lim.contact_moment_nm:
+            return False
+        what = (f"|f| = {f:.0f} N (contact_force_n {lim.contact_force_n:g} N)" if f > lim.contact_force_n
+                else f"|m| = {m:.0f} N·m (contact_moment_nm {lim.contact_moment_nm:g} N·m)")
+        where = (f"{1e3 * float(np.linalg.norm(self.cmd_pose[:3] - self._move_start[:3])):.0f} mm into "
+                 f"the arming move" if ph is Phase.MOVE else "at READY")
+        self._trip(Reason.ARMING_CONTACT,
+                   f"the passive unit is loaded while arming: {what}, {where}. The units are still latched from "
+                   f"the last run or something is in the way: release the mechanism (undock) and arm again")
+        return True
 
     def _trip(self, code: int, text: str | None = None) -> None:
         self.trip_code = int(code)
@@ -669,6 +712,8 @@ class Controller:
                     and self.phase is not Phase.READY:
                 self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
                                                f"(phase {self.phase.name})")
+            elif sv.state is State.ARMED and ph in (Phase.MOVE, Phase.READY) and self._arming_contact(ph):
+                pass
             else:
                 pose = self.cmd_pose if self._have_cmd else self.meas_pose
                 code = CK.supervise(*self._supervise_args(
@@ -711,8 +756,15 @@ class Controller:
         return True
 
     def _step_move(self, dt: float, pstate) -> bool:
-        if CK.move_eval(self.mv, self.phase_t, self.cmd_pose, self.scr):
-            self._set_phase(Phase.READY)
+        if CK.move_eval(self.mv, self.phase_t - self._move_t0, self.cmd_pose, self.scr):
+            if self._move_rest is None:
+                self._set_phase(Phase.READY)
+            else:                        # the creep is done: the rest of the path at half the run's limits
+                lim = self.stand.limits
+                CK.move_setup(self.mv, self.cmd_pose.copy(), self._move_rest, 0.5 * lim.v_max_m_s,
+                              0.5 * lim.a_max_m_s2, 0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+                self._move_rest = None
+                self._move_t0 = self.phase_t
         return True
 
     def _step_ready(self, dt: float, pstate) -> bool:

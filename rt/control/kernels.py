@@ -149,6 +149,36 @@ def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
 
 
 @njit(**KERNEL)
+def move_waypoint(start, target, creep_m, creep_rad, way, scr):
+    """The pose ``way`` (7) a fraction f of the way along the straight path start -> target
+    (position linearly, orientation about the fixed axis of target = dq (x) start, dq in B), f
+    the smallest that moves at least ``creep_m`` and turns at least ``creep_rad`` (at most 1:
+    the whole path). Returns f. ``scr`` (11) scratch. The arming move's creep (rt.control.controller)."""
+    qc, dq, rv = scr[0:4], scr[4:8], scr[8:11]
+    SP.quat_conj(start[3:7], qc)
+    SP.quat_mul(target[3:7], qc, dq)
+    if dq[0] < 0.0:
+        for i in range(4):
+            dq[i] = -dq[i]
+    SP.quat_to_rotvec(dq, rv)
+    D = math.sqrt((target[0] - start[0]) ** 2 + (target[1] - start[1]) ** 2 + (target[2] - start[2]) ** 2)
+    A = math.sqrt(rv[0] ** 2 + rv[1] ** 2 + rv[2] ** 2)
+    f = 0.0
+    if D > 0.0:
+        f = creep_m / D
+    if A > 0.0 and creep_rad / A > f:
+        f = creep_rad / A
+    if f > 1.0 or (D == 0.0 and A == 0.0):
+        f = 1.0
+    for i in range(3):
+        way[i] = start[i] + f * (target[i] - start[i])
+        rv[i] *= f
+    SP.quat_from_rotvec(rv, dq)
+    SP.quat_mul(dq, start[3:7], way[3:7])
+    return f
+
+
+@njit(**KERNEL)
 def move_eval(mv, t, pose, scr):
     """Pose of the move at time t into ``pose``; ``scr`` (10) scratch. True when finished."""
     T = mv[MV_T]

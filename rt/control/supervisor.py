@@ -6,7 +6,7 @@
      ^                   |  ^  |              |                                        |
      |                   |  |  +--load_case   +--stop (disarm) --> CONFIGURED           |
      +------reset--------+  +-------------------------reset / load_case---------------+
-    any state --trip(reason)--> SAFE          any state --abort--> ABORTED (SAFE stays SAFE)
+    any state --trip(reason)--> SAFE          any state --abort--> ABORTED (SAFE stays SAFE, DONE stays DONE)
     SAFE / ABORTED --reset--> CONFIGURED (case kept) or IDLE (no case)
 
 * ``load_case`` (IDLE, CONFIGURED, DONE): the case is validated by the ``load_case`` guard.
@@ -15,7 +15,8 @@
   guard or before the command is issued; ``start`` is refused until the ``start`` guard says
   the platform is ready.
 * ``tare`` (CONFIGURED, ARMED): no state change; an event.
-* ``abort``: accepted in **every** state, always; never refused by a guard.
+* ``abort``: accepted in **every** state, always; never refused by a guard. In DONE the run's
+  outcome is kept (the state stays DONE; the controller stops whatever still moves).
 * ``trip(reason)``: from the safety monitor, any state -> SAFE (ABORTED stays ABORTED).
 * ``finish(reason)``: end criteria met while RUNNING -> DONE.
 * ``reset``: DONE/SAFE/ABORTED -> CONFIGURED if a case is loaded, else IDLE; CONFIGURED -> IDLE
@@ -176,6 +177,10 @@ class Supervisor:
                          reason=reason))
         if self.state is State.SAFE or self.state is State.ABORTED:
             return Reply(True, self.state, "already in a safe state")
+        if self.state is State.DONE:
+            # the run has finished and the stand stops (or has stopped) on its own: the abort
+            # is honoured (the controller stops whatever still moves) and the outcome is kept
+            return Reply(True, self.state, "the run had already finished: its outcome is kept, the stand stops")
         self.trip_reason = "operator abort"
         self._go(State.ABORTED, command="abort", reason=reason)
         return Reply(True, self.state)

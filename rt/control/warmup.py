@@ -52,6 +52,7 @@ def warm_up(ctl) -> None:
     mv = np.zeros(CK.MV_LEN)
     CK.move_setup(mv, pose, pose, 1.0, 1.0, 1.0, 1.0)
     CK.move_eval(mv, 0.0, np.zeros(7), scr)
+    CK.move_waypoint(pose, pose, 0.03, 0.05, np.zeros(7), np.zeros(11))
     ru = np.zeros(CK.RU_LEN)
     ru[CK.RU_Q0] = 1.0
     out = np.zeros(CP.OUT_LEN)

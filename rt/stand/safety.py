@@ -78,6 +78,7 @@ class Reason(IntEnum):
     OVERLOAD = 23
     MODEL_FAILURE = 24      # the flight model could not be evaluated (rt.control.kernels.hil_cycle_packed)
     DELAY_OUT_OF_BAND = 25  # the identified platform delay left its band (rt.stand.delay_id)
+    ARMING_CONTACT = 26     # a load on the passive unit during the arming move or at READY (units latched/touching)
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
@@ -118,10 +119,21 @@ class SafetyLimits:
     platform_stale_cycles: int = 20      # no STATUS from the platform for this many cycles
     sensor_frozen_samples: int = 50      # this many identical raw samples in a row = a frozen sensor
     arm_timeout_s: float = 30.0          # ENGAGE + tare + move to the initial pose must finish within this
+    # the arming move's creep: its first arming_creep_m / arming_creep_rad at these speeds and
+    # accelerations (also at most half of v_max / a_max ...), so that ARMING_CONTACT stops it within
+    # a fraction of a millimetre of where a load appeared; the rest at half the run's limits
+    arming_creep_m: float = 0.03
+    arming_creep_rad: float = math.radians(3.0)
+    arming_speed_m_s: float = 0.05
+    arming_accel_m_s2: float = 0.25
+    arming_rate_rad_s: float = math.radians(2.0)
+    arming_angular_accel_rad_s2: float = math.radians(10.0)
     # end criterion "capture settled" (not trips; rt.control.kernels.run_statistics)
     contact_force_n: float = 50.0        # |f_P| above this counts as contact (first contact, contact held)
     capture_speed_max_m_s: float = 0.005     # relative speed of A in P below this ...
     capture_rate_max_rad_s: float = math.radians(0.2)   # ... and relative angular rate below this
+    # ARMING_CONTACT: |f_P| above contact_force_n or |m_P| above this during the arming move / READY
+    contact_moment_nm: float = 20.0
 
     def pack(self) -> np.ndarray:
         a = np.zeros(N_LIMITS)
@@ -282,10 +294,12 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.TRACKING_ERROR: f"platform tracking error {v:.6g} m over the limit (lag beyond spec)",
         Reason.SENSOR_FROZEN: f"sensor raw values unchanged for {v:.0f} samples (frozen)",
         Reason.ARM_TIMEOUT: f"arming did not finish within {v:.6g} s",
-        Reason.OVERLOAD: f"loop overloaded: {v:.0f} deadlines missed within the miss window",
+        Reason.OVERLOAD: (f"loop overloaded: more deadlines missed within the miss window than its budget "
+                          f"(the leaky bucket at {v:.2f})"),
         Reason.MODEL_FAILURE: ("the flight model could not be evaluated: the berthing arm's mass matrix is not "
                                "positive definite (state held at the last good cycle)"),
         Reason.DELAY_OUT_OF_BAND: f"identified platform delay {1e3 * v:.3g} ms outside its band",
+        Reason.ARMING_CONTACT: f"a load of {v:.6g} on the passive unit while arming",
     }[r]
 
 

@@ -27,7 +27,7 @@ def test_parquet_reads_back_equal_with_units_and_header(demo_log, tmp_path, monk
     assert cmd_export(_args(demo_log, "--format", "parquet", "-o", str(out))) == 0
     log = read_log(demo_log)
     tab = pq.read_table(out)
-    assert tab.num_rows == log.n_records and pq.ParquetFile(out).num_row_groups == 4
+    assert tab.num_rows == log.n_records and pq.ParquetFile(out).num_row_groups == -(-log.n_records // 3000) > 1
     for c in load_run(demo_log).columns():
         a = log.fields[c.field]
         want = a if a.ndim == 1 else a[:, c.index]
