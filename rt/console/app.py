@@ -136,7 +136,7 @@ class ConsoleApp(App):
                     for n in V.WRENCH:
                         with Horizontal(classes="spark-row"):
                             yield Label(n, classes="spark-label", id=f"spark-label-{n}")
-                            yield Sparkline([0.0], id=f"spark-{n}")
+                            yield Sparkline([0.0], id=f"spark-{n}", summary_function=V.extreme)
                 yield Static("", id="relative", classes="panel")
             with Vertical(classes="col"):
                 yield Static("", id="platform", classes="panel")

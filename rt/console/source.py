@@ -179,8 +179,10 @@ class ReplaySource:
         self.describe = {"fields": self.fields, "identity": {"stand": (self.log.header.get("config") or {}).get("name"),
                                                             "run_id": self.path.stem}}
         self.identity = self.describe["identity"]
+        tn = self.log.fields.get("timing_ns")
         self.status = {"state": None, "case": self.log.header.get("case"), "lease": None, "replay": True,
-                       "lockstep": bool(self.log.header.get("lockstep"))}
+                       # a stepped run (lockstep, a test rig) records no wall-clock timing: all zero
+                       "timing_recorded": bool(tn is not None and np.any(np.asarray(tn) != 0))}
         try:                      # the margins' limits from the log's own config snapshot
             from rt.config.stand import console_limits, stand_from_snapshot
             self.status["limits"] = console_limits(stand_from_snapshot(self.log.header["config"],

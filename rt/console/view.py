@@ -181,13 +181,19 @@ def name_of_platform(code) -> str:
 def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
     if sample is None:
         return "—"
-    if status.get("replay") and status.get("lockstep"):
-        return ("cycle timing not recorded: a lockstep run (paced by the emulator, no wall clock)\n"
+    if status.get("replay") and not status.get("timing_recorded", True):
+        return ("cycle timing not recorded: a stepped run (lockstep or a test rig: no wall clock)\n"
                 f"missed deadlines {int(sample['missed'])}")
     tn = np.asarray(sample["timing_ns"], dtype=float) * 1e-3
     return (f"cycle {tn[1] + tn[2] + tn[3]:7.1f} µs  (read {tn[1]:.0f} update {tn[2]:.0f} write {tn[3]:.0f})\n"
             f"lateness now {tn[0]:7.1f} µs  p99 {trend.lateness_p99():7.1f} µs\n"
             f"missed deadlines {int(sample['missed'])}")
+
+
+def extreme(values) -> float:
+    """A plot column's value: the sample of largest magnitude, sign kept (Textual's Sparkline
+    draws each column's maximum by default, so a negative peak would not show as a dip)."""
+    return max(values, key=abs) if len(values) else 0.0
 
 
 def spark_label(name: str, data) -> str:

@@ -29,6 +29,11 @@ def test_a_wrench_plot_says_its_range():
     assert spark_label("Fz", []) == "Fz"
 
 
+def test_a_plot_column_keeps_a_negative_peak():
+    from rt.console.view import extreme
+    assert extreme([1.0, -5.0, 3.0]) == -5.0 and extreme([1.0, 4.0, -3.0]) == 4.0 and extreme([]) == 0.0
+
+
 def test_the_energy_audit_line_gives_the_verdict():
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "approach_j": 34.99, "vehicles_j": 32.66,
                       "mechanism_j": 32.62, "stand_injected_j": -0.0407, "injected_pct": -0.116, "verdict": "PASS",

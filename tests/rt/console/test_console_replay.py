@@ -61,6 +61,11 @@ def test_replay_ends_on_the_summary_values(recorded):
             await _play_to_end(app, pilot)
             assert src.speed == 10.0 and src.ended
             assert "replay ended at cycle" in app.message and "truncated" not in app.message
+            # a lockstep log holds no link ages or wall-clock timing: said, not shown as 0
+            assert "not recorded" in app.shown["links"] and "not recorded" in app.shown["timing"]
+            assert "t_run" in app.shown["header"]
+            assert "since the log opened" in str(app.w["events"].border_title)
+            assert all(app.w[f"spark-{n}"].summary_function is V.extreme for n in V.WRENCH)
     asyncio.run(go())
     last = log.n_records - 1
     assert app.sample["cycle"] == log.fields["cycle"][last]
