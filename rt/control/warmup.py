@@ -30,6 +30,9 @@ def warm_up(ctl) -> None:
     if case is None:
         case = load_case(Path(rt.SOURCE_ROOT) / "config" / "cases" / "nominal.toml")
     sc = flight_from_case(case)           # scratch vehicles: ctl.sc is untouched
+    # the energy audit's kernel: the run log's writer thread calls it after every run, and a
+    # compilation there would hold the GIL against the loop for seconds
+    sc.invariants()
     # the cycle's kernels on copies, with the argument types of the loop's calls
     cp = _copies
     fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
