@@ -21,6 +21,15 @@ from rt.record.runlog import read_log
 from rt.stand.delay_id import first_order_lag_s
 
 
+def cor_noise_floor_pct(sigma_force_n: float, contact_s: float, dt_s: float, momentum_ns: float,
+                        cor_ideal: float = 1.0) -> float:
+    """One sigma of the measured CoR's scatter that the sensor's white noise alone gives, in %
+    of the ideal CoR: the noise's impulse over the contact, ``sigma_F sqrt(T_c dt)``, over the
+    approach momentum ``m* v`` (docs/validation.md §3.3). Below it a single run cannot tell
+    the loop's error from the noise's."""
+    return 100.0 * sigma_force_n * math.sqrt(contact_s * dt_s) / (momentum_ns * cor_ideal)
+
+
 def cor_from_log(path, contact_n: float = 100.0) -> dict:
     log = read_log(path)
     f = log.fields
@@ -40,9 +49,10 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
         raise ValueError(f"{path}: the contact had not ended when the run did")
     v_before = float(tw[0, 0])
     v_after = float(tw[-1, 0])
+    free = w[:max(0, hit[0] - 5), 0]            # the axial force's noise in free flight before the contact
     return {"cor": -v_after / v_before, "v_before_mps": v_before, "v_after_mps": v_after,
             "contact_start_s": float(tt[hit[0]]), "contact_end_s": float(tt[hit[-1]]),
-            "peak_force_n": float(fn.max())}
+            "peak_force_n": float(fn.max()), "noise_sigma_n": float(np.std(free)) if len(free) >= 50 else math.nan}
 
 
 def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay_error: float = 0.0,
@@ -68,6 +78,13 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
     except ValueError as e:
         raise ValueError(f"{e} (the run ended {out['final_state']}"
                          + (f": {out['trip']})" if out["trip"] else ")")) from None
+    from rt.analysis.energy import approach_energy
+    f0 = read_log(out["log"], ["phase", "x"]).fields
+    e_app = approach_energy(f0["x"][np.nonzero(f0["phase"] == 6)[0][0]], case)
+    momentum = 2.0 * e_app / abs(m["v_before_mps"])            # m* v from E = m* v^2 / 2
+    dt = 1.0 / float(read_log(out["log"], ["t"]).header.get("rate_hz") or 1000.0)
+    m.update(noise_floor_pct=cor_noise_floor_pct(m["noise_sigma_n"], m["contact_end_s"] - m["contact_start_s"],
+                                                 dt, momentum, ideal))
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
              energy_audit=out["energy_audit"])
@@ -113,8 +130,10 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
         f = read_log(m["log"], ["phase", "x"]).fields
         e_app = approach_energy(f["x"][np.nonzero(f["phase"] == 6)[0][0]], load_case(case))
         e, e0 = m["cor"], m["ideal"]
+        err, floor = abs(m["error_pct"]), m["noise_floor_pct"]
+        verdict = "PASS" if err <= bound_pct else ("WITHIN_NOISE" if err <= bound_pct + 2.0 * floor else "FAIL")
         rows.append({"case": case.stem, "cor_ideal": e0, "cor": e, "error_pct": m["error_pct"],
-                     "verdict": "PASS" if abs(m["error_pct"]) <= bound_pct else "FAIL",
+                     "noise_floor_pct": floor, "verdict": verdict,
                      "delay_identified_s": m["delay_identified_s"], "delay_configured_s": stand.delays.platform_s,
                      "kappa_s2": m["kappa_s2"], "first_order_lag_s": m["first_order_lag_s"],
                      "approach_j": e_app, "absorbed_j": e_app * (1.0 - e * e), "ideal_absorbed_j": e_app * (1.0 - e0 * e0),
@@ -124,7 +143,8 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
     return {"bound_pct": bound_pct, "identify": identify or stand.delays.identify,
             "predictor": predictor or stand.delays.predictor,
             "contact_gate": stand.contact_gate.enabled if contact_gate is None else bool(contact_gate),
-            "verdict": "PASS" if all(r["verdict"] == "PASS" and r["trip"] is None for r in rows) else "FAIL",
+            "verdict": ("FAIL" if any(r["verdict"] == "FAIL" or r["trip"] is not None for r in rows) else
+                        "PASS" if all(r["verdict"] == "PASS" for r in rows) else "WITHIN_NOISE"),
             "cases": rows}
 
 
@@ -149,7 +169,13 @@ def format_calibration(res: dict) -> str:
     for r in res["cases"]:
         if r.get("energy_audit"):
             lines.append(f"{r['case']:<20} run log's {format_verdict(r['energy_audit'])}")
+    for r in res["cases"]:
+        lines.append(f"{r['case']:<20} noise floor {r['noise_floor_pct']:.3f} % (1 sigma: the sensor noise's impulse "
+                     f"over the contact, against the approach momentum)")
     lines.append(f"verdict: {res['verdict']}")
+    if res["verdict"] == "WITHIN_NOISE":
+        lines.append("  (an error above the bound but within 2 sigma of the noise floor: one run cannot resolve the "
+                     "bound at this sensor noise; repeat the calibration, or judge the mean of several)")
     return "\n".join(lines)
 
 
@@ -166,4 +192,4 @@ def cmd_calibrate_loop(args) -> int:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     print(json.dumps(res, default=float) if args.json else format_calibration(res))
-    return 0 if res["verdict"] == "PASS" else 1
+    return 1 if res["verdict"] == "FAIL" else 0

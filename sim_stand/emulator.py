@@ -45,6 +45,7 @@ from drivers.transport import make_transport
 from rt.stand import hexapod as HX
 from rt.config.stand import Stand
 from sim_stand.ft_sensor_model import FtSensorModel, SensorNoise
+from sim_stand.ft_sensor_model import seed as ft_seed
 
 log = logging.getLogger("dockstand.emulator")
 
@@ -167,6 +168,7 @@ class SensorDevice:
         sp = stand.sensing
         self.model = FtSensorModel(sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise,
                                    stand.sensor_rate_hz, rng_seed=seed)
+        self.seed = int(seed)
         self.protocol = stand.sensor_protocol
         if self.protocol == "rdt":
             self.dev = RdtDevice(transport, records_per_packet=1, internal_rate_hz=stand.sensor_internal_rate_hz,
@@ -182,6 +184,9 @@ class SensorDevice:
         """Compile the sensor model's kernels on a throwaway copy (the real one's noise and
         drift state stay untouched, so runs stay deterministic)."""
         FtSensorModel(*self._model_args, rng_seed=0).sample(np.zeros(6))
+        # numba's generator is one per process: the throwaway's seed replaced ours (every run
+        # drew the seed-0 stream, whatever [sensor] seed said) -- seed it again
+        ft_seed(self.seed)
 
     def sample(self, w_P: np.ndarray, t: float, frozen: bool = False) -> None:
         status = self.model.sample(w_P)

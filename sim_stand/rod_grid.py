@@ -70,9 +70,8 @@ def closing_speed(p: GridPoint, peak_force_n: float) -> float:
 
 def noise_floor_pct(p: GridPoint, sigma_force_n: float, peak_force_n: float) -> float:
     """One sigma of the CoR's scatter from the sensor noise inside the contact (module docstring), %."""
-    v = closing_speed(p, peak_force_n)
-    t_c = math.pi / p.omega_radps
-    return 100.0 * sigma_force_n * math.sqrt(t_c * DT) / (p.m_star_kg * v)
+    from sim_stand.calibration import cor_noise_floor_pct
+    return cor_noise_floor_pct(sigma_force_n, math.pi / p.omega_radps, DT, p.m_star_kg * closing_speed(p, peak_force_n))
 
 
 def _vehicle(name: str, mass: float, inertia: tuple, port_x: float) -> str:
