@@ -175,7 +175,7 @@ def format_calibration(res: dict) -> str:
     lines.append(f"verdict: {res['verdict']}")
     if res["verdict"] == "WITHIN_NOISE":
         lines.append("  (an error above the bound but within 2 sigma of the noise floor: one run cannot resolve the "
-                     "bound at this sensor noise; repeat the calibration, or judge the mean of several)")
+                     "bound at this sensor noise; repeat the calibration (on the emulator: with another [sensor] seed) and judge the mean of several)")
     return "\n".join(lines)
 
 

@@ -121,6 +121,18 @@ def quintic(u):
     return u * u * u * (10.0 + u * (-15.0 + 6.0 * u))
 
 
+@njit(**KERNEL)
+def rotation_between(q0, q1, qc, dq, rv):
+    """``rv`` (3): the rotation vector of ``dq`` with q1 = dq (x) q0 (dq in B), the short way
+    round; ``qc``, ``dq`` (4) scratch (``dq`` holds it as a quaternion)."""
+    SP.quat_conj(q0, qc)
+    SP.quat_mul(q1, qc, dq)
+    if dq[0] < 0.0:
+        for i in range(4):
+            dq[i] = -dq[i]
+    SP.quat_to_rotvec(dq, rv)
+
+
 @njit(cache=True)
 def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
     """Fill ``mv`` for a rest-to-rest move start -> target (poses, 7) within the speed and
@@ -133,12 +145,7 @@ def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
         mv[MV_DP + i] = target[i] - start[i]
     for i in range(4):
         mv[MV_Q0 + i] = start[3 + i]
-    SP.quat_conj(start[3:7], qc)
-    SP.quat_mul(target[3:7], qc, dq)          # target = dq (x) start, dq in B
-    if dq[0] < 0.0:
-        for i in range(4):
-            dq[i] = -dq[i]
-    SP.quat_to_rotvec(dq, rv)
+    rotation_between(start[3:7], target[3:7], qc, dq, rv)          # target = dq (x) start, dq in B
     for i in range(3):
         mv[MV_RV + i] = rv[i]
     D = math.sqrt(mv[MV_DP] ** 2 + mv[MV_DP + 1] ** 2 + mv[MV_DP + 2] ** 2)
@@ -155,12 +162,7 @@ def move_waypoint(start, target, creep_m, creep_rad, way, scr):
     the smallest that moves at least ``creep_m`` and turns at least ``creep_rad`` (at most 1:
     the whole path). Returns f. ``scr`` (11) scratch. The arming move's creep (rt.control.controller)."""
     qc, dq, rv = scr[0:4], scr[4:8], scr[8:11]
-    SP.quat_conj(start[3:7], qc)
-    SP.quat_mul(target[3:7], qc, dq)
-    if dq[0] < 0.0:
-        for i in range(4):
-            dq[i] = -dq[i]
-    SP.quat_to_rotvec(dq, rv)
+    rotation_between(start[3:7], target[3:7], qc, dq, rv)
     D = math.sqrt((target[0] - start[0]) ** 2 + (target[1] - start[1]) ** 2 + (target[2] - start[2]) ** 2)
     A = math.sqrt(rv[0] ** 2 + rv[1] ** 2 + rv[2] ** 2)
     f = 0.0
@@ -229,12 +231,7 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
         qc = scr[0:4]
         dq = scr[4:8]
         rv = scr[8:11]
-        SP.quat_conj(prev_pose[3:7], qc)
-        SP.quat_mul(pose[3:7], qc, dq)
-        if dq[0] < 0.0:
-            for i in range(4):
-                dq[i] = -dq[i]
-        SP.quat_to_rotvec(dq, rv)
+        rotation_between(prev_pose[3:7], pose[3:7], qc, dq, rv)
         for i in range(3):
             vel[i] = (pose[i] - prev_pose[i]) / dt
             vel[3 + i] = rv[i] / dt
