@@ -1,6 +1,7 @@
 """The console (Textual Pilot) against a controller in lockstep with the emulator
 (tests/rt/console/live_rig.py): it follows a docking IDLE -> CONFIGURED -> ARMED -> RUNNING ->
-DONE (capture settled), its panels show the run log's values for the cycle they show;
+DONE (the case's time limit: the emulator's latches capture, but the controller has no latch
+input and the residual relative speed stays above the capture-settled criterion; docs/console.md), its panels show the run log's values for the cycle they show;
 arm/start/abort from its keys reach the controller; a console without the lease and a
 ``--watch`` console get their leased commands refused (the latter never sends them), while
 abort needs no lease and drives the stand to its safe state."""
