@@ -79,19 +79,18 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
         raise ValueError(f"{e} (the run ended {out['final_state']}"
                          + (f": {out['trip']})" if out["trip"] else ")")) from None
     from rt.analysis.energy import approach_energy
-    f0 = read_log(out["log"], ["phase", "x"]).fields
-    e_app = approach_energy(f0["x"][np.nonzero(f0["phase"] == 6)[0][0]], case)
+    log = read_log(out["log"], ["phase", "x", "delay"])
+    dt = 1.0 / float(log.header.get("rate_hz") or 1000.0)
+    e_app = approach_energy(log.fields["x"][np.nonzero(log.fields["phase"] == 6)[0][0]], case)
     momentum = 2.0 * e_app / abs(m["v_before_mps"])            # m* v from E = m* v^2 / 2
-    dt = 1.0 / float(read_log(out["log"], ["t"]).header.get("rate_hz") or 1000.0)
-    m.update(noise_floor_pct=cor_noise_floor_pct(m["noise_sigma_n"], m["contact_end_s"] - m["contact_start_s"],
-                                                 dt, momentum, ideal))
+    m.update(approach_j=e_app, noise_floor_pct=cor_noise_floor_pct(
+        m["noise_sigma_n"], m["contact_end_s"] - m["contact_start_s"], dt, momentum, ideal))
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
              energy_audit=out["energy_audit"])
-    log = read_log(out["log"], ["delay"])
     f = log.fields["delay"]
     kappa = float(f[-1, 2]) if f.shape[1] > 2 else math.nan        # logs before kappa: two columns
-    lag = first_order_lag_s(kappa, 1.0 / float(log.header.get("rate_hz") or 1000.0))
+    lag = first_order_lag_s(kappa, dt)
     m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
              else None, kappa_s2=kappa if math.isfinite(kappa) else None,
              first_order_lag_s=lag if math.isfinite(lag) else None)
@@ -114,8 +113,6 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
     ``contact_gate``, ``predictor`` override the stand's ``[delays] identify``,
     ``[sensor.contact_gate] enabled`` and ``[delays] predictor`` (the fidelity settings: "feed",
     True, "jerk"). Each case's run-log energy audit (rt.analysis.audit) comes with it."""
-    from rt.analysis.energy import approach_energy
-    from rt.config.case import load_case
     from rt.config.stand import load_stand
     from sim_stand.cli import DEFAULT_STAND, REPO, lockstep_stand
     from sim_stand.world_config import load_emulator
@@ -127,8 +124,7 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
         case = REPO / "config" / "cases" / name
         m = rod_hil(case, True, log_dir=log_dir, emulator_path=emulator_path, identify=identify,
                     contact_gate=contact_gate, stand_path=stand_path, predictor=predictor)
-        f = read_log(m["log"], ["phase", "x"]).fields
-        e_app = approach_energy(f["x"][np.nonzero(f["phase"] == 6)[0][0]], load_case(case))
+        e_app = m["approach_j"]
         e, e0 = m["cor"], m["ideal"]
         err, floor = abs(m["error_pct"]), m["noise_floor_pct"]
         verdict = "PASS" if err <= bound_pct else ("WITHIN_NOISE" if err <= bound_pct + 2.0 * floor else "FAIL")

@@ -464,23 +464,26 @@ class Controller:
         target = self.runup_start_pose()
         lim = self.stand.limits
         start = self.cmd_pose.copy() if self._have_cmd else self.meas_pose.copy()
-        self._move_start = start.copy()
+        self._move_start = start
         way = target.copy()
         touched = self.stats[CK.ST_FIRST_CONTACT] >= 0.0      # the last run's (reset at the next start)
         f = CK.move_waypoint(start, target, lim.arming_creep_m, lim.arming_creep_rad, way, np.zeros(11)) \
             if touched else 1.0
         self._move_rest = target if f < 1.0 else None
         self._move_t0 = 0.0
-        if touched:
-            CK.move_setup(self.mv, start, way, min(0.5 * lim.v_max_m_s, lim.arming_speed_m_s),
-                          min(0.5 * lim.a_max_m_s2, lim.arming_accel_m_s2),
-                          min(0.5 * lim.omega_max_rad_s, lim.arming_rate_rad_s),
-                          min(0.5 * lim.alpha_max_rad_s2, lim.arming_angular_accel_rad_s2))
-        else:
-            CK.move_setup(self.mv, start, target, 0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2,
-                          0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+        CK.move_setup(self.mv, start, way, *self._arming_limits(creep=touched))
         self.xlim[CK.XL_TRACK_ON] = 1.0
         self._set_phase(Phase.MOVE)
+
+    def _arming_limits(self, creep: bool) -> tuple[float, float, float, float]:
+        """The arming move's speed, acceleration, angular rate and angular acceleration: half
+        the run's limits, or the creep's ``arming_*`` ones if lower."""
+        lim = self.stand.limits
+        half = (0.5 * lim.v_max_m_s, 0.5 * lim.a_max_m_s2, 0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+        if not creep:
+            return half
+        return tuple(min(h, c) for h, c in zip(half, (lim.arming_speed_m_s, lim.arming_accel_m_s2,
+                                                      lim.arming_rate_rad_s, lim.arming_angular_accel_rad_s2)))
 
     def _begin_run(self) -> None:
         self.sc = flight_from_case(self.case)
@@ -713,7 +716,7 @@ class Controller:
                 self._trip(Reason.ARM_TIMEOUT, f"arming did not finish within {self.stand.limits.arm_timeout_s:g} s "
                                                f"(phase {self.phase.name})")
             elif sv.state is State.ARMED and ph in (Phase.MOVE, Phase.READY) and self._arming_contact(ph):
-                pass
+                pass                     # tripped ARMING_CONTACT (the units are apart by construction here)
             else:
                 pose = self.cmd_pose if self._have_cmd else self.meas_pose
                 code = CK.supervise(*self._supervise_args(
@@ -760,9 +763,7 @@ class Controller:
             if self._move_rest is None:
                 self._set_phase(Phase.READY)
             else:                        # the creep is done: the rest of the path at half the run's limits
-                lim = self.stand.limits
-                CK.move_setup(self.mv, self.cmd_pose.copy(), self._move_rest, 0.5 * lim.v_max_m_s,
-                              0.5 * lim.a_max_m_s2, 0.5 * lim.omega_max_rad_s, 0.5 * lim.alpha_max_rad_s2)
+                CK.move_setup(self.mv, self.cmd_pose.copy(), self._move_rest, *self._arming_limits(creep=False))
                 self._move_rest = None
                 self._move_t0 = self.phase_t
         return True
