@@ -65,7 +65,8 @@ def genuine(rnd: random.Random) -> tuple[str, bytes]:
     if k == 2:
         return "status", encode_status(seq, t, rnd.randrange(5), rnd.getrandbits(16), rnd.getrandbits(32),
                                        [rnd.uniform(-2, 2) for _ in range(7)],
-                                       [rnd.uniform(0.5, 2) for _ in range(6)], rnd.randrange(3))
+                                       [rnd.uniform(0.5, 2) for _ in range(6)], rnd.randrange(3),
+                                       rnd.getrandbits(32))
     if k == 3:
         recs = [(rnd.getrandbits(32), rnd.getrandbits(32), rnd.getrandbits(32),
                  [rnd.randint(-2**31, 2**31 - 1) for _ in range(6)]) for _ in range(rnd.randint(1, 4))]
@@ -170,7 +171,7 @@ def fuzz(frames: int, seed: int = 1, decoders: dict | None = None) -> dict:
                     enc = {"sensor": lambda s: encode_sensor_frame(s.seq, s.time_ns, list(s.counts), s.status),
                            "command": lambda c: encode_command(c.command, c.seq, c.host_time_ns, c.values),
                            "status": lambda s: encode_status(s.seq, round(s.device_time * 1e9), s.state, s.fault,
-                                                             s.last_cmd_seq, s.pose, s.lengths, s.mode)}[name]
+                                                             s.last_cmd_seq, s.pose, s.lengths, s.mode, s.inputs)}[name]
                     bad = False
                     dec[name](m, checked=True)      # trusts the transport's CRC: must not raise
                     r = dec[name](m)

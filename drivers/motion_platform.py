@@ -68,7 +68,7 @@ class FaultCode(IntEnum):
 
 _POSE = struct.Struct("<7d")
 _LENGTHS = struct.Struct("<6d")
-_STATUS = struct.Struct("<BBHI7d6d")      # state, mode, fault, last_cmd_seq, pose, lengths (112 B)
+_STATUS = struct.Struct("<BBHI7d6dI")     # state, mode, fault, last_cmd_seq, pose, lengths, inputs (116 B)
 _FRAME_HEAD = struct.Struct("<2sBBBBIQ")
 _HEAD_FIELDS = struct.Struct("<IQ")
 _PAYLOAD_LEN = {Command.POSE: _POSE.size, Command.LENGTHS: _LENGTHS.size}
@@ -96,6 +96,8 @@ class PlatformStatus(NamedTuple):
     pose: np.ndarray          # [x y z qw qx qy qz]: platform top in its base frame, m
     lengths: np.ndarray       # 6 measured actuator lengths, m
     host_time: float = 0.0    # s, time.monotonic() when received (0 when decoded by the codec)
+    inputs: int = 0           # the controller's digital inputs, bit k = input k (the stand wires
+                              # the docking mechanism's status signals to them: [platform.inputs])
 
 
 def _frame(ftype: int, seq: int, time_ns: int, payload_struct=None, values=()) -> bytes:
@@ -148,13 +150,13 @@ def decode_command(frame, checked: bool = False) -> PlatformCommand | None:
 
 
 def encode_status(seq: int, device_time_ns: int, state: PlatformState | int, fault: int,
-                  last_cmd_seq: int, pose, lengths, mode: Mode | int = Mode.NONE) -> bytes:
-    """Device side: a STATUS frame."""
+                  last_cmd_seq: int, pose, lengths, mode: Mode | int = Mode.NONE, inputs: int = 0) -> bytes:
+    """Device side: a STATUS frame (``inputs``: the digital-input word, u32)."""
     if len(pose) != 7 or len(lengths) != 6:
         raise ValueError("pose needs 7 values, lengths 6")
     return _frame(STATUS_TYPE, seq, device_time_ns, _STATUS,
                   (int(state), int(mode), int(fault) & 0xFFFF, last_cmd_seq & 0xFFFFFFFF,
-                   *pose, *lengths))
+                   *pose, *lengths, int(inputs) & 0xFFFFFFFF))
 
 
 def decode_status(frame, checked: bool = False, host_time: float = 0.0) -> PlatformStatus | None:
@@ -169,12 +171,12 @@ def decode_status(frame, checked: bool = False, host_time: float = 0.0) -> Platf
     mode = _MODES.get(v[1])
     if state is None or mode is None:
         return None
-    for x in v[4:]:
+    for x in v[4:17]:
         if not _isfinite(x):            # a NaN measured pose never reaches the controller
             return None
-    arr = np.array(v[4:], dtype=np.float64)
+    arr = np.array(v[4:17], dtype=np.float64)
     return PlatformStatus(seq, t_ns * 1e-9, state, mode, _FAULTS.get(v[2], v[2]), v[3], arr[:7],
-                          arr[7:], host_time)
+                          arr[7:], host_time, v[17])
 
 
 # ----------------------------------------------------------------------------- host driver
@@ -329,13 +331,13 @@ class MotionPlatformDevice:
         return out
 
     def encode_next_status(self, state, fault, last_cmd_seq, pose, lengths, mode=Mode.NONE,
-                           device_time: float | None = None) -> bytes:
+                           device_time: float | None = None, inputs: int = 0) -> bytes:
         t_ns = time.monotonic_ns() if device_time is None else int(round(device_time * 1e9))
-        frame = encode_status(self.seq, t_ns, state, fault, last_cmd_seq, pose, lengths, mode)
+        frame = encode_status(self.seq, t_ns, state, fault, last_cmd_seq, pose, lengths, mode, inputs)
         self.seq = (self.seq + 1) & 0xFFFFFFFF
         return frame
 
     def send_status(self, state, fault, last_cmd_seq, pose, lengths, mode=Mode.NONE,
-                    device_time: float | None = None) -> bool:
+                    device_time: float | None = None, inputs: int = 0) -> bool:
         return self.transport.send(self.encode_next_status(state, fault, last_cmd_seq, pose, lengths,
-                                                           mode, device_time))
+                                                           mode, device_time, inputs))

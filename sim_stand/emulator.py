@@ -11,7 +11,9 @@
 * :class:`SensorDevice` — ``sim_stand.ft_sensor_model`` (noise, drift, saturation, inverse
   calibration, quantisation) feeding the framed serial protocol or ATI RDT over UDP.
 * :class:`Emulator` — one :meth:`tick` is one controller period: take the platform frames,
-  advance the world, answer with one sensor sample and one STATUS. ``lockstep`` mode ticks
+  advance the world, answer with one sensor sample and one STATUS (its digital inputs carry
+  the emulated mechanism's capture and latch signals on the bits ``[platform.inputs]`` wires,
+  as the mechanism's control unit would). ``lockstep`` mode ticks
   once per received platform frame (deterministic, faster than real time); ``realtime`` mode
   ticks on absolute deadlines of the wall clock, sleeping in between (it never spins, so it
   does not starve a controller on the same machine).
@@ -399,7 +401,7 @@ class Emulator:
         if not silent:
             p = self.platform
             self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
-                                  p.mode, device_time=t)
+                                  p.mode, device_time=t, inputs=self.world.input_word(self.stand.mechanism_inputs))
             self.status_sent += 1
 
     # ------------------------------------------------------------------ modes

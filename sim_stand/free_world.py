@@ -44,6 +44,10 @@ class FreeSpaceWorld(PlatformReadings):
         if e > self.stats["max_excursion_m"]:
             self.stats["max_excursion_m"] = e
 
+    def input_word(self, inputs) -> int:
+        """No mechanism: no status signal is ever set."""
+        return 0
+
     def relative_pose_PA(self) -> np.ndarray:
         """A in P from the platform pose and the stand geometry (B, P in W; A in T)."""
         st = self.stand

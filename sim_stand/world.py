@@ -441,7 +441,9 @@ class StandWorld(PlatformReadings):
         world.platform_fault, world.captured, world.events, world.stats, world.relative_pose_PA()
     """
 
-    def __init__(self, stand: Stand, emu: EmulatorConfig | str | None = None):
+    def __init__(self, stand: Stand, emu: EmulatorConfig | str | None = None, mechanism=None):
+        """``mechanism``: a parallel mechanism's config (``sim_stand.mechanism.MechanismConfig``)
+        instead of the one ``emu`` names (a campaign's dispersed coefficients)."""
         if emu is None or isinstance(emu, (str, bytes)) or hasattr(emu, "__fspath__"):
             emu = load_emulator(emu)
         self.stand = stand
@@ -472,7 +474,7 @@ class StandWorld(PlatformReadings):
         self.gs = np.zeros(GS_LEN)
         self.go = np.zeros(GO_LEN)
         # ---- mechanism and contact (allocated for both models: the rod leaves them unused)
-        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
+        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path, mechanism)
         w[W_KIND] = self.mech_kind
         w[W_COM:W_COM + 3] = com
         self.packed = build_interface(load_interface(emu.interface_path))
@@ -661,6 +663,20 @@ class StandWorld(PlatformReadings):
 
     def latch_states(self) -> list[str]:
         return latch_state_names(self.packed, self.cst)
+
+    def input_word(self, inputs) -> int:
+        """The mechanism's status signals as the stand wires them to the platform controller's
+        digital inputs (``inputs``: rt.config.stand.MechanismInputs): soft capture, and each
+        capture latch closed (engaged) in the interface's latch order (capture sensors are not
+        latches). What the emulator's STATUS carries."""
+        if not inputs.wired:
+            return 0
+        closed = ()
+        if self.model == "mechanism":
+            lat = self.packed.lat
+            closed = tuple(self.cst[CK.S_LATCH0 + l] == CK.LAT_ENGAGED for l in range(lat.shape[0])
+                           if lat[l, CK.L_KIND] == 0.0)
+        return inputs.word(self.captured, closed)
 
     @property
     def stats(self) -> dict:

@@ -31,7 +31,7 @@ FORMATS = ("csv", "parquet", "mcap")
 GROUPS = (("/wrench", ("w_P", "w_S", "base_wrench")),
           ("/relative", ("rel_pose", "rel_twist", "rel_acc")),
           ("/platform", ("cmd_pose", "meas_pose", "cmd_twist", "cmd_acc", "cmd_lengths", "meas_lengths",
-                         "platform_state", "platform_fault", "platform_last_seq")),
+                         "platform_state", "platform_fault", "platform_last_seq", "platform_inputs")),
           ("/timing", ("timing_ns", "missed", "crc_errors", "seq_gaps")),
           ("/state", ("state", "phase", "trip", "captured", "contacts", "penetration")))
 

@@ -52,7 +52,7 @@ UNITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rel_acc": (_TWIST, _ACC_U), "cmd_acc": (_TWIST, _ACC_U),
     "cmd_lengths": (_LEG, ("m",) * 6), "meas_lengths": (_LEG, ("m",) * 6),
     "platform_state": (("platform_state",), ("code",)), "platform_fault": (("platform_fault",), ("code",)),
-    "platform_last_seq": (("platform_last_seq",), ("1",)),
+    "platform_last_seq": (("platform_last_seq",), ("1",)), "platform_inputs": (("platform_inputs",), ("bits",)),
     "crc_errors": (("crc_errors",), ("count",)), "seq_gaps": (("seq_gaps",), ("count",)),
     "missed": (("missed",), ("count",)),
     "captured": (("captured",), ("1",)), "penetration": (("penetration",), ("m",)),

@@ -85,6 +85,45 @@ class ContactGate:
 
 
 @dataclass(frozen=True)
+class MechanismInputs:
+    """[platform.inputs]: which bit of the STATUS frame's digital-input word carries which of
+    the docking mechanism's status signals (docs/controller.md, "Mechanism inputs"); -1 / empty:
+    not wired. ``capture``: soft capture (every capture latch closed; a berthing snare closed on
+    the fixture); ``latches``: each capture latch closed, in the mechanism's latch order."""
+    capture: int = -1
+    latches: tuple[int, ...] = ()
+
+    @property
+    def wired(self) -> bool:
+        return self.capture >= 0 or bool(self.latches)
+
+    def word(self, captured: bool, latches_closed=()) -> int:
+        """The input word a mechanism in this state sets (the emulator's device end)."""
+        w = (1 << self.capture) if captured and self.capture >= 0 else 0
+        for bit, closed in zip(self.latches, latches_closed):
+            if closed:
+                w |= 1 << bit
+        return w
+
+
+def _mechanism_inputs(pf: Table) -> MechanismInputs:
+    it = pf.table("inputs", {})
+    cap = it.int("capture", -1, ge=-1, le=31)
+    raw = it._get("latches", [])
+    if not isinstance(raw, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in raw):
+        raise it.error("latches", f"expected an array of bit numbers (0..31), got {raw!r}")
+    bad = [b for b in raw if not 0 <= b <= 31]
+    if bad:
+        raise it.error("latches", f"bit {bad[0]} is outside the 32-bit input word (0..31)")
+    used = ([cap] if cap >= 0 else []) + list(raw)
+    dup = sorted({b for b in used if used.count(b) > 1})
+    if dup:
+        raise it.error("latches" if raw else "capture", f"bit {dup[0]} carries two signals")
+    it.done()
+    return MechanismInputs(cap, tuple(raw))
+
+
+@dataclass(frozen=True)
 class Stand:
     file: Path
     name: str
@@ -103,6 +142,7 @@ class Stand:
     sensor_link: dict
     platform_link: dict
     command_mode: str                 # "pose" | "lengths"
+    mechanism_inputs: MechanismInputs  # [platform.inputs]: the mechanism's signals in the STATUS input word
     hexapod: HX.HexapodGeometry
     platform_base: Pose               # B in W
     active_mount: Pose                # A in T
@@ -176,13 +216,15 @@ def endpoint_is_local(endpoint: str) -> bool:
 
 def console_limits(stand: "Stand") -> dict:
     """The limits a console draws its margins against (leg travel, force/torque trip levels,
-    command speeds): from a live controller's ``status`` or a run log's config snapshot."""
+    command speeds) and the wiring of the mechanism's signals it reads from the platform's input
+    word: from a live controller's ``status`` or a run log's config snapshot."""
     lim, g = stand.limits, stand.hexapod
     frac = lim.rating_fraction
     return {"length_min_m": g.length_min_m, "length_max_m": g.length_max_m,
             "force_trip_n": [frac * r for r in lim.sensor_rating[:3]],
             "torque_trip_nm": [frac * r for r in lim.sensor_rating[3:]],
-            "v_max_m_s": lim.v_max_m_s, "omega_max_rad_s": lim.omega_max_rad_s}
+            "v_max_m_s": lim.v_max_m_s, "omega_max_rad_s": lim.omega_max_rad_s,
+            "capture_bit": stand.mechanism_inputs.capture, "latch_bits": list(stand.mechanism_inputs.latches)}
 
 
 STAND_ENV = "DOCKSTAND_STAND"
@@ -343,6 +385,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     pf = t.table("platform")
     mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
     platform_link = _transport(pf, "link", "frame", "the motion-platform protocol (whole CRC-checked frames)")
+    mech_inputs = _mechanism_inputs(pf)
     pf.done()
 
     # ---- hexapod
@@ -456,6 +499,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
+                 mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,

@@ -123,6 +123,7 @@ class ConsoleApp(App):
         self.shown: dict = {}                  # panel id -> text shown (tests compare with the run log)
         self.replies: list[dict] = []
         self.events: list[dict] = []
+        self.capture_t_run: float | None = None   # the run's capture signal (its event), for the mechanism line
         self.frame_ms: deque = deque(maxlen=10000)
         self.message = ""
 
@@ -169,8 +170,13 @@ class ConsoleApp(App):
             self.source.events_reset = False
             self.events.clear()
             self.w["events"].clear()
+            self.capture_t_run = None
         for ev in events:
             self.events.append(ev)
+            if ev.get("kind") == "run_start":
+                self.capture_t_run = None
+            elif ev.get("kind") == "capture" and self.capture_t_run is None:
+                self.capture_t_run = ev.get("t_run")
             self.w["events"].write(V.fmt_event(ev))
         for r in replies:
             self.replies.append(r)
@@ -193,7 +199,8 @@ class ConsoleApp(App):
         self.trend.add(s)
         texts = {
             "wrench": V.fmt_wrench(s["w_P"]),
-            "relative": V.fmt_relative(s["rel_pose"], s["rel_twist"]),
+            "relative": (V.fmt_relative(s["rel_pose"], s["rel_twist"]) + "\n"
+                         + V.fmt_mechanism(s, limits, self.capture_t_run)),
             "platform": V.fmt_platform(s["cmd_pose"], s["meas_pose"], s["cmd_lengths"], limits),
             "margins": "\n".join(V.margin_bar(n, u) for n, u in V.margins(s, limits)) or "limits: waiting for status",
             "links": V.fmt_links(s, st),
@@ -203,6 +210,10 @@ class ConsoleApp(App):
             if self.shown.get(k) != text:
                 self.w[k].update(text)
                 self.shown[k] = text
+        title = V.wrench_title(s, st)
+        if self.shown.get("wrench_title") != title:
+            self.w["wrench"].border_title = title
+            self.shown["wrench_title"] = title
         win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n)
         for k, n in enumerate(V.WRENCH):
             data = list(self.trend.wrench[k]) if win is None else win[:, k].tolist()

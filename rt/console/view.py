@@ -19,6 +19,7 @@ STATE_STYLE = {"IDLE": "white", "CONFIGURED": "cyan", "ARMED": "yellow", "RUNNIN
                "SAFE": "bold red", "ABORTED": "bold red"}
 WRENCH = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
 PLATFORM_STATES = {0: "IDLE", 1: "ENGAGED", 2: "FROZEN", 3: "FAULT", 4: "E_STOPPED"}
+STALE_STATUS_S = 0.1      # a platform state older than this is shown as stale (its link is silent)
 
 
 def name_of(table: tuple, code) -> str:
@@ -34,6 +35,22 @@ def fmt_wrench(w) -> str:
     f = "  ".join(f"{n} {v:+9.1f} N" for n, v in zip(WRENCH[:3], w[:3]))
     m = "  ".join(f"{n} {v:+8.2f} N·m" for n, v in zip(WRENCH[3:], w[3:]))
     return f"{f}\n{m}"
+
+
+def wrench_title(sample: dict | None, status: dict) -> str:
+    """The contact-wrench panel's title: whether the wrench shown is tared. Live from the
+    controller's ``status`` (``tared``: a tare has finished since it started; before that the
+    passive unit's weight and the sensor's offset are in the numbers); a replay from the phase
+    (a run log opens at the arm's tare, which ends before the MOVE)."""
+    if status.get("replay"):
+        tared = sample is not None and int(sample["phase"]) >= PHASES.index("MOVE")
+    else:
+        tared = bool(status.get("tared"))
+    if tared:
+        return "contact wrench · on P, tared, filtered"
+    if status.get("taring") or (status.get("replay") and sample is not None and name_of(PHASES, sample["phase"]) == "TARE"):
+        return "contact wrench · [yellow]UNTARED: taring now[/]"
+    return "contact wrench · [yellow]UNTARED (no tare yet: the unit's weight and the sensor offset included)[/]"
 
 
 def fmt_relative(rel_pose, rel_twist) -> str:
@@ -61,6 +78,31 @@ def fmt_platform(cmd_pose, meas_pose, lengths, limits: dict | None) -> str:
     else:
         lines.append("legs " + " ".join(f"{L:5.3f}" for L in legs) + " m")
     return "\n".join(lines)
+
+
+def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None) -> str:
+    """The docking mechanism's signals on the platform's digital inputs (``platform_inputs``,
+    wired by the stand's ``[platform.inputs]``: ``limits`` capture_bit / latch_bits): capture
+    latched or open, with the run time it rose, and each capture latch."""
+    word = sample.get("platform_inputs")
+    if word is None:
+        return "mechanism  — (this record has no platform inputs: an older log)"
+    bits = (limits or {}).get("capture_bit", -1), (limits or {}).get("latch_bits") or []
+    if limits is None:
+        return "mechanism  — (waiting for status)"
+    if bits[0] < 0 and not bits[1]:
+        return "mechanism  signals not wired (the stand config has no [platform.inputs])"
+    w = int(word)
+    parts = []
+    if bits[0] >= 0:
+        if (w >> bits[0]) & 1:
+            when = f" at t_run {capture_t_run:.3f} s" if capture_t_run is not None else ""
+            parts.append(f"[bold green]CAPTURED[/]{when}")
+        else:
+            parts.append("capture open")
+    if bits[1]:
+        parts.append("latches " + " ".join(f"{k + 1}{'●' if (w >> b) & 1 else '○'}" for k, b in enumerate(bits[1])))
+    return "mechanism  " + "   ".join(parts)
 
 
 def _vec(v, f: str) -> str:
@@ -155,7 +197,11 @@ def fmt_links(sample: dict | None, status: dict) -> str:
     if sample is not None:
         lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
                      f"new sample {'yes' if sample['new_sample'] else 'no'}")
-        lines.append(f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}")
+        line = f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}"
+        age = (links.get("platform") or {}).get("last_frame_age_s")
+        if isinstance(age, (int, float)) and age > STALE_STATUS_S:
+            line = f"[yellow]{line}  (stale: the last STATUS came {age:.1f} s ago)[/]"
+        lines.append(line)
         if "delay" in sample:
             lines.append(fmt_delay(sample["delay"]))
     return "\n".join(lines)
@@ -256,6 +302,13 @@ def fmt_event(ev: dict) -> str:
         return f"{head} phase {ev.get('phase')}"
     if kind == "first_contact":
         return f"{head} [bold]first contact[/] t_run {ev.get('t_run', 0.0):.3f} s"
+    if kind in ("capture", "capture_released", "latch_closed", "latch_opened"):
+        when = f" t_run {ev['t_run']:.3f} s" if isinstance(ev.get("t_run"), (int, float)) else f" ({ev.get('phase', '')})"
+        if kind == "capture":
+            return f"{head} [bold green]capture[/]: the mechanism reports soft capture{when}"
+        if kind == "capture_released":
+            return f"{head} [bold yellow]capture released[/]: the mechanism's capture signal dropped{when}"
+        return f"{head} latch {ev.get('latch')} {'closed' if kind == 'latch_closed' else 'open'}{when}"
     if kind == "supervisor_finish":
         return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
     rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias")}

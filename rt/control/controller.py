@@ -49,6 +49,7 @@ from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
+from rt.control import mechanism_inputs as MI
 from rt.dynamics import coupling as CP
 from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
@@ -74,7 +75,7 @@ from rt.control.supervisor import Event, State, Supervisor
 
 # the cycle's fixed indices into ``ins`` (rt.control.kernels IN_*), as module constants: the
 # shell's per-cycle Python reads them as globals
-_IN_LK_ERR, _IN_TXLEN = CK.IN_LK_ERR, CK.IN_TXLEN
+_IN_LK_ERR, _IN_TXLEN, _IN_INPUTS_CHG = CK.IN_LK_ERR, CK.IN_TXLEN, CK.IN_INPUTS_CHG
 _S_ACC, _P_ACC = CK.IN_LK_S + WK.LK_ACC, CK.IN_LK_P + WK.LK_ACC
 
 log = logging.getLogger("dockstand.controller")
@@ -148,6 +149,8 @@ class Controller:
         self.phase = Phase.IDLE
         self.phase_t = 0.0
         self.t_run = 0.0           # dynamics time (s) since the start of the case
+        self.capture_t_run = None  # t_run when the mechanism's capture signal rose in this run (None: not yet)
+        self.log_extra: dict = {}  # more run-log header entries (a campaign's sample: its values)
         self.t = 0.0               # controller time (s) since the loop started
         self._prev_tns = -1
         self.dt = self.period_s    # the last cycle's length (read)
@@ -346,7 +349,17 @@ class Controller:
                           "platform": self.links.link_report(self.platform.transport)},
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
-                "run_id": self.run_id, "limits": self._console_limits()}
+                "run_id": self.run_id, "limits": self._console_limits(), "mechanism": self.mechanism(),
+                "tared": self.sensing.tared, "taring": self.sensing.taring}
+
+    def mechanism(self) -> dict:
+        """The mechanism's wired signals in the newest STATUS (``rt.control.mechanism_inputs``)
+        and the run's capture time. Not real-time (allocates)."""
+        cfg = self.stand.mechanism_inputs
+        d = MI.describe(cfg, int(self.ins[CK.IN_INPUTS]))
+        d.update(wired=cfg.wired, capture_bit=cfg.capture, latch_bits=list(cfg.latches),
+                 capture_t_run=self.capture_t_run)
+        return d
 
     def _console_limits(self) -> dict:
         from rt.config.stand import console_limits
@@ -495,6 +508,7 @@ class Controller:
         self.run_start_pose[:] = self.sent_pose
         self.stats[:] = 0.0
         self.stats[CK.ST_FIRST_CONTACT] = -1.0
+        self.capture_t_run = None
         r0 = float(np.linalg.norm(self.ru[CK.RU_R0:CK.RU_R0 + 3]))
         lim = self.stand.limits
         self.endp[:] = (self.case.duration_s, r0 + self.case.end.separation_m, self.contact_threshold_n,
@@ -575,6 +589,21 @@ class Controller:
                    f"the last run or something is in the way: release the mechanism (undock) and arm again")
         return True
 
+    def _inputs_changed(self) -> None:
+        """The STATUS digital-input word changed this cycle: its wired edges as events (capture,
+        capture_released, latch_closed/opened; ``rt.control.mechanism_inputs``) with the run
+        clock and phase; the first capture of a run is its capture time. Loop thread, only on
+        the cycle of a change."""
+        ins = self.ins
+        running = self.phase in (Phase.RUNUP, Phase.DYNAMICS)
+        for ev in MI.edges(self.stand.mechanism_inputs, int(ins[CK.IN_INPUTS_OLD]), int(ins[CK.IN_INPUTS])):
+            ev["phase"] = self.phase.name
+            if running:
+                ev["t_run"] = self.t_run
+                if ev["kind"] == "capture" and self.capture_t_run is None:
+                    self.capture_t_run = self.t_run
+            self._event(ev)
+
     def _trip(self, code: int, text: str | None = None) -> None:
         self.trip_code = int(code)
         self.ins[CK.IN_TRIP] = self.trip_code
@@ -623,7 +652,7 @@ class Controller:
                                   "damping": self.stand.sensing.filter_damping},
                # likewise the contact gate and the delay identification in effect
                "contact_gate": dataclasses.asdict(self.stand.contact_gate),
-               "delay_identify": self.stand.delays.identify}
+               "delay_identify": self.stand.delays.identify, **self.log_extra}
         w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
         if w is not None:
             self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
@@ -693,6 +722,8 @@ class Controller:
         links.add_counts(int(ins[_S_ACC]) if links.framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
                          time.monotonic())
         links.count_refused()
+        if ins[_IN_INPUTS_CHG]:
+            self._inputs_changed()
         dt = self.dt
         ph = self.phase
         self.phase_t += dt
@@ -837,6 +868,8 @@ class Controller:
         st = self.stats
         if flags & CK.F_FIRST_CONTACT:
             self._event({"kind": "first_contact", "t_run": float(st[CK.ST_FIRST_CONTACT])})
+        if flags & CK.F_INPUTS:
+            self._inputs_changed()
         if code:
             self._tx_ready = False
             self._trip(code)
@@ -969,6 +1002,7 @@ class Controller:
                 "trip_reason": self.supervisor.trip_reason, "trip": self.trip_text,
                 "first_contact_s": (float(self.stats[CK.ST_FIRST_CONTACT]) if self.stats[CK.ST_FIRST_CONTACT] >= 0
                                     else None),
+                "capture_signal_s": self.capture_t_run,
                 "peak_force_n": float(self.stats[CK.ST_PEAK_F]), "peak_moment_nm": float(self.stats[CK.ST_PEAK_M]),
                 "max_platform_excursion_m": float(self.stats[CK.ST_MAX_EXC]),
                 "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,

@@ -95,19 +95,21 @@ END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAP
 # driver decodes, e.g. RDT, and the shell sets IN_NEW_SAMPLE and the raw counts itself).
 # Written by the kernels: the rest. From IN_LK_S and IN_LK_P: the sensor's and the platform's
 # link slots (rt.stand.wire_kernels LK_*: the transports' checks, delegated to the scan); IN_LK_ERR:
-# the last scan refused a frame of either link (CRC, framing or sequence).
+# the last scan refused a frame of either link (CRC, framing or sequence). IN_INPUTS: the STATUS
+# digital-input word the controller has seen last; IN_INPUTS_OLD: the word before its last change;
+# IN_INPUTS_CHG: this cycle's STATUS changed it (the shell names the edges: the mechanism's signals).
 (IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
  IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
- IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR) = range(25)
-IN_LK_S = 25
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR, IN_INPUTS, IN_INPUTS_OLD, IN_INPUTS_CHG) = range(28)
+IN_LK_S = 28
 IN_LK_P = IN_LK_S + WK.LK_LEN
 IN_LEN = IN_LK_P + WK.LK_LEN
 # run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
 ROW_FIELDS = ("t", "cycle", "state", "phase", "trip", "timing_ns", "new_sample", "raw", "w_S", "w_P", "x", "rel_pose",
               "meas_pose", "meas_lengths", "platform_state", "platform_fault", "platform_last_seq", "crc_errors",
-              "seq_gaps", "missed")
+              "seq_gaps", "missed", "platform_inputs")
 (RX_T, RX_CYCLE, RX_STATE, RX_PHASE, RX_TRIP, RX_TIMING, RX_NEW, RX_RAW, RX_WS, RX_WP, RX_X, RX_REL, RX_MPOSE,
- RX_MLEN, RX_PSTATE, RX_PFAULT, RX_PSEQ, RX_CRC, RX_GAPS, RX_MISSED) = range(20)
+ RX_MLEN, RX_PSTATE, RX_PFAULT, RX_PSEQ, RX_CRC, RX_GAPS, RX_MISSED, RX_PIN) = range(21)
 PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = (int(PlatformState.IDLE), int(PlatformState.FAULT),
                                                      int(PlatformState.E_STOPPED))
 
@@ -398,6 +400,11 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
     ins[IN_BAD_PREV] = bad_total
     ins[IN_GAP_NEW] = ins[IN_GAPS] - ins[IN_GAPS_PREV]
     ins[IN_GAPS_PREV] = ins[IN_GAPS]
+    ins[IN_INPUTS_CHG] = 0.0
+    if good and meas[WK.ST_INPUTS] != ins[IN_INPUTS]:
+        ins[IN_INPUTS_OLD] = ins[IN_INPUTS]
+        ins[IN_INPUTS] = meas[WK.ST_INPUTS]
+        ins[IN_INPUTS_CHG] = 1.0
     r = int(rix[RX_NEW])
     row[r] = ins[IN_NEW_SAMPLE]
     r = int(rix[RX_RAW])
@@ -411,6 +418,7 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
         row[int(rix[RX_PSTATE])] = meas[WK.ST_STATE]
         row[int(rix[RX_PFAULT])] = meas[WK.ST_FAULT]
         row[int(rix[RX_PSEQ])] = meas[WK.ST_LAST_SEQ]
+        row[int(rix[RX_PIN])] = meas[WK.ST_INPUTS]
 
 
 @njit(**KERNEL)
@@ -552,7 +560,7 @@ def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_tot
 
 
 # hil_cycle_packed's outcome flags (the shell's rare paths)
-F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP = 1, 2, 4, 8, 16
+F_LK_ERR, F_REFUSED, F_FIRST_CONTACT, F_END, F_TRIP, F_INPUTS = 1, 2, 4, 8, 16, 32
 
 
 @njit(cache=True)      # with reference counting: rt.record.arraypack's views need it (NULL owners)
@@ -578,7 +586,8 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     Returns (safety ``Reason`` code (0 = clear), sensor frames accepted (0 unless the scan
     reads the sensor), platform frames accepted, flags F_*: the scan refused frames
     (F_LK_ERR: CRC, framing, sequence; F_REFUSED: by content), the first contact happened,
-    an end criterion holds (``stats[ST_END]``), a trip)."""
+    an end criterion holds (``stats[ST_END]``), a trip, the STATUS digital inputs changed
+    (F_INPUTS: the mechanism's capture or latch signals))."""
     ins = AP.f8_1(tbl, 0)
     set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
     meas = AP.f8_1(tbl, 1)
@@ -683,6 +692,8 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
         flags |= F_FIRST_CONTACT
     if stats[ST_END] != 0.0:
         flags |= F_END
+    if ins[IN_INPUTS_CHG] != 0.0:
+        flags |= F_INPUTS
     if code != 0:
         flags |= F_TRIP
     s_acc = int(ins[IN_LK_S + WK.LK_ACC]) if ins[IN_NCH] > 0.0 else 0

@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 from drivers.motion_platform import PlatformState
 from rt.config.case import Case
+from rt.control import mechanism_inputs as MI
 from rt.stand import wire_kernels as WK
 
 
@@ -102,6 +103,10 @@ def guard_arm(ctl, **_: Any) -> str | None:
         return f"no STATUS from the motion platform yet ({links.silence(links.p_tr)})"
     if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
         return f"the platform reports {st.name} (fault {int(ctl.meas[WK.ST_FAULT])}); reset_fault first"
+    cfg = ctl.stand.mechanism_inputs
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+        return (f"the docking mechanism reports capture (platform input bit {cfg.capture}): the units are latched "
+                f"together and the arming move would pull them apart; release the mechanism (undock) first")
     return None
 
 

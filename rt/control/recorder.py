@@ -32,7 +32,8 @@ def record_fields(n_raw: int, ns: int) -> dict[str, int]:
     return {"t": 1, "cycle": 1, "state": 1, "phase": 1, "trip": 1, "timing_ns": 4, "new_sample": 1,
             "raw": n_raw, "w_S": 6, "w_P": 6, "x": 2 * ns, "rel_pose": 7, "rel_twist": 6, "rel_acc": 6,
             "cmd_pose": 7, "cmd_twist": 6, "cmd_acc": 6, "cmd_lengths": 6, "meas_pose": 7, "meas_lengths": 6,
-            "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "crc_errors": 1, "seq_gaps": 1,
+            "platform_state": 1, "platform_fault": 1, "platform_last_seq": 1, "platform_inputs": 1,
+            "crc_errors": 1, "seq_gaps": 1,
             "missed": 1, "delay": DR_LEN}
 
 

@@ -48,9 +48,10 @@ POSE, LENGTHS, HEARTBEAT = int(FrameType.POSE), int(FrameType.LENGTHS), int(Fram
 STATUS_FRAME_LEN = len(encode_status(0, 0, 0, 0, 0, [0.0] * 7, [0.0] * 6))
 N_STATES, N_MODES = len(PlatformState), len(Mode)     # each numbered 0 .. n-1 (a code < n is known)
 assert [int(s) for s in PlatformState] == list(range(N_STATES)) and [int(m) for m in Mode] == list(range(N_MODES))
-# decoded STATUS (scan_status): state, mode, fault, last_cmd_seq, seq, device time (s), pose (7), lengths (6)
-ST_STATE, ST_MODE, ST_FAULT, ST_LAST_SEQ, ST_SEQ, ST_TIME, ST_POSE, ST_LENGTHS = 0, 1, 2, 3, 4, 5, 6, 13
-ST_LEN = 19
+# decoded STATUS (scan_status): state, mode, fault, last_cmd_seq, seq, device time (s), pose (7), lengths (6),
+# digital inputs (the u32 word, exact in a float64)
+ST_STATE, ST_MODE, ST_FAULT, ST_LAST_SEQ, ST_SEQ, ST_TIME, ST_POSE, ST_LENGTHS, ST_INPUTS = 0, 1, 2, 3, 4, 5, 6, 13, 19
+ST_LEN = 20
 # a link's check slots (module docstring)
 LK_SEQ_ON, LK_RESTART_AFTER, LK_TRACK = 0, 1, 2
 LK_HAVE_LAST, LK_LAST, LK_REJ_RUN, LK_HAVE_REJ, LK_REJ_LAST = range(LK_TRACK, LK_TRACK + SEQ_STATE_LEN)
@@ -295,6 +296,7 @@ def scan_status(buf, out, lk, b):
         out[ST_TIME] = rd_u(buf, newest + 10, 8) * 1e-9
         for k in range(13):
             out[ST_POSE + k] = rd_f64(buf, p + 8 + 8 * k)
+        out[ST_INPUTS] = rd_u(buf, p + 112, 4)
     return good, bad
 
 

@@ -68,11 +68,12 @@ def test_command_round_trip(cmd, seq, t, data):
 
 @given(u32, st.integers(0, 2**53), st.sampled_from(list(PlatformState)), st.integers(0, 0xFFFF), u32,
        st.lists(f64, min_size=7, max_size=7), st.lists(f64, min_size=6, max_size=6),
-       st.sampled_from(list(Mode)))
-def test_status_round_trip(seq, t, state, fault, last, pose, lengths, mode):
-    f = encode_status(seq, t, state, fault, last, pose, lengths, mode)
+       st.sampled_from(list(Mode)), u32)
+def test_status_round_trip(seq, t, state, fault, last, pose, lengths, mode, inputs):
+    f = encode_status(seq, t, state, fault, last, pose, lengths, mode, inputs)
     s = decode_status(f, host_time=5.0)
     assert (s.seq, s.state, s.mode, s.fault, s.last_cmd_seq, s.host_time) == (seq, state, mode, fault, last, 5.0)
+    assert s.inputs == inputs
     assert s.device_time == t * 1e-9
     assert s.pose.tolist() == pose and s.lengths.tolist() == lengths
     assert isinstance(s.state, PlatformState)

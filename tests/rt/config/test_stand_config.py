@@ -35,6 +35,9 @@ def test_default_stand_loads():
     assert HX.Hexapod(s.hexapod).check_pose(s.hexapod.home)[0] == HX.Workspace.OK
     assert s.raw["loop"]["rate_hz"] == 1000
     assert s.runlog_dir == default_runlog_dir()       # the shipped stand names none: the user's data directory
+    mi = s.mechanism_inputs                           # the mechanism's signals on the platform's inputs
+    assert (mi.capture, mi.latches) == (0, (1, 2, 3)) and mi.wired
+    assert mi.word(True, (True, True, True)) == 0b1111 and mi.word(False, (False, True)) == 0b100
 
 
 def test_run_logs_default_to_the_data_directory_not_the_source_tree(tmp_path, monkeypatch):
@@ -92,6 +95,11 @@ def bad(tmp_path, old, new):
     ('endpoint = "tcp://127.0.0.1:5570"', 'endpoint = "tcp://127.0.0.1:5570"\nframing = "raw"', "sensor.link.framing",
      "serial sensor protocol"),
     ('protocol = "serial"  ', 'protocol = "rdt"  ', "sensor.link.framing", "ATI RDT"),
+    ('latches = [1, 2, 3]', 'latches = [1, 2, 40]', "platform.inputs.latches", "outside the 32-bit"),
+    ('latches = [1, 2, 3]', 'latches = [1, 0, 3]', "platform.inputs.latches", "bit 0 carries two signals"),
+    ('latches = [1, 2, 3]', 'latches = ["a"]', "platform.inputs.latches", "bit numbers"),
+    ('capture = 0 ', 'capture = 32 ', "platform.inputs.capture", "<= 31"),
+    ('capture = 0 ', 'capture = 0\ncapture_bit = 1 ', "platform.inputs.capture_bit", "unknown key"),
 ])
 def test_bad_values_name_the_key(tmp_path, old, new, key, words):
     e = bad(tmp_path, old, new)

@@ -95,3 +95,38 @@ def test_the_replay_plot_window_is_log_time(tmp_path):
     assert abs(win[0, 0] - 10.0) < 0.03 and win[-1, 0] == 20.0
     src.index = 500                                 # near the start: what there is
     assert src.wrench_window(10.0, 500)[0, 0] == 0.0
+
+
+def test_the_mechanism_line_and_its_events():
+    """The mechanism's signals (platform_inputs, wired by [platform.inputs]) and their events."""
+    from rt.console.view import fmt_mechanism
+    lim = {"capture_bit": 0, "latch_bits": [1, 2, 3]}
+    assert fmt_mechanism({"platform_inputs": 0.0}, lim, None) == "mechanism  capture open   latches 1○ 2○ 3○"
+    assert fmt_mechanism({"platform_inputs": 10.0}, lim, None) == "mechanism  capture open   latches 1● 2○ 3●"
+    line = fmt_mechanism({"platform_inputs": 15.0}, lim, 2.54)
+    assert "CAPTURED[/] at t_run 2.540 s" in line and "1● 2● 3●" in line
+    assert "not wired" in fmt_mechanism({"platform_inputs": 0.0}, {"capture_bit": -1, "latch_bits": []}, None)
+    assert "older log" in fmt_mechanism({}, lim, None)                      # a log written before the field
+    assert "capture[/]: the mechanism reports soft capture t_run 2.540 s" in fmt_event(
+        {"kind": "capture", "t": 4.2, "t_run": 2.54, "bit": 0, "phase": "DYNAMICS"})
+    assert "latch 2 closed t_run 2.476 s" in fmt_event({"kind": "latch_closed", "latch": 2, "t_run": 2.476})
+    assert "capture released" in fmt_event({"kind": "capture_released", "phase": "IDLE"})   # outside a run: its phase
+
+
+def test_a_silent_platform_link_marks_its_state_stale():
+    from rt.console.view import fmt_links
+    sample = {"crc_errors": 0, "seq_gaps": 0, "new_sample": 1, "platform_state": 1, "platform_fault": 0}
+    fresh = {"links": {"platform": {"last_frame_age_s": 0.001, "status": "connected"}}}
+    assert "stale" not in fmt_links(sample, fresh)
+    silent = {"links": {"platform": {"last_frame_age_s": 2.5, "status": "connected"}}}
+    assert "platform ENGAGED  fault 0  (stale: the last STATUS came 2.5 s ago)" in fmt_links(sample, silent)
+
+
+def test_the_wrench_title_says_whether_it_is_tared():
+    from rt.console.view import PHASES, wrench_title
+    assert "UNTARED (no tare yet" in wrench_title({"phase": 0}, {"tared": False})
+    assert "taring now" in wrench_title({"phase": 2}, {"tared": False, "taring": True})
+    assert wrench_title({"phase": 0}, {"tared": True}) == "contact wrench · on P, tared, filtered"
+    replay = {"replay": True}
+    assert "taring now" in wrench_title({"phase": PHASES.index("TARE")}, replay)
+    assert "tared, filtered" in wrench_title({"phase": PHASES.index("DYNAMICS")}, replay)

@@ -1,7 +1,8 @@
 """The console (Textual Pilot) against a controller in lockstep with the emulator
-(tests/rt/console/live_rig.py): it follows a docking IDLE -> CONFIGURED -> ARMED -> RUNNING ->
-DONE (the case's time limit: the emulator's latches capture, but the controller has no latch
-input and the residual relative speed stays above the capture-settled criterion; docs/console.md), its panels show the run log's values for the cycle they show;
+(tests/rt/console/live_rig.py): it follows a docking IDLE -> CONFIGURED -> ARMED -> RUNNING
+(first contact, the three capture latches, capture: the emulated mechanism's signals on the
+platform's digital inputs) -> DONE (the case's time limit: the residual relative speed stays
+above the capture-settled criterion; docs/console.md), its panels show the run log's values for the cycle they show;
 arm/start/abort from its keys reach the controller; a console without the lease and a
 ``--watch`` console get their leased commands refused (the latter never sends them), while
 abort needs no lease and drives the stand to its safe state."""
@@ -48,7 +49,7 @@ class RecordingApp(ConsoleApp):
     def render_sample(self, s):
         super().render_sample(s)
         self.frames.append((int(s["cycle"]), V.name_of(V.STATES, s["state"]), self.shown["wrench"],
-                            self.shown["relative"], self.shown["platform"]))
+                            self.shown["relative"], self.shown["platform"], self.capture_t_run))
 
 
 def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
@@ -60,6 +61,7 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     async def go():
         async with app.run_test(size=(200, 60)) as pilot:
             assert await _until(pilot, lambda: app.sample is not None)
+            assert "UNTARED" in app.shown["wrench_title"]           # nothing tared since the controller started
             await pilot.press("c")
             assert await _until(pilot, lambda: src.holds_lease), app.message
             await pilot.press("l")
@@ -76,7 +78,8 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
             await pilot.press("y")
             assert await _until(pilot, lambda: _state(app) in ("DONE", "SAFE", "ABORTED"), 120), app.message
             assert await _until(pilot, lambda: _phase(app) == "FROZEN", 60)
-            await pilot.pause(0.3)
+            await pilot.pause(0.6)
+            assert app.shown["wrench_title"] == "contact wrench · on P, tared, filtered"
     try:
         asyncio.run(go())
         assert rig.error is None, rig.error
@@ -87,6 +90,10 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     assert seen_states == ["IDLE", "CONFIGURED", "ARMED", "RUNNING", "DONE"], seen_states
     kinds = [e["kind"] for e in app.events]
     assert "first_contact" in kinds
+    assert kinds.count("latch_closed") == 3 and kinds.count("capture") == 1, kinds
+    assert kinds.index("first_contact") < kinds.index("capture") < kinds.index("supervisor_finish")
+    cap = next(e for e in app.events if e["kind"] == "capture")
+    assert cap["t_run"] == rig.ctl.capture_t_run > 0.0
     fin = [e for e in app.events if e["kind"] == "supervisor_finish"]
     assert fin and rig.ctl.finish_reason == fin[-1]["reason"], fin
     log = read_log(rig.ctl.log_path)
@@ -95,14 +102,20 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     assert len(running) > 20, len(running)
     forceful = 0
     limits = src.status.get("limits")
-    for cycle, st, wrench, rel, plat in running:
+    captured_frames = 0
+    for cycle, st, wrench, rel, plat, t_cap in running:
         k = row_of[cycle]
         assert wrench == V.fmt_wrench(log.fields["w_P"][k]), cycle
-        assert rel == V.fmt_relative(log.fields["rel_pose"][k], log.fields["rel_twist"][k]), cycle
+        assert rel == (V.fmt_relative(log.fields["rel_pose"][k], log.fields["rel_twist"][k]) + "\n"
+                       + V.fmt_mechanism({"platform_inputs": log.fields["platform_inputs"][k]}, limits, t_cap)), cycle
+        if int(log.fields["platform_inputs"][k]) & 1:       # the capture bit (config/stand.toml [platform.inputs])
+            captured_frames += 1
+            assert f"CAPTURED[/] at t_run {cap['t_run']:.3f} s" in rel and "1● 2● 3●" in rel, rel
         assert plat == V.fmt_platform(log.fields["cmd_pose"][k], log.fields["meas_pose"][k],
                                       log.fields["cmd_lengths"][k], limits), cycle
         forceful += np.linalg.norm(log.fields["w_P"][k][:3]) > 50.0
     assert forceful >= 3        # some of the compared frames are in contact
+    assert captured_frames >= 3  # and some after the capture
 
 
 def test_lease_watch_only_and_abort_from_a_console(tmp_path):

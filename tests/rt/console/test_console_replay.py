@@ -64,6 +64,7 @@ def test_replay_ends_on_the_summary_values(recorded):
             # a lockstep log holds no link ages or wall-clock timing: said, not shown as 0
             assert "not recorded" in app.shown["links"] and "not recorded" in app.shown["timing"]
             assert "t_run" in app.shown["header"]
+            assert "mechanism  capture open   latches 1○ 2○ 3○" in app.shown["relative"]   # the rig has no mechanism
             assert "since the log opened" in str(app.w["events"].border_title)
             assert all(app.w[f"spark-{n}"].summary_function is V.extreme for n in V.WRENCH)
     asyncio.run(go())

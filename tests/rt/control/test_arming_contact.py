@@ -1,8 +1,13 @@
-"""ARMING_CONTACT (rt/control/controller.py ``_arming_contact``): after a captured docking the
-units stay latched; arming again moves the platform to the run-up's start pose, which would
-pull the latched mechanism apart until a force/torque trip (9.7 kN, 1.3 kN·m on the emulator
-before the guard). The guard trips on the contact levels instead, early in the move, and says
-why. Controller in lockstep with the emulator process (tests/rt/console/live_rig.py)."""
+"""Arming a latched mechanism. After a captured docking the units stay latched; arming again
+moves the platform to the run-up's start pose, which would pull the latched mechanism apart
+until a force/torque trip (9.7 kN, 1.3 kN·m on the emulator before the guards). Two guards:
+
+* the mechanism's capture signal (the STATUS digital inputs, ``[platform.inputs]``;
+  rt/control/mechanism_inputs.py): ``arm`` is refused while the mechanism reports capture;
+* ARMING_CONTACT (rt/control/controller.py ``_arming_contact``), for a stand that does not wire
+  the signals: a trip on the contact levels early in the move, saying why.
+
+Controller in lockstep with the emulator process (tests/rt/console/live_rig.py)."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dataclasses import replace
+
+from rt.config.stand import MechanismInputs
 from rt.record.runlog import read_log
 from rt.record.telemetry import CommandClient
 
@@ -47,11 +55,27 @@ def test_rearming_a_latched_mechanism_trips_early_and_says_why(tmp_path):
         assert _wait(lambda: c.phase.name == "FROZEN")
         first_log = c.log_path
 
+        # the capture came in on the platform's inputs, one or two cycles after the emulated
+        # mechanism's last latch engaged (its STATUS answers the next frame)
+        summ = c.summary()
+        kinds = [e["kind"] for e in c.recorder.events]
+        assert kinds.count("latch_closed") == 3 and kinds.count("capture") == 1, kinds
+        assert kinds.index("first_contact") < kinds.index("capture")
+        cap = next(e for e in c.recorder.events if e["kind"] == "capture")
+        assert cap["phase"] == "DYNAMICS" and cap["t_run"] == summ["capture_signal_s"] > summ["first_contact_s"]
+        assert c.mechanism()["capture"] is True and c.mechanism()["latches"] == [True, True, True]
+
         # an abort after the run keeps its outcome
         r = cl.request("abort")
         assert r["ok"] and r["state"] == "DONE", r
         req("acquire")
         req("reset")
+        r = cl.request("arm")                     # the mechanism says it is latched: refused, nothing moves
+        assert not r["ok"] and "reports capture" in r["reason"] and "release the mechanism" in r["reason"], r
+        assert c.phase.name == "FROZEN"
+
+        # a stand that does not wire the mechanism's signals: the contact guard trips instead
+        c.stand = replace(c.stand, mechanism_inputs=MechanismInputs())
         req("arm")
         assert _wait(lambda: c.supervisor.state.name == "SAFE", 120), (c.supervisor.state, c.phase)
         assert c.supervisor.trip_reason == "ARMING_CONTACT", c.trip_text

@@ -15,7 +15,7 @@ from drivers.ft_sensor import FtSensor, SerialSensorDevice
 from drivers.motion_platform import MotionPlatform, MotionPlatformDevice, PlatformState
 from drivers.transport import memory_pair
 from rt.config.case import load_case
-from rt.config.stand import load_stand
+from rt.config.stand import MechanismInputs, load_stand
 from rt.control import kernels as CK
 from rt.control import phases as PH
 from rt.control.links import Links
@@ -45,13 +45,15 @@ def test_a_change_outside_the_table_is_refused_with_its_name(a, b):
         PH.check_transition(a, b)
 
 
-def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformState.IDLE, fault=0):
+def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformState.IDLE, fault=0, inputs=0,
+         wired=MechanismInputs(capture=0, latches=(1, 2, 3))):
     meas = np.zeros(WK.ST_LEN)
     meas[WK.ST_FAULT] = fault
+    meas[WK.ST_INPUTS] = inputs
     links = SimpleNamespace(is_open=open_, samples=samples, s_tr=SimpleNamespace(status="s-status"),
                             p_tr=SimpleNamespace(status="p-status"), silence=lambda tr: f"silent: {tr.status}")
     return SimpleNamespace(phase=phase, links=links, meas=meas, stale_sensor=lambda: stale,
-                           platform_state=lambda: pstate)
+                           platform_state=lambda: pstate, stand=SimpleNamespace(mechanism_inputs=wired))
 
 
 def test_guards_alone():
@@ -66,6 +68,9 @@ def test_guards_alone():
     assert PH.guard_arm(_ctl(pstate=None)) == "no STATUS from the motion platform yet (silent: p-status)"
     assert PH.guard_arm(_ctl(pstate=PlatformState.FAULT, fault=3)) == \
         "the platform reports FAULT (fault 3); reset_fault first"
+    assert PH.guard_arm(_ctl(inputs=0b1110)) is None                 # latches closed, no capture yet
+    assert "reports capture (platform input bit 0)" in PH.guard_arm(_ctl(inputs=0b1111))
+    assert PH.guard_arm(_ctl(inputs=0b1111, wired=MechanismInputs())) is None   # not wired: not known
     assert PH.guard_start(_ctl(Phase.READY)) is None
     assert PH.guard_start(_ctl(Phase.MOVE)) == "not ready: arming is in phase MOVE"
     assert PH.guard_tare(_ctl(Phase.MOVE)) == "cannot tare while the platform moves"
