@@ -150,6 +150,16 @@ def _format(d: dict) -> str:
     return "\n".join(lines)
 
 
+def servo_lag_s(emu, rate_hz: float = 1000.0) -> float:
+    """The emulated platform's low-frequency servo lag, 2 zeta / wn, plus half a cycle of the
+    loop at ``rate_hz`` when it interpolates its set-points (the ramp from the last one)."""
+    pp = emu.platform
+    lag = 2.0 * pp.damping_ratio / (2.0 * math.pi * pp.bandwidth_hz)
+    if pp.interpolation == "linear":
+        lag += 0.5 / rate_hz
+    return lag
+
+
 def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
     """The stand as the controller must see it in lockstep with this emulator: no sensor or
     compute latency exists there (the emulator answers each frame with the sample of that
@@ -166,11 +176,8 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
     servo = 0.0
     transport = stand.delays.transport_s
     if emu is not None:
-        pp = emu.platform
-        servo = 2.0 * pp.damping_ratio / (2.0 * math.pi * pp.bandwidth_hz)
-        if pp.interpolation == "linear":        # the ramp from the last set-point: half a cycle later
-            servo += 0.5 / stand.rate_hz
-        transport = pp.transport_delay_s
+        servo = servo_lag_s(emu, stand.rate_hz)
+        transport = emu.platform.transport_delay_s
     return replace(stand, sensing=sensing,
                    delays=replace(stand.delays, sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
                                   servo_s=servo))
@@ -223,6 +230,36 @@ def stop_child(proc, timeout_s: float = 30.0) -> int:
         return proc.wait()
 
 
+def drive_docking(ctl, case, case_arg, client: str = "demo") -> dict:
+    """The operator's sequence on an opened, lockstep controller whose emulator is up: links
+    seen, ``load_case`` (``case_arg``: a path or a Case), ``arm``, ``start``, the run to its end
+    and the platform frozen; returns ``ctl.summary()``. RuntimeError when a command is refused."""
+    from rt.control.controller import Phase
+    from rt.control.supervisor import State
+
+    stand = ctl.stand
+    ctl.open()
+    ctl.warm_up()
+    _wait_for_peers(ctl)
+    ctl.make_loop()
+    # let the links come up (zmq connects asynchronously), then the operator sequence
+    ctl.run_until(lambda c: c.links_seen(), 200)
+    r = ctl.command("load_case", client=client, case=case_arg)
+    if not r.ok:
+        raise RuntimeError(f"load_case refused: {r.reason}")
+    r = ctl.command("arm", client=client)
+    if not r.ok:
+        raise RuntimeError(f"arm refused: {r.reason}")
+    n_arm = int(stand.limits.arm_timeout_s * stand.rate_hz) + 10
+    ctl.run_until(lambda c: c.phase is Phase.READY or c.supervisor.safe, n_arm)
+    if ctl.phase is Phase.READY:
+        ctl.command("start", client=client)
+        n_run = int((case.duration_s + 5.0) * stand.rate_hz)
+        ctl.run_until(lambda c: c.supervisor.state is not State.RUNNING, n_run)
+    ctl.run_until(lambda c: c.phase in (Phase.FROZEN, Phase.IDLE), int(10 * stand.rate_hz))
+    return ctl.summary()
+
+
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
              log_dir=None, world: str = "stand", sensor_filter: bool | None = None, delay_error: float = 0.0,
              identify: str | None = None, contact_gate: bool | None = None, predictor: str | None = None) -> dict:
@@ -236,8 +273,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     from rt.config.case import load_case
     from rt.config.stand import load_stand
     from rt.analysis.audit import energy_verdict
-    from rt.control.controller import Controller, Phase
-    from rt.control.supervisor import State
+    from rt.control.controller import Controller
 
     case_path = Path(case_path or DEFAULT_CASE).resolve()
     stand = load_stand(stand_path or DEFAULT_STAND)
@@ -277,26 +313,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         ctl = Controller(stand, compensate=compensate, lockstep=True, telemetry=False,
                          log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5,
                          auditor=energy_verdict)
-        ctl.open()
-        ctl.warm_up()
-        _wait_for_peers(ctl)
-        ctl.make_loop()
-        # let the links come up (zmq connects asynchronously), then the operator sequence
-        ctl.run_until(lambda c: c.links_seen(), 200)
-        r = ctl.command("load_case", client="demo", case=case_path)
-        if not r.ok:
-            raise RuntimeError(f"load_case refused: {r.reason}")
-        r = ctl.command("arm", client="demo")
-        if not r.ok:
-            raise RuntimeError(f"arm refused: {r.reason}")
-        n_arm = int(stand.limits.arm_timeout_s * stand.rate_hz) + 10
-        ctl.run_until(lambda c: c.phase is Phase.READY or c.supervisor.safe, n_arm)
-        if ctl.phase is Phase.READY:
-            ctl.command("start", client="demo")
-            n_run = int((case.duration_s + 5.0) * stand.rate_hz)
-            ctl.run_until(lambda c: c.supervisor.state is not State.RUNNING, n_run)
-        ctl.run_until(lambda c: c.phase in (Phase.FROZEN, Phase.IDLE), int(10 * stand.rate_hz))
-        cs = ctl.summary()
+        cs = drive_docking(ctl, case, case_path)
     finally:
         if ctl is not None:
             ctl.close()
@@ -317,7 +334,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         "max_platform_excursion_m": cs["max_platform_excursion_m"],
         "cycles": cs["cycles"], "overruns": cs["overruns"], "missed_deadlines": cs["missed_deadlines"],
         "final_state": cs["state"], "finish_reason": cs["finish_reason"], "trip_reason": cs["trip_reason"],
-        "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "compensation": compensate,
+        "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "capture_signal_s": cs["capture_signal_s"],
+        "compensation": compensate,
         "log": cs["log"], "emulator_events": emu.get("events"), "wall_s": time.perf_counter() - t_wall,
         "energy_audit": cs["energy_audit"],
     }

@@ -190,16 +190,17 @@ def mech_absorbed_power(kind, mp, mout):
 
 
 # ====================================================================== Python helpers
-def load_dock_mechanism(path: str | Path):
+def load_dock_mechanism(path: str | Path, cfg=None):
     """(mechanism, kind, ring centre of mass in the ring frame) from a mechanism file: a tree
     (``[[bodies]]``, :class:`sim_stand.tree.model.TreeMechanism`) or a parallel mechanism
-    (:class:`sim_stand.mechanism.Mechanism`). Config errors are ``ConfigError`` (file, key, reason)."""
+    (:class:`sim_stand.mechanism.Mechanism`; ``cfg``: its config given, e.g. a campaign's
+    dispersed one, instead of the file's). Config errors are ``ConfigError`` (file, key, reason)."""
     from sim_stand.mechanism import Mechanism, load_mechanism
     from sim_stand.tree.config import is_tree_file
     from sim_stand.tree.model import TreeMechanism
     if is_tree_file(path):
         return TreeMechanism(path), KIND_TREE, np.zeros(3)
-    mech = Mechanism(load_mechanism(path))
+    mech = Mechanism(cfg if cfg is not None else load_mechanism(path))
     return mech, KIND_PARALLEL, np.asarray(mech.cfg.ring_com_R, dtype=np.float64)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from rt.config.case import Case, EndCriteria, misalignment_dcm
-from sim_stand.campaign.spec import MECHANISM_PARAMETERS, Campaign
+from sim_stand.campaign.spec import MECHANISM_PARAMETERS, STAND_PARAMETERS, Campaign
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
 
@@ -46,7 +46,7 @@ def apply_case(case: Case, values: dict[str, float], duration_s: float | None = 
         elif name.endswith("_inertia_scale"):
             side = name.split("_")[0]
             veh[side] = replace(veh[side], inertia_kgm2=veh[side].inertia_kgm2 * v)
-        elif name not in MECHANISM_PARAMETERS:
+        elif name not in MECHANISM_PARAMETERS and name not in STAND_PARAMETERS:
             raise KeyError(f"unknown campaign parameter {name!r}")
     ini = replace(i, position_m=pos, misalignment_deg=mis, R_PA=misalignment_dcm(mis, i.misalignment_sequence),
                   velocity_mps=vel, active_rate_radps=wa, passive_rate_radps=wp)
@@ -91,13 +91,23 @@ def _emulator(path: str | None):
 
 def sample_inputs(c: Campaign, values: dict[str, float]):
     """(case, emulator config, mechanism config or None) of one sample: what
-    :class:`sim_stand.digital.DigitalSim` runs."""
+    :class:`sim_stand.digital.DigitalSim` runs, and what the emulated stand of a HIL sample
+    carries (its platform delay: ``stand_delay_s``)."""
     case = apply_case(c.case, values, c.duration_s, c.settle_s)
-    emu = _emulator(str(c.emulator_path) if c.emulator_path else None).for_case(case)
+    emu = nominal_emulator(c, case)
     mech = None
     if any(k in MECHANISM_PARAMETERS for k in values):
         mech = apply_mechanism(_mechanism_config(str(emu.mechanism_path)), values)
+    if "stand_delay_s" in values:
+        from sim_stand.closed_loop import with_platform_delay
+        emu = with_platform_delay(emu, values["stand_delay_s"])
     return case, emu, mech
+
+
+def nominal_emulator(c: Campaign, case: Case):
+    """The campaign's emulator config for ``case``, undispersed (a HIL sample's controller is
+    configured for its platform delay)."""
+    return _emulator(str(c.emulator_path) if c.emulator_path else None).for_case(case)
 
 
 def lateral_offset_m(case: Case) -> float:
@@ -111,4 +121,4 @@ def angular_misalignment_deg(case: Case) -> float:
     return math.degrees(math.acos(max(-1.0, min(1.0, c))))
 
 
-__all__ = ["apply_case", "apply_mechanism", "sample_inputs", "lateral_offset_m", "angular_misalignment_deg"]
+__all__ = ["apply_case", "apply_mechanism", "sample_inputs", "nominal_emulator", "lateral_offset_m", "angular_misalignment_deg"]

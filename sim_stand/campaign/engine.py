@@ -46,11 +46,15 @@ def _task(c: Campaign, index: int, values: dict) -> dict:
 
 
 def _warm(c: Campaign) -> int:
-    """Load (or compile) the kernels in this worker with a short run of the nominal sample."""
+    """Load (or compile) the kernels in this worker with a short run of the nominal sample (a
+    HIL campaign's: the arming and 10 ms of the run)."""
     from dataclasses import replace
 
-    from sim_stand.campaign.outcome import simulate_sample
-    simulate_sample(replace(c, duration_s=0.002), {})
+    from sim_stand.campaign.outcome import simulate_hil_sample, simulate_sample
+    if c.mode == "hil":
+        simulate_hil_sample(replace(c, duration_s=0.01), 0, {})
+    else:
+        simulate_sample(replace(c, duration_s=0.002), {})
     return os.getpid()
 
 

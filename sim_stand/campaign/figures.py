@@ -1,7 +1,8 @@
 """The campaign summary's figures (matplotlib, no display; ``dockstand campaign summary -o
 FILE.pdf``): the capture envelopes (capture / no capture / failure over lateral offset x closing
 speed and angular misalignment x closing speed), histograms of the peak loads with the
-mechanism's limits, and the worst samples' inputs. One function per page, each returning a
+mechanism's limits, a HIL campaign's stand delay against peak force and capture time, and the
+worst samples' inputs. One function per page, each returning a
 Figure. Not for the real-time loop.
 """
 from __future__ import annotations
@@ -62,6 +63,28 @@ def loads_page(rows: list[dict], s: Summary) -> Figure:
     return fig
 
 
+def delay_page(rows: list[dict], s: Summary) -> Figure:
+    """A HIL campaign's stand delay against what it changes: the peak contact force and the
+    capture time, each sample by its outcome (``stand_delay_s`` dispersed)."""
+    fig = Figure(figsize=PAGE)
+    axes = fig.subplots(1, 2)
+    for ax, col, label, scale in ((axes[0], "peak_force_n", "peak contact force (N)", 1.0),
+                                  (axes[1], "capture_time_s", "capture time (s)", 1.0)):
+        for outcome, st in STYLE.items():
+            pts = [(r["stand_delay_s"], r[col]) for r in rows if r["outcome"] == outcome and r.get(col) is not None]
+            if pts:
+                p = np.array(pts, dtype=float)
+                ax.scatter(p[:, 0] * 1e3, p[:, 1] * scale, s=14, label=f"{outcome.replace('_', ' ')} ({len(pts)})",
+                           **st)
+        ax.set_xlabel("stand (platform) delay (ms)")
+        ax.set_ylabel(label)
+        ax.grid(True, lw=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{s.name}: the stand's delay against the outcome (HIL; the controller configured for the "
+                 f"emulator's nominal delay)")
+    return fig
+
+
 def worst_page(s: Summary) -> Figure:
     fig = Figure(figsize=PAGE)
     ax = fig.subplots()
@@ -82,8 +105,11 @@ def worst_page(s: Summary) -> Figure:
 def write_pdf(store: ResultStore, s: Summary, path) -> None:
     rows = store.read().to_pylist()
     with PdfPages(path) as pdf:
-        for fig in (envelope_page(rows, s), loads_page(rows, s), worst_page(s)):
+        pages = [envelope_page(rows, s), loads_page(rows, s)]
+        if rows and "stand_delay_s" in rows[0]:
+            pages.append(delay_page(rows, s))
+        for fig in pages + [worst_page(s)]:
             pdf.savefig(fig)
 
 
-__all__ = ["write_pdf", "envelope_page", "loads_page", "worst_page"]
+__all__ = ["write_pdf", "envelope_page", "loads_page", "delay_page", "worst_page"]

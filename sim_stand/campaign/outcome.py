@@ -1,5 +1,6 @@
-"""One campaign sample on the all-digital reference (:class:`sim_stand.digital.DigitalSim`),
-reduced to one result row (docs/campaigns.md §results). Not for the real-time loop: each call
+"""One campaign sample on the all-digital reference (:class:`sim_stand.digital.DigitalSim`), or
+for a ``mode = "hil"`` campaign on the emulated stand with the controller in the loop
+(:mod:`sim_stand.closed_loop`), reduced to one result row (docs/campaigns.md §results). Not for the real-time loop: each call
 builds a simulation (its kernels come compiled from numba's cache).
 
 Row: ``sample``; every sampled input by its parameter name; the derived start conditions
@@ -87,9 +88,77 @@ def simulate_sample(c: Campaign, values: dict[str, float], log_path: str | Path 
     return res, watch, sim
 
 
+def simulate_hil_sample(c: Campaign, index: int, values: dict[str, float], log_path: str | Path | None = None):
+    """Run one sample of a ``mode = "hil"`` campaign: the dispersed case on the emulated stand
+    (its platform delay ``stand_delay_s``, its mechanism coefficients), the controller in
+    lockstep configured for the campaign's emulator, sensor noise seeded from (seed, index)
+    (``sim_stand.closed_loop``). ``log_path``: where the controller's run log goes (else it is
+    removed). Returns the ClosedLoopResult."""
+    import shutil
+    import tempfile
+
+    from sim_stand.campaign.apply import nominal_emulator
+    from sim_stand.cli import DEFAULT_STAND
+    from sim_stand.closed_loop import platform_delay_s, run_closed_loop, sample_seed
+
+    case, emu, mech = sample_inputs(c, values)
+    stand = _stand(str(c.stand_path or DEFAULT_STAND))
+    tmp = Path(tempfile.mkdtemp(prefix="dockstand-sample-"))
+    try:
+        header = {"campaign": str(c.file), "campaign_digest": c.digest, "sample_values": values, "sample": index,
+                  "emulated_platform_delay_s": platform_delay_s(emu)}
+        res = run_closed_loop(stand, case, emu, nominal_emu=nominal_emulator(c, case), mechanism=mech,
+                              seed=sample_seed(c.seed, index), log_dir=tmp, header=header)
+        log = res.controller.get("log")
+        if log_path is not None and log:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(log, log_path)
+            res.controller["log"] = str(log_path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
+_STANDS: dict = {}
+
+
+def _stand(path: str):
+    if path not in _STANDS:
+        from rt.config.stand import load_stand
+        _STANDS[path] = load_stand(path)
+    return _STANDS[path]
+
+
+def _hil_row(c: Campaign, index: int, values: dict[str, float], row: dict, log_path) -> dict:
+    """A HIL sample's outcome: capture from the emulated mechanism (its soft capture), loads as
+    the controller measured them, a safety trip as a failure with its named reason."""
+    t0 = time.process_time()
+    try:
+        res = simulate_hil_sample(c, index, values, log_path)
+    except Exception as e:                                   # noqa: BLE001 (a run that cannot run is a result)
+        row.update(outcome="failure", reason=f"{type(e).__name__}: {e}", end_reason="exception",
+                   cpu_s=time.process_time() - t0)
+        return row
+    cs, em = res.controller, res.emulator
+    if cs.get("trip_reason"):
+        outcome, reason, end = "failure", f"{cs['trip_reason']}: {cs.get('trip') or ''}", cs["trip_reason"]
+    elif em.get("captured"):
+        outcome, reason, end = "capture", "", cs.get("finish_reason")
+    else:
+        outcome, end = "no_capture", cs.get("finish_reason")
+        reason = {"separated": "the units separated", "time limit": "no capture within the duration"}.get(end, end)
+    row.update(outcome=outcome, reason=reason, capture_time_s=res.time_to_capture_s,
+               first_contact_s=cs.get("first_contact_s"), peak_force_n=cs.get("peak_force_n"),
+               peak_moment_nm=cs.get("peak_moment_nm"), energy_absorbed_j=em.get("energy_absorbed_j"),
+               max_penetration_m=em.get("max_penetration_m"), end_reason=end, t_end_s=cs.get("t_run_s"),
+               cpu_s=res.cpu_s)
+    return row
+
+
 def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str | Path | None = None) -> dict:
     """The result row of sample ``index`` (never raises for a diverging sample: its row says
-    ``failure`` and why)."""
+    ``failure`` and why). A ``mode = "hil"`` campaign's sample is a closed-loop run on the
+    emulated stand; its leg strokes are the emulator's, not recorded (their columns stay empty)."""
     case, _, _ = sample_inputs(c, values)
     row: dict = {"sample": int(index), **{k: float(v) for k, v in values.items()},
                  "lateral_offset_m": lateral_offset_m(case), "angular_misalignment_deg": angular_misalignment_deg(case),
@@ -97,6 +166,8 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
     empty = {k: None for k in OUTCOME_COLUMNS if k not in row}
     row.update(empty)
     row["worker"] = f"{os.uname().nodename}:{os.getpid()}"
+    if c.mode == "hil":
+        return _hil_row(c, index, values, row, log_path)
     t0 = time.process_time()
     try:
         res, watch, sim = simulate_sample(c, values, log_path)
@@ -132,4 +203,4 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
     return row
 
 
-__all__ = ["run_sample", "simulate_sample", "OUTCOMES", "OUTCOME_COLUMNS", "NONDETERMINISTIC"]
+__all__ = ["run_sample", "simulate_sample", "simulate_hil_sample", "OUTCOMES", "OUTCOME_COLUMNS", "NONDETERMINISTIC"]

@@ -21,6 +21,7 @@ from rt.config._schema import ConfigError, Table
 from rt.config.case import Case, load_case
 
 SAMPLINGS = ("random", "lhs", "sobol")
+MODES = ("digital", "hil")
 DISTRIBUTIONS = ("uniform", "normal", "truncated_normal")
 
 #: name -> (what it sets, unit); ``initial.*`` values replace the case's, ``*_scale`` multiply
@@ -48,14 +49,21 @@ PARAMETERS: dict[str, str] = {
     "spring_scale": "factor on every leg's spring stiffness table",
     "spring_preload_scale": "factor on every leg's spring preload",
     "friction_scale": "factor on every leg's brake friction (Coulomb and breakaway)",
+    "stand_delay_s": "the emulated platform's delay (transport + servo lag), s; mode = 'hil' only: the "
+                     "controller keeps the delay of the campaign's emulator config",
 }
 MECHANISM_PARAMETERS = ("damper_scale", "spring_scale", "spring_preload_scale", "friction_scale")
+STAND_PARAMETERS = ("stand_delay_s",)      # the HIL loop's, not the flight's: mode = "hil" only
 
 
-def nominal_value(case: Case, name: str) -> float:
-    """The case's own value of parameter ``name`` (1 for a ``*_scale``)."""
+def nominal_value(case: Case, name: str, emu=None) -> float:
+    """The case's own value of parameter ``name`` (1 for a ``*_scale``; the stand's delay: that
+    of ``emu``, the campaign's emulator config)."""
     if name.endswith("_scale"):
         return 1.0
+    if name == "stand_delay_s":
+        from sim_stand.closed_loop import platform_delay_s
+        return platform_delay_s(emu)
     i = case.initial
     axis = {"x": 0, "y": 1, "z": 2}
     if name.startswith("position_"):
@@ -110,15 +118,17 @@ class Campaign:
     limits: Limits
     duration_s: float | None = None
     settle_s: float | None = None
+    mode: str = "digital"           # "digital": the all-digital reference; "hil": emulator + controller in lockstep
+    stand_path: Path | None = None  # mode = "hil": the controller's stand file
 
     @property
     def names(self) -> list[str]:
         return [d.name for d in self.dispersions]
 
 
-def _dispersion(t: Table, name: str, case: Case) -> Dispersion:
+def _dispersion(t: Table, name: str, case: Case, emu=None) -> Dispersion:
     dist = t.str("distribution", choices=DISTRIBUTIONS)
-    mean = t.float("mean", nominal_value(case, name))
+    mean = t.float("mean", nominal_value(case, name, emu))
     sigma = lower = upper = None
     if dist in ("normal", "truncated_normal"):
         if t.has("sigma") and t.has("three_sigma"):
@@ -150,6 +160,14 @@ def _dispersion(t: Table, name: str, case: Case) -> Dispersion:
         if lo < -90.0 or hi > 90.0:
             raise t.error("bounds" if lower is not None else "sigma",
                           f"misalignment angles beyond ±90° are not a docking case (reaches {lo:g} .. {hi:g})")
+    if name == "stand_delay_s":
+        from sim_stand.cli import servo_lag_s
+        lag = servo_lag_s(emu)
+        lo = lower if lower is not None else mean - 6.0 * sigma
+        if lo < lag - 1e-12:
+            raise t.error("bounds" if lower is not None else "sigma",
+                          f"the stand's delay cannot be shorter than the emulated servo's own lag ({lag * 1e3:.3f} ms); "
+                          f"the distribution reaches {lo * 1e3:.3f} ms" + ("" if lower is not None else " at 6 sigma"))
     t.done()
     return Dispersion(name, dist, mean, sigma, lower, upper)
 
@@ -170,6 +188,15 @@ def parse_campaign(t: Table) -> Campaign:
     sampling = t.str("sampling", "random", choices=SAMPLINGS)
     duration = t.float("duration_s", None, gt=0.0)
     settle = t.float("capture_settle_s", None, ge=0.0)
+    mode = t.str("mode", "digital", choices=MODES)
+    stand_path = None
+    if t.has("stand"):
+        if mode != "hil":
+            raise t.error("stand", "a stand file is for mode = 'hil' (the digital reference has no stand in the loop)")
+        stand_path = t.relative(t.str("stand"))
+        if not stand_path.is_file():
+            raise t.error("stand", f"file not found: {stand_path}")
+    emu = None
     disp: list[Dispersion] = []
     if t.has("dispersions"):
         d = t.table("dispersions")
@@ -178,8 +205,16 @@ def parse_campaign(t: Table) -> Campaign:
                 near = difflib.get_close_matches(key, list(PARAMETERS), n=1, cutoff=0.6)
                 raise d.error(key, "unknown parameter" + (f" (did you mean '{near[0]}'?)" if near else "")
                               + "; known: " + ", ".join(PARAMETERS))
-            disp.append(_dispersion(d.table(key), key, case))
+            if key in STAND_PARAMETERS:
+                if mode != "hil":
+                    raise d.error(key, "the stand's delay is a parameter of HIL runs: set mode = 'hil' (the digital "
+                                       "reference has no platform in the loop)")
+                if emu is None:
+                    from sim_stand.world_config import load_emulator
+                    emu = load_emulator(emu_path).for_case(case)
+            disp.append(_dispersion(d.table(key), key, case, emu))
         d.done()
+
     if any(x.name in MECHANISM_PARAMETERS for x in disp):
         if case.contact.model != "mechanism" or case.berthing is not None:
             raise t.error("dispersions", f"mechanism dispersions need a docking-mechanism case; "
@@ -201,7 +236,8 @@ def parse_campaign(t: Table) -> Campaign:
     t.done()
     return Campaign(name=name, description=desc, file=t.file, digest="", case_path=case_path, case=case,
                     emulator_path=emu_path, samples=n, seed=seed, sampling=sampling, dispersions=tuple(disp),
-                    limits=Limits(force, moment, stroke, rate), duration_s=duration, settle_s=settle)
+                    limits=Limits(force, moment, stroke, rate), duration_s=duration, settle_s=settle, mode=mode,
+                    stand_path=stand_path)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -213,5 +249,6 @@ def load_campaign(path: str | Path) -> Campaign:
     return replace(c, digest=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
-__all__ = ["Campaign", "Dispersion", "Limits", "PARAMETERS", "MECHANISM_PARAMETERS", "SAMPLINGS", "DISTRIBUTIONS",
+__all__ = ["Campaign", "Dispersion", "Limits", "PARAMETERS", "MECHANISM_PARAMETERS", "STAND_PARAMETERS", "MODES",
+           "SAMPLINGS", "DISTRIBUTIONS",
            "load_campaign", "nominal_value"]
