@@ -55,10 +55,10 @@ def test_encode_frame_is_the_drivers_encoding(cmd, seq, t, data):
 
 
 @given(u32, i63, st.integers(0, 4), st.integers(0, 2), st.integers(0, 0xFFFF), u32,
-       st.lists(anyf, min_size=13, max_size=13))
+       st.lists(anyf, min_size=13, max_size=13), u32)
 @settings(max_examples=300)
-def test_scan_status_agrees_with_decode_status(seq, t, state, mode, fault, last, vals):
-    f = encode_status(seq, t, state, fault, last, vals[:7], vals[7:], mode)
+def test_scan_status_agrees_with_decode_status(seq, t, state, mode, fault, last, vals, inputs):
+    f = encode_status(seq, t, state, fault, last, vals[:7], vals[7:], mode, inputs)
     ref = decode_status(f)
     out = np.full(WK.ST_LEN, -1.0)
     good, bad = WK.scan_status(_msgs(f), out, _lk(), 0)
@@ -72,6 +72,7 @@ def test_scan_status_agrees_with_decode_status(seq, t, state, mode, fault, last,
     assert out[WK.ST_TIME] == ref.device_time
     assert out[WK.ST_POSE:WK.ST_POSE + 7].tolist() == ref.pose.tolist()
     assert out[WK.ST_LENGTHS:WK.ST_LENGTHS + 6].tolist() == ref.lengths.tolist()
+    assert out[WK.ST_INPUTS] == ref.inputs == inputs
 
 
 def _status(seq, x, state=1, mode=1):
