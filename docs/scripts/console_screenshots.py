@@ -42,6 +42,43 @@ def main() -> None:
                 app.save_screenshot("console_replay_refused.svg", path=str(out))
                 print(f"wrote {out / 'console_replay_refused.svg'}")
         asyncio.run(go())
+    capture_screenshot(out)
+
+
+def capture_screenshot(out: Path) -> None:
+    """The console replaying a docking on the emulated stand (the nominal case started at
+    -0.65 m, 4 s) half a second after the mechanism reported capture."""
+    import numpy as np
+
+    from rt.console.app import ConsoleApp
+    from rt.console.source import ReplaySource
+    from rt.record.runlog import read_log
+    from sim_stand.cli import REPO as ROOT, run_demo
+
+    with tempfile.TemporaryDirectory() as tmp:
+        case = Path(tmp) / "nominal_short.toml"
+        text = (ROOT / "config" / "cases" / "nominal.toml").read_text()
+        text = text.replace("../vehicles/", f"{ROOT}/config/vehicles/").replace("duration_s = 10.0", "duration_s = 4.0")
+        case.write_text(text.replace("position_m = [-0.70,", "position_m = [-0.65,"))
+        log = run_demo(case, log_dir=Path(tmp) / "runs")["log"]
+        rec = read_log(log, ["cycle", "platform_inputs"])
+        k = int(np.argmax(rec.fields["platform_inputs"].astype(np.int64) & 1))
+        rate = float(rec.header.get("rate_hz") or 1000.0)
+        src = ReplaySource(log)
+        app = ConsoleApp(src, refresh_hz=30)
+
+        async def go():
+            async with app.run_test(size=(180, 50)) as pilot:
+                src.paused = True
+                src.seek(-1e9)
+                src.seek(float(rec.fields["cycle"][k] - rec.fields["cycle"][0]) / rate + 0.5)
+                src.ended = False
+                for _ in range(40):
+                    await pilot.pause(0.03)
+                print(f"capture at record {k}; shown: record {src.index + 1} of {src.n}")
+                app.save_screenshot("console_capture.svg", path=str(out))
+                print(f"wrote {out / 'console_capture.svg'}")
+        asyncio.run(go())
 
 
 if __name__ == "__main__":
