@@ -98,3 +98,18 @@ class DaskProcesses:
                 except subprocess.TimeoutExpired:
                     os.kill(p.pid, signal.SIGKILL)
                     p.wait()
+
+
+def comparable_rows(directory) -> list[dict]:
+    """A results directory's rows without the columns that differ between machines."""
+    from sim_stand.campaign.cli import comparable
+    from sim_stand.campaign.store import ResultStore
+    return [comparable(r) for r in ResultStore.open(directory).read().to_pylist()]
+
+
+def run_on_processes(c, procs: DaskProcesses, out_dir):
+    """Campaign ``c`` on a ``dask scheduler`` and one ``dask worker`` process started by ``procs``."""
+    from sim_stand.campaign.engine import run_campaign
+    addr = procs.start_scheduler()
+    procs.start_worker("w1")
+    return run_campaign(c, out_dir, scheduler=addr, progress=False)

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from sim_stand.campaign.cli import comparable, rerun, rows_equal
+from sim_stand.campaign.cli import rerun, rows_equal
 from sim_stand.campaign.engine import run_campaign
 from sim_stand.campaign.outcome import run_sample
 from sim_stand.campaign.spec import load_campaign
 from sim_stand.campaign.store import ResultStore
 
-from campaign_helpers import short_campaign
+from campaign_helpers import comparable_rows, run_on_processes, short_campaign
 
 N = 16
 
@@ -33,8 +33,7 @@ def local_run(tmp_path_factory):
     return c, tmp / "out", rep
 
 
-def _rows(directory):
-    return [comparable(r) for r in ResultStore.open(directory).read().to_pylist()]
+_rows = comparable_rows
 
 
 def test_local_cluster_runs_every_sample_once(local_run):
@@ -55,9 +54,7 @@ def test_local_cluster_runs_every_sample_once(local_run):
 
 def test_scheduler_and_worker_processes_give_identical_rows(local_run, dask_procs, tmp_path):
     c, out, _ = local_run
-    addr = dask_procs.start_scheduler()
-    dask_procs.start_worker("w1")
-    rep = run_campaign(c, tmp_path / "remote", scheduler=addr, progress=False)
+    rep = run_on_processes(c, dask_procs, tmp_path / "remote")
     assert rep.ran == N
     assert _rows(tmp_path / "remote") == _rows(out)
 

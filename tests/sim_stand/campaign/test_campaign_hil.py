@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from rt.config import ConfigError
-from sim_stand.campaign.cli import comparable, rerun, rows_equal
+from sim_stand.campaign.cli import rerun, rows_equal
 from sim_stand.campaign.engine import run_campaign
 from sim_stand.campaign.spec import load_campaign
 from sim_stand.campaign.store import ResultStore
 
-from campaign_helpers import NOMINAL
+from campaign_helpers import NOMINAL, comparable_rows, run_on_processes
 
 N = 4
 
@@ -70,12 +70,9 @@ def test_hil_samples_dock_on_the_emulated_stand(hil_run):
 
 def test_hil_rows_identical_on_scheduler_and_worker_processes(hil_run, dask_procs, tmp_path):
     c, out, _ = hil_run
-    addr = dask_procs.start_scheduler()
-    dask_procs.start_worker("w1")
-    rep = run_campaign(c, tmp_path / "remote", scheduler=addr, progress=False)
+    rep = run_on_processes(c, dask_procs, tmp_path / "remote")
     assert rep.ran == N
-    a = [comparable(r) for r in ResultStore.open(tmp_path / "remote").read().to_pylist()]
-    assert a == [comparable(r) for r in ResultStore.open(out).read().to_pylist()]
+    assert comparable_rows(tmp_path / "remote") == comparable_rows(out)
 
 
 def test_rerun_log_shows_the_sampled_delay(hil_run, tmp_path):
