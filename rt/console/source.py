@@ -174,7 +174,13 @@ class ReplaySource:
         # an event without a cycle was written after the records (the writer's energy audit,
         # before the footer): it plays at the end
         last = int(self.log.fields["cycle"][-1]) if self.n else 0
-        self.events_t = sorted(({**e, "cycle": e["cycle"] if "cycle" in e else last} for e in self.log.events),
+        first = int(self.log.fields["cycle"][0]) if self.n else 0
+        # an event's time as the console shows it: s since the log's first record (the arm), by
+        # its cycle (the controller's own clock counts from the loop's start); events from
+        # before the log (the case loaded, the arm command: ``before_log``) come out negative
+        self.events_t = sorted(({**e, "cycle": e["cycle"] if "cycle" in e else last,
+                                 **({"t": (e["cycle"] - first) / rate, "t_controller": e.get("t")}
+                                    if "cycle" in e else {})} for e in self.log.events),
                                key=lambda e: e["cycle"])
         self.describe = {"fields": self.fields, "identity": {"stand": (self.log.header.get("config") or {}).get("name"),
                                                             "run_id": self.path.stem}}

@@ -25,6 +25,7 @@ from rt.record.runlog import CUR_CLOSED, RunLogWriter
 from rt.stand.delay_id import DR_LEN
 
 MAX_EVENTS = 10000      # the in-memory history keeps the newest half when it reaches this
+PROLOGUE_EVENTS = 100   # at most this many of the events since the last log go into a new one
 
 
 def record_fields(n_raw: int, ns: int) -> dict[str, int]:
@@ -58,6 +59,8 @@ class Recorder:
         self.writer: RunLogWriter | None = None
         self.log_path: Path | None = None
         self.events: list[dict] = []
+        self._n_events = 0          # events ever recorded; at the last log's opening: _n_logged
+        self._n_logged = 0
         self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
         # the energy audit of each log (``auditor(path)``: the shell passes rt.analysis.audit's
         # energy_verdict with the stand's bound), by its writer thread before the footer
@@ -69,6 +72,7 @@ class Recorder:
         t, cycle = self.clock()
         ev = {"t": t, "cycle": cycle, **ev}
         self.events.append(ev)
+        self._n_events += 1
         if len(self.events) > MAX_EVENTS:
             del self.events[:MAX_EVENTS // 2]
         if self.writer is not None:
@@ -95,6 +99,12 @@ class Recorder:
                                        before_end=self._audit if self.auditor is not None else None)
         assert w.kernel_commit_ok and w.staging is row
         self.log_path = path
+        # the log opens at the arm: what led to it (the case loaded, by whom, the arm command)
+        # happened before; those events go in first, marked ``before_log``
+        k = min(self._n_events - self._n_logged, len(self.events), PROLOGUE_EVENTS)
+        for ev in self.events[len(self.events) - k:]:
+            w.event(ev["kind"], **{kk: v for kk, v in ev.items() if kk != "kind"}, before_log=True)
+        self._n_logged = self._n_events
         return w
 
     def close(self, block: bool = True) -> None:
@@ -105,6 +115,7 @@ class Recorder:
             self.writer = None
             w.request_close()
             self._closing.append(w)
+            self._n_logged = self._n_events      # those went into it
         if block:
             self.wait_closed()
         elif self._closing:

@@ -106,3 +106,19 @@ def test_replay_of_a_missing_log_is_a_clear_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rt.cli", "console", "--replay", str(tmp_path / "nope.dslog")],
                        capture_output=True, text=True, cwd=REPO, timeout=60, env={**os.environ, "TERM": "dumb"})
     assert r.returncode == 2 and "nope.dslog" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_the_log_holds_what_led_to_the_arm_on_the_logs_clock(recorded):
+    """The log opens at the arm: the case loaded, the arm command and who sent them went in
+    first (``before_log``), and a replay shows every event in seconds since the log's first
+    record (the controller's clock counts from the loop's start, not from the arm)."""
+    path, _ = recorded
+    log = read_log(path)
+    before = [e for e in log.events if e.get("before_log")]
+    assert [e.get("command") for e in before if e["kind"] == "supervisor_command"] == ["load_case", "arm"]
+    assert all(e["cycle"] <= log.fields["cycle"][0] for e in before)
+    assert not [e for e in log.events if e.get("before_log") is None and e.get("command") == "arm"]  # once
+    src = ReplaySource(path)
+    ev = {(e["kind"], e.get("phase") or e.get("command")): e["t"] for e in src.events_t if "t" in e}
+    assert ev[("supervisor_command", "arm")] <= 0.0 <= ev[("phase", "TARE")] < 0.01
+    assert V.fmt_event(next(e for e in src.events_t if e.get("command") == "load_case")).startswith("   -0.0")
