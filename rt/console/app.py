@@ -123,7 +123,10 @@ class ConsoleApp(App):
         self.shown: dict = {}                  # panel id -> text shown (tests compare with the run log)
         self.replies: list[dict] = []
         self.events: list[dict] = []
-        self.capture_t_run: float | None = None   # the run's capture signal (its event), for the mechanism line
+        self.capture_t_run: float | None = None   # the capture time the mechanism line shows now
+        self._capture_ev: float | None = None     # the last capture event's t_run
+        self._capture_ev_newer = False             # ... and it came after the last status
+        self._status_seen: dict | None = None
         self.frame_ms: deque = deque(maxlen=10000)
         self.message = ""
 
@@ -144,7 +147,7 @@ class ConsoleApp(App):
                 yield Static("", id="margins", classes="panel")
                 yield Static("", id="links", classes="panel")
                 yield Static("", id="timing", classes="panel")
-                yield RichLog(id="events", markup=True, wrap=True, max_lines=2000)
+                yield RichLog(id="events", markup=True, wrap=True, max_lines=2000, min_width=40)
         yield Static("", id="message")
         yield Footer()
 
@@ -170,13 +173,9 @@ class ConsoleApp(App):
             self.source.events_reset = False
             self.events.clear()
             self.w["events"].clear()
-            self.capture_t_run = None
+            self._capture_ev = None
         for ev in events:
-            self.events.append(ev)
-            if ev.get("kind") == "run_start":
-                self.capture_t_run = None
-            elif ev.get("kind") == "capture" and self.capture_t_run is None:
-                self.capture_t_run = ev.get("t_run")
+            self._note_event(ev)
             self.w["events"].write(V.fmt_event(ev))
         for r in replies:
             self.replies.append(r)
@@ -200,7 +199,7 @@ class ConsoleApp(App):
         texts = {
             "wrench": V.fmt_wrench(s["w_P"]),
             "relative": (V.fmt_relative(s["rel_pose"], s["rel_twist"]) + "\n"
-                         + V.fmt_mechanism(s, limits, self.capture_t_run)),
+                         + V.fmt_mechanism(s, limits, self._capture_time(st), self._platform_age(st))),
             "platform": V.fmt_platform(s["cmd_pose"], s["meas_pose"], s["cmd_lengths"], limits),
             "margins": "\n".join(V.margin_bar(n, u) for n, u in V.margins(s, limits)) or "limits: waiting for status",
             "links": V.fmt_links(s, st),
@@ -225,11 +224,44 @@ class ConsoleApp(App):
         self._render_header()
         self.shown["cycle"] = int(s["cycle"])
 
+    def _note_event(self, ev: dict) -> None:
+        self.events.append(ev)
+        if ev.get("kind") == "run_start":
+            self._capture_ev = None
+        elif ev.get("kind") == "capture":
+            self._capture_ev = ev.get("t_run")      # None outside a run (e.g. latched at start-up)
+            self._capture_ev_newer = True
+
+    def _capture_time(self, st: dict) -> float | None:
+        """The run's capture time for the mechanism line. Live, the controller's own
+        (``status`` mechanism.capture_t_run, polled every 0.5 s; a capture event newer than the
+        last status stands in until the next one): a restarted controller or a console attached
+        after the capture shows the right one. A replay (or a controller without it): the
+        capture event's."""
+        mech = st.get("mechanism") if self.source.live else None
+        if mech is None:
+            t = self._capture_ev
+        else:
+            if st is not self._status_seen:
+                self._status_seen = st
+                self._capture_ev_newer = False
+            t = mech.get("capture_t_run")
+            if t is None and self._capture_ev_newer:
+                t = self._capture_ev
+        self.capture_t_run = t
+        return t
+
+    @staticmethod
+    def _platform_age(st: dict) -> float | None:
+        age = ((st.get("links") or {}).get("platform") or {}).get("last_frame_age_s")
+        return float(age) if isinstance(age, (int, float)) else None
+
     def _render_header(self) -> None:
         st = self.source.status or {}
         if not self.source.live:
             src = self.source
-            lease = (f"replay {'paused' if src.paused else 'playing'} ×{src.speed:g}  record {src.index + 1}/{src.n}"
+            mode = "ended" if src.ended else ("paused" if src.paused else "playing")
+            lease = (f"replay {mode} ×{src.speed:g}  record {src.index + 1}/{src.n}"
                      + ("  [yellow]truncated log[/]" if src.truncated else ""))
         else:
             holder = st.get("lease")
@@ -254,7 +286,10 @@ class ConsoleApp(App):
 
     def _on_reply(self, r: dict) -> None:
         cmd = r.get("cmd")
-        if r.get("unanswered"):
+        if r.get("late"):
+            self.say(f"late answer to an earlier {cmd} (reported not answered): "
+                     + ("ok" + (f" → {r['state']}" if r.get("state") else "") if r.get("ok") else f"refused: {r.get('reason')}"))
+        elif r.get("unanswered"):
             self.say(f"[bold red]{cmd} NOT ANSWERED[/]: {r.get('reason')}")
         elif r.get("ok"):
             self.say(f"{cmd}: ok" + (f" → {r['state']}" if r.get("state") else ""))

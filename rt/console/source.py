@@ -21,6 +21,7 @@ from rt.record.telemetry import LEASED, CommandClient, decode_state
 HEARTBEAT_S = 0.5
 SILENT_S = 1.5          # no reply to the status polls for this long: the controller is not answering
 UNANSWERED_S = 2.0      # a command with no reply after this long is reported as not answered
+HISTORY_EVENTS = 50     # a console attaching shows this many of the controller's recent events
 
 
 class WatchOnly(Exception):
@@ -64,7 +65,17 @@ class LiveSource:
         self.holds_lease = False
         self.received = 0
         self._sent_at: dict[int, float] = {}
+        self._expired: dict[int, str] = {}           # requests reported unanswered: a late reply is named
         self.last_reply_t = time.monotonic()         # describe just answered
+        # the controller's events by their number (eseq, 1, 2, ...): every one up to _ev_floor
+        # was delivered (or is gone from its history), the others delivered are in _ev_seen; a
+        # gap (the subscription dropped some at its high-water mark) is asked for with "events"
+        self._ev_floor: int | None = None
+        self._ev_seen: set[int] = set()
+        self._ev_asking = False
+        self._ev_prev_seq = 0          # the event count of the previous status
+        self._ev_settled = 0           # events up to this number should have arrived by now
+        self.events_recovered = 0
 
     def _set_layout(self, d: dict) -> None:
         self.fields = [(str(k), int(n)) for k, n in d["fields"]]
@@ -103,12 +114,19 @@ class LiveSource:
             if frames[0] == b"state":
                 newest = frames
             elif frames[0] == b"event":
-                events.append(msgpack.unpackb(frames[1], raw=False))
+                ev = msgpack.unpackb(frames[1], raw=False)
+                if self._take_event(ev):
+                    events.append(ev)
         while self.cli.sock.poll(0):
             r = msgpack.unpackb(self.cli.sock.recv_multipart()[-1], raw=False)
             self.last_reply_t = time.monotonic()
             cmd = self._pending.pop(r.get("id"), None)
             self._sent_at.pop(r.get("id"), None)
+            if cmd is None:                           # a late answer to a request reported unanswered
+                cmd = self._expired.pop(r.get("id"), None)
+                if cmd is None:
+                    continue
+                r["late"] = True
             r["cmd"] = cmd
             if cmd == "describe" and r.get("ok"):
                 self.describe = r
@@ -117,6 +135,17 @@ class LiveSource:
             elif cmd == "status":
                 self.status = r
                 self.holds_lease = r.get("lease") == self.name
+                self._check_events(r.get("event_seq"))
+            elif cmd == "events":
+                self._ev_asking = False
+                got = [e for e in r.get("events") or [] if isinstance(e, dict)]
+                if got and self._ev_floor is not None and got[0].get("eseq", 0) > self._ev_floor + 1:
+                    self._advance_floor(got[0]["eseq"] - 1)      # older ones left its history: gone
+                for e in got:
+                    if e.get("eseq", 0) <= self._ev_settled and self._take_event(e):
+                        e["recovered"] = True
+                        events.append(e)
+                        self.events_recovered += 1
             else:
                 if cmd in ("acquire", "release"):
                     self.holds_lease = bool(r.get("ok")) and cmd == "acquire"
@@ -126,7 +155,10 @@ class LiveSource:
             if now - t > UNANSWERED_S:
                 del self._sent_at[rid]
                 cmd = self._pending.pop(rid, None)
-                if cmd not in (None, "status"):
+                if cmd == "events":
+                    self._ev_asking = False
+                if cmd not in (None, "status", "events"):
+                    self._expired[rid] = cmd
                     r = {"ok": False, "cmd": cmd, "id": rid, "unanswered": True,
                          "reason": f"no answer from the controller within {UNANSWERED_S:g} s: "
                                    "it may not have been delivered or executed"}
@@ -145,6 +177,47 @@ class LiveSource:
         if sample is not None:
             self.received += 1
         return sample, events, replies
+
+    # ---------------------------------------------------------------- events by number
+    def _take_event(self, ev: dict) -> bool:
+        """Whether ``ev`` is new (not delivered yet); notes it as delivered."""
+        k = ev.get("eseq")
+        if not isinstance(k, int):
+            return True                               # a controller that does not number them
+        if self._ev_floor is not None and (k <= self._ev_floor or k in self._ev_seen):
+            return False
+        self._ev_seen.add(k)
+        return True
+
+    def _advance_floor(self, floor: int) -> None:
+        self._ev_floor = floor if self._ev_floor is None else max(self._ev_floor, floor)
+        while self._ev_floor + 1 in self._ev_seen:
+            self._ev_floor += 1
+        self._ev_seen = {k for k in self._ev_seen if k > self._ev_floor}
+
+    def _check_events(self, seq) -> None:
+        """A status says the controller has recorded ``seq`` events: ask for the ones this
+        console has not had and will not get any more — below the newest it received, or
+        counted by the previous status already (half a second to arrive); at attach, its
+        HISTORY_EVENTS newest. A lower number than seen is a new controller process (the
+        numbering starts again)."""
+        if not isinstance(seq, int):
+            return
+        if self._ev_floor is not None and (seq < self._ev_floor or (self._ev_seen and seq < max(self._ev_seen))):
+            self._ev_floor, self._ev_seen = None, set()   # restarted: numbered afresh
+        if self._ev_floor is None:
+            self._advance_floor(max(0, seq - HISTORY_EVENTS))
+            self._ev_settled = seq                        # history: nothing of it is in flight
+        else:
+            self._advance_floor(self._ev_floor)
+            self._ev_settled = max(self._ev_prev_seq, max(self._ev_seen, default=0))
+        self._ev_prev_seq = seq
+        if self._ev_settled > self._ev_floor and not self._ev_asking:
+            try:
+                self.send("events", since=self._ev_floor)
+                self._ev_asking = True
+            except TimeoutError:
+                pass
 
     def close(self) -> None:
         self.sub.close(0)

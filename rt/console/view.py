@@ -80,10 +80,12 @@ def fmt_platform(cmd_pose, meas_pose, lengths, limits: dict | None) -> str:
     return "\n".join(lines)
 
 
-def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None) -> str:
+def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None,
+                  status_age_s: float | None = None) -> str:
     """The docking mechanism's signals on the platform's digital inputs (``platform_inputs``,
     wired by the stand's ``[platform.inputs]``: ``limits`` capture_bit / latch_bits): capture
-    latched or open, with the run time it rose, and each capture latch."""
+    latched or open, with the run time it rose, and each capture latch; marked stale when the
+    platform's last STATUS, which carries them, is older than STALE_STATUS_S (``status_age_s``)."""
     word = sample.get("platform_inputs")
     if word is None:
         return "mechanism  — (this record has no platform inputs: an older log)"
@@ -102,7 +104,10 @@ def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None
             parts.append("capture open")
     if bits[1]:
         parts.append("latches " + " ".join(f"{k + 1}{'●' if (w >> b) & 1 else '○'}" for k, b in enumerate(bits[1])))
-    return "mechanism  " + "   ".join(parts)
+    line = "mechanism  " + "   ".join(parts)
+    if status_age_s is not None and status_age_s > STALE_STATUS_S:
+        line += f"  [yellow](stale: the last STATUS came {status_age_s:.1f} s ago)[/]"
+    return line
 
 
 def _vec(v, f: str) -> str:
@@ -264,7 +269,13 @@ def _short(v: float) -> str:
 
 
 def fmt_event(ev: dict) -> str:
-    """One line of the event log; trips name their reason."""
+    """One line of the event log; trips name their reason; an event the subscription had lost
+    and the console fetched afterwards (``recovered``) says so (it is out of order)."""
+    line = _event_line(ev)
+    return line + " [dim](fetched from the controller: the subscription had not delivered it)[/]" if ev.get("recovered") else line
+
+
+def _event_line(ev: dict) -> str:
     kind = ev.get("kind", "?")
     t = ev.get("t")
     head = f"{t:9.3f}" if isinstance(t, (int, float)) and math.isfinite(t) else "    —    "
@@ -311,5 +322,6 @@ def fmt_event(ev: dict) -> str:
         return f"{head} latch {ev.get('latch')} {'closed' if kind == 'latch_closed' else 'open'}{when}"
     if kind == "supervisor_finish":
         return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
-    rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias")}
+    rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias", "eseq",
+                                                     "recovered", "before_log", "t_controller")}
     return f"{head} {kind} {rest if rest else ''}"

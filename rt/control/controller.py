@@ -274,7 +274,7 @@ class Controller:
                 from rt.record.curve import CurveServer
                 curve = CurveServer(tc["curve"]["secret_file"], tc["curve"]["authorized_dir"])
             self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
-                                             curve=curve, commands=(*COMMANDS, "status"),
+                                             curve=curve, commands=(*COMMANDS, "status", "events"),
                                              on_auth_denied=self._event,
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
@@ -327,6 +327,12 @@ class Controller:
     def _handle_request(self, cmd: str, args: dict, client: str) -> dict:
         if cmd == "status":
             return {"ok": True, "reason": None, **self.status()}
+        if cmd == "events":         # a console's lost events (its subscription dropped some): not leased
+            since = args.get("since", 0)
+            if isinstance(since, bool) or not isinstance(since, int):
+                return {"ok": False, "reason": f"events needs since = an integer event number, got {since!r}"}
+            return {"ok": True, "reason": None, "events": self.recorder.events_since(since),
+                    "event_seq": self.recorder.event_seq}
         r = self.command(cmd, client, **args)
         out = r.as_dict()
         out.update(phase=self.phase.name)
@@ -350,7 +356,7 @@ class Controller:
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
                 "run_id": self.run_id, "limits": self._console_limits(), "mechanism": self.mechanism(),
-                "tared": self.sensing.tared, "taring": self.sensing.taring}
+                "tared": self.sensing.tared, "taring": self.sensing.taring, "event_seq": self.recorder.event_seq}
 
     def mechanism(self) -> dict:
         """The mechanism's wired signals in the newest STATUS (``rt.control.mechanism_inputs``)

@@ -14,6 +14,7 @@ not real-time.
 """
 from __future__ import annotations
 
+import math
 import select
 import time
 
@@ -151,6 +152,12 @@ class Links:
             return f"{tr.describe()}: never heard"
         age = time.monotonic() - t
         return f"{tr.describe()}: last frame at t = {t_now - age:.3f} s ({age:.3f} s ago)"
+
+    def platform_age_s(self) -> float:
+        """Wall-clock seconds since the last valid STATUS (inf before the first). Not for the
+        cycle's hot path (reads the clock)."""
+        t = self.p_tr.counters.last_rx_time
+        return math.inf if t is None else time.monotonic() - t
 
     def seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""

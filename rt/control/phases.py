@@ -101,12 +101,17 @@ def guard_arm(ctl, **_: Any) -> str | None:
     st = ctl.platform_state()
     if st is None:
         return f"no STATUS from the motion platform yet ({links.silence(links.p_tr)})"
+    if not ctl.lockstep:          # lockstep: the gate waits for each STATUS (a silent one trips)
+        age = links.platform_age_s()
+        if age > ctl.stand.limits.platform_stale_cycles * ctl.period_s:
+            return (f"the motion platform is silent: its last STATUS (state, pose, the mechanism's signals) is "
+                    f"{age:.1f} s old ({links.silence(links.p_tr)})")
     if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
         return f"the platform reports {st.name} (fault {int(ctl.meas[WK.ST_FAULT])}); reset_fault first"
     cfg = ctl.stand.mechanism_inputs
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
-        return (f"the docking mechanism reports capture (platform input bit {cfg.capture}): the units are latched "
-                f"together and the arming move would pull them apart; release the mechanism (undock) first")
+        return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
+                f"units are latched together and the arming move would pull them apart")
     return None
 
 
@@ -119,6 +124,10 @@ def guard_start(ctl, **_: Any) -> str | None:
 def guard_tare(ctl, **_: Any) -> str | None:
     if ctl.phase in (Phase.MOVE,):
         return "cannot tare while the platform moves"
+    cfg = ctl.stand.mechanism_inputs
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+        return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), and a "
+                f"tare now would take the latched units' loads as zero")
     return None
 
 

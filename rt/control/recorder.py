@@ -70,15 +70,29 @@ class Recorder:
     # ------------------------------------------------------------------ events (loop thread)
     def event(self, ev: dict) -> None:
         t, cycle = self.clock()
-        ev = {"t": t, "cycle": cycle, **ev}
-        self.events.append(ev)
         self._n_events += 1
+        ev = {"t": t, "cycle": cycle, "eseq": self._n_events, **ev}
+        self.events.append(ev)
         if len(self.events) > MAX_EVENTS:
             del self.events[:MAX_EVENTS // 2]
         if self.writer is not None:
             self.writer.event(ev["kind"], **{k: v for k, v in ev.items() if k != "kind"})
         if self.publish is not None:
             self.publish(ev)
+
+    @property
+    def event_seq(self) -> int:
+        """The number of events recorded so far: the ``eseq`` of the newest (1, 2, … per process)."""
+        return self._n_events
+
+    def events_since(self, eseq: int, limit: int = 200) -> list[dict]:
+        """The events after ``eseq`` still in the history, oldest first, at most ``limit`` (a
+        console fills the gap of events its subscription lost). Bounded work, no I/O."""
+        ev = self.events
+        k = len(ev)
+        while k > 0 and ev[k - 1]["eseq"] > eseq:
+            k -= 1
+        return ev[k:k + limit]
 
     # ------------------------------------------------------------------ the run log
     def open(self, name: str, fields: dict[str, int], row: np.ndarray, header: dict) -> RunLogWriter | None:

@@ -130,3 +130,34 @@ def test_the_wrench_title_says_whether_it_is_tared():
     replay = {"replay": True}
     assert "taring now" in wrench_title({"phase": PHASES.index("TARE")}, replay)
     assert "tared, filtered" in wrench_title({"phase": PHASES.index("DYNAMICS")}, replay)
+
+
+def test_the_mechanism_line_goes_stale_with_its_status():
+    from rt.console.view import fmt_mechanism
+    lim = {"capture_bit": 0, "latch_bits": [1, 2, 3]}
+    assert "stale" not in fmt_mechanism({"platform_inputs": 15.0}, lim, 2.5, 0.002)
+    assert fmt_mechanism({"platform_inputs": 15.0}, lim, 2.5, 2.8).endswith(
+        "[yellow](stale: the last STATUS came 2.8 s ago)[/]")
+
+
+def test_the_capture_time_shown_is_the_controllers():
+    """Live, the mechanism line's capture time is the controller's (status), an event newer
+    than the last status standing in: a restarted controller clears it, a console attached
+    after the capture shows it (found by an operator's review)."""
+    from types import SimpleNamespace
+
+    from rt.console.app import ConsoleApp
+    app = ConsoleApp(SimpleNamespace(live=True, describe={}, identity={}))
+    st = {"mechanism": {"capture_t_run": None}}
+    assert app._capture_time(st) is None
+    app._note_event({"kind": "capture", "t_run": 2.545})       # before the next status poll
+    assert app._capture_time(st) == 2.545
+    assert app._capture_time({"mechanism": {"capture_t_run": 2.546}}) == 2.546
+    assert app._capture_time({"mechanism": {"capture_t_run": None}}) is None   # a restarted controller
+    late = ConsoleApp(SimpleNamespace(live=True, describe={}, identity={}))   # attached after the capture
+    assert late._capture_time({"mechanism": {"capture_t_run": 2.546}}) == 2.546
+    replay = ConsoleApp(SimpleNamespace(live=False, describe={}, identity={}))
+    replay._note_event({"kind": "capture", "t_run": 1.5})
+    assert replay._capture_time({"replay": True}) == 1.5
+    replay._note_event({"kind": "run_start"})
+    assert replay._capture_time({"replay": True}) is None

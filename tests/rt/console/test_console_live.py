@@ -49,7 +49,8 @@ class RecordingApp(ConsoleApp):
     def render_sample(self, s):
         super().render_sample(s)
         self.frames.append((int(s["cycle"]), V.name_of(V.STATES, s["state"]), self.shown["wrench"],
-                            self.shown["relative"], self.shown["platform"], self.capture_t_run))
+                            self.shown["relative"], self.shown["platform"], self.capture_t_run,
+                            self._platform_age(self.source.status or {})))
 
 
 def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
@@ -103,11 +104,12 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     forceful = 0
     limits = src.status.get("limits")
     captured_frames = 0
-    for cycle, st, wrench, rel, plat, t_cap in running:
+    for cycle, st, wrench, rel, plat, t_cap, age in running:
         k = row_of[cycle]
         assert wrench == V.fmt_wrench(log.fields["w_P"][k]), cycle
         assert rel == (V.fmt_relative(log.fields["rel_pose"][k], log.fields["rel_twist"][k]) + "\n"
-                       + V.fmt_mechanism({"platform_inputs": log.fields["platform_inputs"][k]}, limits, t_cap)), cycle
+                       + V.fmt_mechanism({"platform_inputs": log.fields["platform_inputs"][k]}, limits, t_cap,
+                                         age)), cycle
         if int(log.fields["platform_inputs"][k]) & 1:       # the capture bit (config/stand.toml [platform.inputs])
             captured_frames += 1
             assert f"CAPTURED[/] at t_run {cap['t_run']:.3f} s" in rel and "1● 2● 3●" in rel, rel

@@ -46,14 +46,16 @@ def test_a_change_outside_the_table_is_refused_with_its_name(a, b):
 
 
 def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformState.IDLE, fault=0, inputs=0,
-         wired=MechanismInputs(capture=0, latches=(1, 2, 3))):
+         wired=MechanismInputs(capture=0, latches=(1, 2, 3)), status_age=0.001, lockstep=False):
     meas = np.zeros(WK.ST_LEN)
     meas[WK.ST_FAULT] = fault
     meas[WK.ST_INPUTS] = inputs
     links = SimpleNamespace(is_open=open_, samples=samples, s_tr=SimpleNamespace(status="s-status"),
-                            p_tr=SimpleNamespace(status="p-status"), silence=lambda tr: f"silent: {tr.status}")
+                            p_tr=SimpleNamespace(status="p-status"), silence=lambda tr: f"silent: {tr.status}",
+                            platform_age_s=lambda: status_age)
+    stand = SimpleNamespace(mechanism_inputs=wired, limits=SimpleNamespace(platform_stale_cycles=20))
     return SimpleNamespace(phase=phase, links=links, meas=meas, stale_sensor=lambda: stale,
-                           platform_state=lambda: pstate, stand=SimpleNamespace(mechanism_inputs=wired))
+                           platform_state=lambda: pstate, stand=stand, lockstep=lockstep, period_s=0.001)
 
 
 def test_guards_alone():
@@ -71,6 +73,11 @@ def test_guards_alone():
     assert PH.guard_arm(_ctl(inputs=0b1110)) is None                 # latches closed, no capture yet
     assert "reports capture (platform input bit 0)" in PH.guard_arm(_ctl(inputs=0b1111))
     assert PH.guard_arm(_ctl(inputs=0b1111, wired=MechanismInputs())) is None   # not wired: not known
+    # a STATUS older than platform_stale_cycles: neither its state nor the mechanism's signals are known
+    assert "the motion platform is silent: its last STATUS (state, pose, the mechanism's signals) is 3.0 s old (silent: " \
+        "p-status)" == PH.guard_arm(_ctl(status_age=3.0, inputs=0b1111))
+    assert PH.guard_arm(_ctl(status_age=3.0, lockstep=True)) is None           # lockstep: the gate waits for it
+    assert "a tare now would take the latched units' loads as zero" in PH.guard_tare(_ctl(Phase.FROZEN, inputs=1))
     assert PH.guard_start(_ctl(Phase.READY)) is None
     assert PH.guard_start(_ctl(Phase.MOVE)) == "not ready: arming is in phase MOVE"
     assert PH.guard_tare(_ctl(Phase.MOVE)) == "cannot tare while the platform moves"
@@ -137,13 +144,16 @@ def test_recorder_writes_a_log_the_reader_reads_and_publishes_every_event(tmp_pa
     first = rec.log_path
     log = read_log(first)
     assert log.fields["t"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert [e["kind"] for e in log.events] == ["first_contact"] and log.events[0]["t"] == 1.25
+    # the event from before the log opened went in first, marked; the rest as they came
+    assert [e["kind"] for e in log.events] == ["phase", "first_contact"] and log.events[1]["t"] == 1.25
+    assert log.events[0]["before_log"] is True and "before_log" not in log.events[1]
     assert [e["kind"] for e in published] == ["phase", "first_contact"]
     assert published[1]["cycle"] == 9 and rec.events == published
     second = rec.open("nominal", fields, row, {"kind": "hil"})
     assert rec.log_path != first and rec.log_path.name.endswith(("-nominal.dslog", "-nominal-1.dslog"))
     rec.close(block=True)
     assert second.finished
+    assert read_log(rec.log_path).events == []     # nothing since the first log: nothing written twice
 
 
 def test_recorder_off_writes_nothing_and_bounds_its_history(tmp_path):
