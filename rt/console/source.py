@@ -74,6 +74,7 @@ class LiveSource:
         self._ev_seen: set[int] = set()
         self._ev_asking = False
         self._ev_prev_seq = 0          # the event count of the previous status
+        self._notes: list[dict] = []   # the console's own lines for the event log
         self._ev_settled = 0           # events up to this number should have arrived by now
         self.events_recovered = 0
 
@@ -164,6 +165,9 @@ class LiveSource:
                                    "it may not have been delivered or executed"}
                     replies.append(r)
                     self.replies_seen.append(r)
+        if self._notes:
+            events.extend(self._notes)
+            self._notes.clear()
         sample = None
         if newest is not None:
             m = msgpack.unpackb(newest[1], raw=False)
@@ -205,6 +209,7 @@ class LiveSource:
             return
         if self._ev_floor is not None and (seq < self._ev_floor or (self._ev_seen and seq < max(self._ev_seen))):
             self._ev_floor, self._ev_seen = None, set()   # restarted: numbered afresh
+            self._notes.append({"kind": "controller_restarted", "t": None})
         if self._ev_floor is None:
             self._advance_floor(max(0, seq - HISTORY_EVENTS))
             self._ev_settled = seq                        # history: nothing of it is in flight

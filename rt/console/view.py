@@ -320,6 +320,9 @@ def _event_line(ev: dict) -> str:
         if kind == "capture_released":
             return f"{head} [bold yellow]capture released[/]: the mechanism's capture signal dropped{when}"
         return f"{head} latch {ev.get('latch')} {'closed' if kind == 'latch_closed' else 'open'}{when}"
+    if kind == "controller_restarted":
+        return (f"{head} [bold yellow]a new controller process answers[/]: its events and its clock start "
+                f"again (the lines above are the previous one's)")
     if kind == "supervisor_finish":
         return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
     rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias", "eseq",

@@ -91,6 +91,7 @@ def test_a_restarted_controller_is_numbered_afresh():
     src = LiveSource.__new__(LiveSource)
     src._ev_floor, src._ev_seen, src._ev_asking = None, set(), True     # asking: sends nothing here
     src._ev_prev_seq = src._ev_settled = 0
+    src._notes = []
     for k in range(1, 121):
         assert src._take_event({"eseq": k})
     src._check_events(120)
@@ -98,3 +99,5 @@ def test_a_restarted_controller_is_numbered_afresh():
     assert not src._take_event({"eseq": 7})                             # a duplicate of the old one's
     src._check_events(5)                                               # a new controller: 5 events so far
     assert src._ev_floor == 0 and src._take_event({"eseq": 3})
+    assert [n["kind"] for n in src._notes] == ["controller_restarted"]  # said in the event log
+    assert "a new controller process answers" in fmt_event(src._notes[0])
