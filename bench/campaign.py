@@ -7,7 +7,10 @@
   are excluded: ``campaign_startup_s``);
 * ``campaign_parallel_efficiency``: that rate over (cores x the rate of the same samples on a
   one-worker cluster); goal >= 0.8;
-* ``campaign_single_worker_samples_per_s``, ``campaign_cores``, ``campaign_bench_samples``.
+* ``campaign_single_worker_samples_per_s``, ``campaign_cores``, ``campaign_bench_samples``;
+* ``campaign_hil_samples_per_s``: the same for the HIL campaign (config/campaigns/hil_delay.toml:
+  each sample a 10 s docking on the emulated stand with the controller in lockstep, arming
+  included; 8 samples, 4 with ``--quick``), all cores.
 """
 from __future__ import annotations
 
@@ -39,6 +42,9 @@ def run(quick: bool = False) -> dict:
     cores = os.cpu_count() or 1
     one, _ = _rate(c, n, 1)
     rate, startup = _rate(c, n, cores)
+    h = load_campaign(REPO / "config" / "campaigns" / "hil_delay.toml")
+    hil, _ = _rate(h, 4 if quick else 8, cores)
     return {"campaign_samples_per_s": round(rate, 3), "campaign_single_worker_samples_per_s": round(one, 3),
             "campaign_parallel_efficiency": round(rate / (cores * one), 3) if one > 0 else None,
-            "campaign_cores": cores, "campaign_bench_samples": n, "campaign_startup_s": round(startup, 2)}
+            "campaign_cores": cores, "campaign_bench_samples": n, "campaign_startup_s": round(startup, 2),
+            "campaign_hil_samples_per_s": round(hil, 3)}

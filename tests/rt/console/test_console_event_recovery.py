@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
+import msgpack
+
 from rt.config.stand import load_stand
 from rt.console.source import HISTORY_EVENTS, LiveSource
 from rt.console.view import fmt_event
@@ -55,26 +57,27 @@ def test_lost_and_earlier_events_are_fetched_once(tmp_path):
         assert [e["k"] for e in early] == [0, 1, 2] and all(e["recovered"] for e in early)
         assert "the subscription had not delivered it" in fmt_event(early[0])
 
-        # three events the subscription loses (read off its socket before the console sees them)
+        # events the subscription loses: whatever reaches its socket in the next 0.3 s is read
+        # off before the console sees it (the publisher, HWM 4, may drop some of the burst too)
         for k in range(3):
             rig.ctl._event({"kind": "test_lost", "k": k})
         rig.ctl._event({"kind": "test_kept"})
         rig.run(5)
-        dropped = 0
+        removed = set()
         t0 = time.monotonic()
-        while dropped < 3 and time.monotonic() - t0 < 5.0:
-            if src.sub.poll(50):
+        while time.monotonic() - t0 < 0.3:
+            if src.sub.poll(20):
                 f = src.sub.recv_multipart()
-                dropped += f[0] == b"event"
-        assert dropped == 3
+                if f[0] == b"event":
+                    removed.add(msgpack.unpackb(f[1], raw=False)["eseq"])
+        assert removed                                       # the subscription lost some
         _pump(rig, src, 1.5, got)
-        lost = [e for e in got if e["kind"] == "test_lost"]
-        assert [e["k"] for e in lost] == [0, 1, 2] and all(e.get("recovered") for e in lost)
-        kept = [e for e in got if e["kind"] == "test_kept"]
-        assert len(kept) == 1 and not kept[0].get("recovered")
+        burst = [e for e in got if e["kind"] in ("test_lost", "test_kept")]
+        assert sorted(e.get("k", 9) for e in burst) == [0, 1, 2, 9]      # each of the four, once
+        assert all(e.get("recovered") for e in burst if e["eseq"] in removed)
         seqs = [e["eseq"] for e in got]
         assert len(seqs) == len(set(seqs))                   # none shown twice
-        assert src.events_recovered >= 6
+        assert src.events_recovered >= 3 + len(removed)
         n = rig.ctl.recorder.event_seq
         assert set(range(max(1, n - HISTORY_EVENTS + 1), n + 1)) <= set(seqs) | {
             e["eseq"] for e in rig.ctl.recorder.events if e["eseq"] > max(seqs)}
