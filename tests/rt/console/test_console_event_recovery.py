@@ -81,6 +81,19 @@ def test_lost_and_earlier_events_are_fetched_once(tmp_path):
         n = rig.ctl.recorder.event_seq
         assert set(range(max(1, n - HISTORY_EVENTS + 1), n + 1)) <= set(seqs) | {
             e["eseq"] for e in rig.ctl.recorder.events if e["eseq"] > max(seqs)}
+        # a malformed events request gets a reason, and the loop goes on answering
+        def ask(**a):
+            rid = src.cli.send("events", **a)
+            rig.run(5)
+            while True:                                      # past a status poll's late reply
+                r = src.cli.recv(timeout_s=5.0)
+                if r.get("id") == rid:
+                    return r
+        for since in ("x", True, None):
+            r = ask(since=since)
+            assert not r["ok"] and "an integer event number" in r["reason"], r
+        r = ask(since=n - 2)
+        assert r["ok"] and [e["eseq"] for e in r["events"]] == [n - 1, n] and r["event_seq"] == n
     finally:
         if src is not None:
             src.close()
