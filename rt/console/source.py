@@ -75,6 +75,7 @@ class LiveSource:
         self._ev_asking = False
         self._ev_prev_seq = 0          # the event count of the previous status
         self._notes: list[dict] = []   # the console's own lines for the event log
+        self._ev_instance = None       # the controller whose events these are (status "instance")
         self._ev_settled = 0           # events up to this number should have arrived by now
         self.events_recovered = 0
 
@@ -136,7 +137,7 @@ class LiveSource:
             elif cmd == "status":
                 self.status = r
                 self.holds_lease = r.get("lease") == self.name
-                self._check_events(r.get("event_seq"))
+                self._check_events(r.get("event_seq"), r.get("instance"))
             elif cmd == "events":
                 self._ev_asking = False
                 got = [e for e in r.get("events") or [] if isinstance(e, dict)]
@@ -199,17 +200,20 @@ class LiveSource:
             self._ev_floor += 1
         self._ev_seen = {k for k in self._ev_seen if k > self._ev_floor}
 
-    def _check_events(self, seq) -> None:
-        """A status says the controller has recorded ``seq`` events: ask for the ones this
-        console has not had and will not get any more — below the newest it received, or
-        counted by the previous status already (half a second to arrive); at attach, its
-        HISTORY_EVENTS newest. A lower number than seen is a new controller process (the
-        numbering starts again)."""
+    def _check_events(self, seq, instance=None) -> None:
+        """A status says the controller (``instance``) has recorded ``seq`` events: ask for
+        the ones this console has not had and will not get any more — below the newest it
+        received, or counted by the previous status already (half a second to arrive); at
+        attach, its HISTORY_EVENTS newest. Another instance is a new controller (restarted):
+        its numbering starts again. (A status may count fewer events than the subscription
+        already brought: it was answered before them.)"""
         if not isinstance(seq, int):
             return
-        if self._ev_floor is not None and (seq < self._ev_floor or (self._ev_seen and seq < max(self._ev_seen))):
-            self._ev_floor, self._ev_seen = None, set()   # restarted: numbered afresh
-            self._notes.append({"kind": "controller_restarted", "t": None})
+        if instance != self._ev_instance:
+            if self._ev_instance is not None:
+                self._notes.append({"kind": "controller_restarted", "t": None})
+            self._ev_instance = instance
+            self._ev_floor, self._ev_seen, self._ev_prev_seq = None, set(), 0   # numbered afresh
         if self._ev_floor is None:
             self._advance_floor(max(0, seq - HISTORY_EVENTS))
             self._ev_settled = seq                        # history: nothing of it is in flight

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+import uuid
 import math
 import time
 from dataclasses import replace
@@ -151,6 +152,7 @@ class Controller:
         self.t_run = 0.0           # dynamics time (s) since the start of the case
         self.capture_t_run = None  # t_run when the mechanism's capture signal rose in this run (None: not yet)
         self.log_extra: dict = {}  # more run-log header entries (a campaign's sample: its values)
+        self.instance = uuid.uuid4().hex[:12]   # this controller object (its events are numbered within it)
         self.t = 0.0               # controller time (s) since the loop started
         self._prev_tns = -1
         self.dt = self.period_s    # the last cycle's length (read)
@@ -356,7 +358,8 @@ class Controller:
                 "platform_state": self.platform_state().name if self.platform_state() is not None else None,
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
                 "run_id": self.run_id, "limits": self._console_limits(), "mechanism": self.mechanism(),
-                "tared": self.sensing.tared, "taring": self.sensing.taring, "event_seq": self.recorder.event_seq}
+                "tared": self.sensing.tared, "taring": self.sensing.taring, "event_seq": self.recorder.event_seq,
+                "instance": self.instance}
 
     def mechanism(self) -> dict:
         """The mechanism's wired signals in the newest STATUS (``rt.control.mechanism_inputs``)

@@ -101,19 +101,21 @@ def test_lost_and_earlier_events_are_fetched_once(tmp_path):
 
 
 def test_a_restarted_controller_is_numbered_afresh():
-    """The numbering starts again in a new controller process: a status number below what the
-    console has seen resets its bookkeeping (the new controller's events are not taken for
-    duplicates)."""
+    """The numbering starts again in a new controller (another ``instance`` in its status):
+    the console's bookkeeping starts again (the new controller's events are not taken for
+    duplicates); a status that counts fewer events than the subscription brought (answered
+    before them) is no restart."""
     src = LiveSource.__new__(LiveSource)
     src._ev_floor, src._ev_seen, src._ev_asking = None, set(), True     # asking: sends nothing here
     src._ev_prev_seq = src._ev_settled = 0
-    src._notes = []
+    src._notes, src._ev_instance = [], None
+    src._check_events(0, "a")
     for k in range(1, 121):
         assert src._take_event({"eseq": k})
-    src._check_events(120)
-    assert src._ev_floor == 120 and not src._ev_seen
-    assert not src._take_event({"eseq": 7})                             # a duplicate of the old one's
-    src._check_events(5)                                               # a new controller: 5 events so far
+    src._check_events(100, "a")                                        # answered before the last 20
+    assert src._ev_floor == 120 and not src._ev_seen and not src._notes
+    assert not src._take_event({"eseq": 7}) and not src._take_event({"eseq": 120})   # duplicates
+    src._check_events(5, "b")                                          # a new controller: 5 events so far
     assert src._ev_floor == 0 and src._take_event({"eseq": 3})
     assert [n["kind"] for n in src._notes] == ["controller_restarted"]  # said in the event log
     assert "a new controller process answers" in fmt_event(src._notes[0])

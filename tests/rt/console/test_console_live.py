@@ -90,6 +90,8 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     seen_states = [f[1] for k, f in enumerate(app.frames) if k == 0 or app.frames[k - 1][1] != f[1]]
     assert seen_states == ["IDLE", "CONFIGURED", "ARMED", "RUNNING", "DONE"], seen_states
     kinds = [e["kind"] for e in app.events]
+    seqs = [e["eseq"] for e in app.events if "eseq" in e]
+    assert len(seqs) == len(set(seqs)) and len(seqs) == len(kinds)     # every event once (numbered)
     assert "first_contact" in kinds
     assert kinds.count("latch_closed") == 3 and kinds.count("capture") == 1, kinds
     assert kinds.index("first_contact") < kinds.index("capture") < kinds.index("supervisor_finish")
