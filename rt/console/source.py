@@ -76,6 +76,8 @@ class LiveSource:
         self._ev_prev_seq = 0          # the event count of the previous status
         self._notes: list[dict] = []   # the console's own lines for the event log
         self._ev_instance = None       # the controller whose events these are (status "instance")
+        self._ev_history_upto = 0      # the first controller's events up to this one came before this console
+        self._ev_first_instance = None
         self._ev_settled = 0           # events up to this number should have arrived by now
         self.events_recovered = 0
 
@@ -145,9 +147,12 @@ class LiveSource:
                     self._advance_floor(got[0]["eseq"] - 1)      # older ones left its history: gone
                 for e in got:
                     if e.get("eseq", 0) <= self._ev_settled and self._take_event(e):
-                        e["recovered"] = True
+                        if self._ev_instance == self._ev_first_instance and e["eseq"] <= self._ev_history_upto:
+                            e["history"] = True
+                        else:
+                            e["recovered"] = True
+                            self.events_recovered += 1
                         events.append(e)
-                        self.events_recovered += 1
             else:
                 if cmd in ("acquire", "release"):
                     self.holds_lease = bool(r.get("ok")) and cmd == "acquire"
@@ -212,6 +217,9 @@ class LiveSource:
         if instance != self._ev_instance:
             if self._ev_instance is not None:
                 self._notes.append({"kind": "controller_restarted", "t": None})
+            else:
+                self._ev_history_upto = seq       # attaching: these happened before this console
+                self._ev_first_instance = instance
             self._ev_instance = instance
             self._ev_floor, self._ev_seen, self._ev_prev_seq = None, set(), 0   # numbered afresh
         if self._ev_floor is None:

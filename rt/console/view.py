@@ -272,6 +272,8 @@ def fmt_event(ev: dict) -> str:
     """One line of the event log; trips name their reason; an event the subscription had lost
     and the console fetched afterwards (``recovered``) says so (it is out of order)."""
     line = _event_line(ev)
+    if ev.get("history"):
+        return line + " [dim](from before this console attached)[/]"
     return line + " [dim](fetched from the controller: the subscription had not delivered it)[/]" if ev.get("recovered") else line
 
 
@@ -315,6 +317,8 @@ def _event_line(ev: dict) -> str:
         return f"{head} [bold]first contact[/] t_run {ev.get('t_run', 0.0):.3f} s"
     if kind in ("capture", "capture_released", "latch_closed", "latch_opened"):
         when = f" t_run {ev['t_run']:.3f} s" if isinstance(ev.get("t_run"), (int, float)) else f" ({ev.get('phase', '')})"
+        if ev.get("at_start"):
+            when = " (so when the controller started: its first STATUS)"
         if kind == "capture":
             return f"{head} [bold green]capture[/]: the mechanism reports soft capture{when}"
         if kind == "capture_released":
@@ -326,5 +330,5 @@ def _event_line(ev: dict) -> str:
     if kind == "supervisor_finish":
         return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
     rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias", "eseq",
-                                                     "recovered", "before_log", "t_controller")}
+                                                     "recovered", "history", "before_log", "t_controller", "at_start")}
     return f"{head} {kind} {rest if rest else ''}"

@@ -598,15 +598,18 @@ class Controller:
                    f"the last run or something is in the way: release the mechanism (undock) and arm again")
         return True
 
-    def _inputs_changed(self) -> None:
+    def _inputs_changed(self, first_status: bool = False) -> None:
         """The STATUS digital-input word changed this cycle: its wired edges as events (capture,
         capture_released, latch_closed/opened; ``rt.control.mechanism_inputs``) with the run
-        clock and phase; the first capture of a run is its capture time. Loop thread, only on
-        the cycle of a change."""
+        clock and phase; the first capture of a run is its capture time. ``first_status``: the
+        controller's first STATUS (the signals were so before it started: ``at_start``). Loop
+        thread, only on the cycle of a change."""
         ins = self.ins
         running = self.phase in (Phase.RUNUP, Phase.DYNAMICS)
         for ev in MI.edges(self.stand.mechanism_inputs, int(ins[CK.IN_INPUTS_OLD]), int(ins[CK.IN_INPUTS])):
             ev["phase"] = self.phase.name
+            if first_status:
+                ev["at_start"] = True
             if running:
                 ev["t_run"] = self.t_run
                 if ev["kind"] == "capture" and self.capture_t_run is None:
@@ -727,12 +730,13 @@ class Controller:
         ins = self.ins
         CK.set_link_inputs(ins, *self._link_inputs(cycle))
         links = self.links
+        status_seen = ins[CK.IN_STATUS_SEEN] != 0.0
         CK.ingest(links.sbuf, links.pbuf, self.sensing.raw, self.meas, ins, self.row, self.rix)
         links.add_counts(int(ins[_S_ACC]) if links.framed_sensor else 0, int(ins[_P_ACC]), ins[_IN_LK_ERR],
                          time.monotonic())
         links.count_refused()
         if ins[_IN_INPUTS_CHG]:
-            self._inputs_changed()
+            self._inputs_changed(first_status=not status_seen)
         dt = self.dt
         ph = self.phase
         self.phase_t += dt

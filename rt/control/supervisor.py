@@ -58,6 +58,9 @@ _TABLE: dict[str, dict[State, State]] = {
     "reset": {State.DONE: State.CONFIGURED, State.SAFE: State.CONFIGURED, State.ABORTED: State.CONFIGURED,
               State.CONFIGURED: State.IDLE},
 }
+#: the operator's step from a state towards CONFIGURED (a refusal of a command legal there says it)
+_REACH_CONFIGURED: dict[State, str] = {State.IDLE: "load a case", State.DONE: "reset", State.SAFE: "reset",
+                                       State.ABORTED: "reset"}
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,18 @@ class Supervisor:
         table = _TABLE[name]
         if self.state not in table:
             legal = ", ".join(s.name for s in table)
-            return self._refuse(name, client, f"{name} is not allowed in state {self.state.name} (only in {legal})")
+            why = f"{name} is not allowed in state {self.state.name} (only in {legal})"
+            step = _REACH_CONFIGURED.get(self.state) if State.CONFIGURED in table else None
+            if step:
+                why += f": {step} first"
+                guard = self.guards.get(name)   # what would refuse it next: said now, not after the reset
+                try:
+                    then = guard(**args) if guard is not None else None
+                except Exception:  # noqa: BLE001 - a hint, never a crash
+                    then = None
+                if then:
+                    why += f"; then it would still be refused: {then}"
+            return self._refuse(name, client, why)
         guard = self.guards.get(name)
         if guard is not None:
             try:

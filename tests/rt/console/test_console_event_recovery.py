@@ -54,8 +54,8 @@ def test_lost_and_earlier_events_are_fetched_once(tmp_path):
         got: list[dict] = []
         _pump(rig, src, 1.5, got)
         early = [e for e in got if e["kind"] == "test_early"]
-        assert [e["k"] for e in early] == [0, 1, 2] and all(e["recovered"] for e in early)
-        assert "the subscription had not delivered it" in fmt_event(early[0])
+        assert [e["k"] for e in early] == [0, 1, 2] and all(e["history"] for e in early)
+        assert "from before this console attached" in fmt_event(early[0])
 
         # events the subscription loses: whatever reaches its socket in the next 0.3 s is read
         # off before the console sees it (the publisher, HWM 4, may drop some of the burst too)
@@ -75,9 +75,10 @@ def test_lost_and_earlier_events_are_fetched_once(tmp_path):
         burst = [e for e in got if e["kind"] in ("test_lost", "test_kept")]
         assert sorted(e.get("k", 9) for e in burst) == [0, 1, 2, 9]      # each of the four, once
         assert all(e.get("recovered") for e in burst if e["eseq"] in removed)
+        assert "the subscription had not delivered it" in fmt_event(next(e for e in burst if e["eseq"] in removed))
         seqs = [e["eseq"] for e in got]
         assert len(seqs) == len(set(seqs))                   # none shown twice
-        assert src.events_recovered >= 3 + len(removed)
+        assert src.events_recovered >= len(removed)
         n = rig.ctl.recorder.event_seq
         assert set(range(max(1, n - HISTORY_EVENTS + 1), n + 1)) <= set(seqs) | {
             e["eseq"] for e in rig.ctl.recorder.events if e["eseq"] > max(seqs)}
@@ -108,7 +109,7 @@ def test_a_restarted_controller_is_numbered_afresh():
     src = LiveSource.__new__(LiveSource)
     src._ev_floor, src._ev_seen, src._ev_asking = None, set(), True     # asking: sends nothing here
     src._ev_prev_seq = src._ev_settled = 0
-    src._notes, src._ev_instance = [], None
+    src._notes, src._ev_instance, src._ev_history_upto, src._ev_first_instance = [], None, 0, None
     src._check_events(0, "a")
     for k in range(1, 121):
         assert src._take_event({"eseq": k})

@@ -161,3 +161,8 @@ def test_the_capture_time_shown_is_the_controllers():
     assert replay._capture_time({"replay": True}) == 1.5
     replay._note_event({"kind": "run_start"})
     assert replay._capture_time({"replay": True}) is None
+
+
+def test_signals_found_at_start_are_not_new_closures():
+    line = fmt_event({"kind": "latch_closed", "latch": 1, "phase": "IDLE", "at_start": True})
+    assert "latch 1 closed (so when the controller started: its first STATUS)" in line

@@ -136,3 +136,21 @@ def test_events_carry_cycle_time_and_client():
     r = sup.command("start", client="console-1")
     assert r.as_dict() == {"ok": False, "state": "CONFIGURED", "reason": r.reason}
     assert sup.history[-1].kind == "refused"
+
+
+def test_a_state_refusal_says_the_step_and_what_would_refuse_next():
+    """arm / tare in DONE: "reset first", and the guard's reason now (the mechanism still
+    latched), not after the reset (found by an operator's review)."""
+    latched = "release the mechanism (undock) first: it reports capture"
+    sup = Supervisor(guards={"arm": lambda: latched, "tare": lambda: None})
+    assert sup.command("load_case", client="t", case="c.toml").ok
+    sup.state = State.DONE
+    r = sup.command("arm", client="t")
+    assert not r.ok and r.reason == ("arm is not allowed in state DONE (only in CONFIGURED): reset first; "
+                                     f"then it would still be refused: {latched}")
+    r = sup.command("tare", client="t")
+    assert r.reason == "tare is not allowed in state DONE (only in CONFIGURED, ARMED): reset first"
+    sup.state = State.IDLE
+    assert sup.command("tare", client="t").reason.endswith(": load a case first")
+    sup.state = State.RUNNING                              # no step to CONFIGURED from here: none said
+    assert sup.command("arm", client="t").reason == "arm is not allowed in state RUNNING (only in CONFIGURED)"
