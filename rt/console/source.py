@@ -138,8 +138,9 @@ class LiveSource:
                 self._set_layout(r)
             elif cmd == "status":
                 self.status = r
+                had_lease = self.holds_lease
                 self.holds_lease = r.get("lease") == self.name
-                self._check_events(r.get("event_seq"), r.get("instance"))
+                self._check_events(r.get("event_seq"), r.get("instance"), had_lease)
             elif cmd == "events":
                 self._ev_asking = False
                 got = [e for e in r.get("events") or [] if isinstance(e, dict)]
@@ -205,7 +206,7 @@ class LiveSource:
             self._ev_floor += 1
         self._ev_seen = {k for k in self._ev_seen if k > self._ev_floor}
 
-    def _check_events(self, seq, instance=None) -> None:
+    def _check_events(self, seq, instance=None, had_lease: bool = False) -> None:
         """A status says the controller (``instance``) has recorded ``seq`` events: ask for
         the ones this console has not had and will not get any more — below the newest it
         received, or counted by the previous status already (half a second to arrive); at
@@ -216,7 +217,7 @@ class LiveSource:
             return
         if instance != self._ev_instance:
             if self._ev_instance is not None:
-                self._notes.append({"kind": "controller_restarted", "t": None})
+                self._notes.append({"kind": "controller_restarted", "t": None, "lease_lost": had_lease})
             else:
                 self._ev_history_upto = seq       # attaching: these happened before this console
                 self._ev_first_instance = instance

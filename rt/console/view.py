@@ -325,8 +325,10 @@ def _event_line(ev: dict) -> str:
             return f"{head} [bold yellow]capture released[/]: the mechanism's capture signal dropped{when}"
         return f"{head} latch {ev.get('latch')} {'closed' if kind == 'latch_closed' else 'open'}{when}"
     if kind == "controller_restarted":
+        lease = "; the lease this console held went with the old one: take control again (c)" if ev.get(
+            "lease_lost") else ""
         return (f"{head} [bold yellow]a new controller process answers[/]: its events and its clock start "
-                f"again (the lines above are the previous one's)")
+                f"again (the lines above are the previous one's){lease}")
     if kind == "supervisor_finish":
         return f"{head} [bold blue]finished[/]: {ev.get('reason')}"
     rest = {k: v for k, v in ev.items() if k not in ("t", "cycle", "kind", "seq", "k", "sensing_bias", "eseq",

@@ -116,7 +116,8 @@ def test_a_restarted_controller_is_numbered_afresh():
     src._check_events(100, "a")                                        # answered before the last 20
     assert src._ev_floor == 120 and not src._ev_seen and not src._notes
     assert not src._take_event({"eseq": 7}) and not src._take_event({"eseq": 120})   # duplicates
-    src._check_events(5, "b")                                          # a new controller: 5 events so far
+    src._check_events(5, "b", had_lease=True)                          # a new controller: 5 events so far
     assert src._ev_floor == 0 and src._take_event({"eseq": 3})
     assert [n["kind"] for n in src._notes] == ["controller_restarted"]  # said in the event log
-    assert "a new controller process answers" in fmt_event(src._notes[0])
+    line = fmt_event(src._notes[0])
+    assert "a new controller process answers" in line and "take control again (c)" in line
