@@ -199,7 +199,7 @@ class ConsoleApp(App):
         texts = {
             "wrench": V.fmt_wrench(s["w_P"]),
             "relative": (V.fmt_relative(s["rel_pose"], s["rel_twist"]) + "\n"
-                         + V.fmt_mechanism(s, limits, self._capture_time(st), self._platform_age(st))),
+                         + V.fmt_mechanism(s, limits, self._capture_time(st), V.platform_status_age(st))),
             "platform": V.fmt_platform(s["cmd_pose"], s["meas_pose"], s["cmd_lengths"], limits),
             "margins": "\n".join(V.margin_bar(n, u) for n, u in V.margins(s, limits)) or "limits: waiting for status",
             "links": V.fmt_links(s, st),
@@ -250,11 +250,6 @@ class ConsoleApp(App):
                 t = self._capture_ev
         self.capture_t_run = t
         return t
-
-    @staticmethod
-    def _platform_age(st: dict) -> float | None:
-        age = ((st.get("links") or {}).get("platform") or {}).get("last_frame_age_s")
-        return float(age) if isinstance(age, (int, float)) else None
 
     def _render_header(self) -> None:
         st = self.source.status or {}

@@ -203,8 +203,8 @@ def fmt_links(sample: dict | None, status: dict) -> str:
         lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
                      f"new sample {'yes' if sample['new_sample'] else 'no'}")
         line = f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}"
-        age = (links.get("platform") or {}).get("last_frame_age_s")
-        if isinstance(age, (int, float)) and age > STALE_STATUS_S:
+        age = platform_status_age(status)
+        if age is not None and age > STALE_STATUS_S:
             line = f"[yellow]{line}  (stale: the last STATUS came {age:.1f} s ago)[/]"
         lines.append(line)
         if "delay" in sample:
@@ -223,6 +223,13 @@ def fmt_delay(d) -> str:
     if d.size > 2 and math.isfinite(d[2]):
         out += f"  κ {d[2]:+.2e} s²"
     return out
+
+
+def platform_status_age(status: dict) -> float | None:
+    """The age (s) of the platform's last STATUS as the controller's ``status`` reported it
+    (None: not known, e.g. a replay)."""
+    age = ((status.get("links") or {}).get("platform") or {}).get("last_frame_age_s")
+    return float(age) if isinstance(age, (int, float)) else None
 
 
 def name_of_platform(code) -> str:

@@ -130,34 +130,39 @@ class Links:
         return int(self.ins[CK.IN_SAMPLES])
 
     @staticmethod
+    def frame_age_s(tr) -> float:
+        """Wall-clock seconds since the link's last accepted frame (inf: never heard). Not for
+        the cycle's hot path (reads the clock)."""
+        t = tr.counters.last_rx_time
+        return math.inf if t is None else time.monotonic() - t
+
+    @staticmethod
     def link_report(tr) -> dict:
         """One link for ``status``: where it goes, whether its device was ever heard, and how
         long ago (not real-time: reads the clock and formats)."""
-        t = tr.counters.last_rx_time
-        return {"device": tr.describe(), "status": tr.status, "seen": t is not None,
-                "last_frame_age_s": None if t is None else round(time.monotonic() - t, 6)}
+        age = Links.frame_age_s(tr)
+        seen = math.isfinite(age)
+        return {"device": tr.describe(), "status": tr.status, "seen": seen,
+                "last_frame_age_s": round(age, 6) if seen else None}
 
     def silence(self, tr) -> str:
         """Why a link is silent, in words: never heard, or for how long, and where it goes."""
-        t = tr.counters.last_rx_time
-        when = "never heard" if t is None else f"nothing for {time.monotonic() - t:.3f} s"
+        age = self.frame_age_s(tr)
+        when = f"nothing for {age:.3f} s" if math.isfinite(age) else "never heard"
         return f"{tr.describe()}: {when}; {tr.status}"
 
     @staticmethod
     def last_frame(tr, t_now: float) -> str:
         """A lost link in words: where it goes and when its last frame came, as controller time
         (``t_now`` is the controller's clock now) and as an age (not real-time: formats)."""
-        t = tr.counters.last_rx_time
-        if t is None:
+        age = Links.frame_age_s(tr)
+        if not math.isfinite(age):
             return f"{tr.describe()}: never heard"
-        age = time.monotonic() - t
         return f"{tr.describe()}: last frame at t = {t_now - age:.3f} s ({age:.3f} s ago)"
 
     def platform_age_s(self) -> float:
-        """Wall-clock seconds since the last valid STATUS (inf before the first). Not for the
-        cycle's hot path (reads the clock)."""
-        t = self.p_tr.counters.last_rx_time
-        return math.inf if t is None else time.monotonic() - t
+        """Seconds since the last valid STATUS (inf before the first); :meth:`frame_age_s`."""
+        return self.frame_age_s(self.p_tr)
 
     def seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""

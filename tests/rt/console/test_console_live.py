@@ -50,7 +50,7 @@ class RecordingApp(ConsoleApp):
         super().render_sample(s)
         self.frames.append((int(s["cycle"]), V.name_of(V.STATES, s["state"]), self.shown["wrench"],
                             self.shown["relative"], self.shown["platform"], self.capture_t_run,
-                            self._platform_age(self.source.status or {})))
+                            V.platform_status_age(self.source.status or {})))
 
 
 def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
