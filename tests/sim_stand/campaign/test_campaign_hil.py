@@ -6,6 +6,8 @@ controller's run log, in which the controller's online identification finds the 
 (an independent check that the dispersion reached the emulated platform)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,8 @@ def test_hil_samples_dock_on_the_emulated_stand(hil_run):
     assert all(r["capture_time_s"] > r["first_contact_s"] > 0 and r["peak_force_n"] > 500 for r in rows)
     assert all(r["energy_absorbed_j"] > 0 and r["max_penetration_m"] > 0 for r in rows)
     assert all(r["peak_stroke_m"] is None for r in rows)      # the emulator's strokes are not recorded
-    assert len({r["worker"] for r in rows}) == 2
+    # run by the cluster's worker processes (which of the two takes which sample is the scheduler's choice)
+    assert all(not r["worker"].endswith(f":{os.getpid()}") for r in rows)
 
 
 def test_hil_rows_identical_on_scheduler_and_worker_processes(hil_run, dask_procs, tmp_path):
