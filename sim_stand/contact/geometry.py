@@ -32,7 +32,7 @@ from numba.core.cpu import CPUTargetOptions
 # most of the evaluation's run time. Nothing here or in kernel.py allocates (any allocation is
 # then a compile error); callers compiled with the NRT (the emulator, the digital simulation,
 # the tests) call these functions as usual. Results are bit-identical either way.
-JIT = dict(cache=True, _nrt=False) if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True)
+JIT = dict(cache=True, _nrt=False, error_model="numpy") if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True, error_model="numpy")
 
 # ----------------------------------------------------------------- feature row layout
 FW = 48            # floats per feature row

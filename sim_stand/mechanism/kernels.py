@@ -48,7 +48,7 @@ from sim_stand.mechanism.layout import (DEV_BRAKE, DEV_DAMPER, DEV_DRIVE, DEV_EM
 # incref/decref pair, about half the run time of mechanism_derivatives. It also turns any
 # allocation in the kernels into a compile error (they use only caller-provided arrays).
 # Callers compiled with the NRT (the emulator, the digital simulation) call them as usual.
-_JIT = dict(cache=True, _nrt=False) if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True)
+_JIT = dict(cache=True, _nrt=False, error_model="numpy") if hasattr(CPUTargetOptions, "_nrt") else dict(cache=True, error_model="numpy")
 
 TINY = 1e-12
 PIVOT_TOL = 1e-9     # |pivot| / max|row| below this: C^(d) treated as singular
