@@ -121,6 +121,16 @@ def cmd_simulate(args) -> int:
     kw = {}
     if getattr(args, "stand_conditions", False):
         kw.update(digital.stand_conditions(stand, emu))
+    if getattr(args, "mechanism_from", None):
+        from sim_stand.prehistory import PrehistoryError, mechanism_state_from_run
+        if not kw:
+            print("error: --mechanism-from compares with a HIL run: it needs --stand-conditions", file=sys.stderr)
+            return 2
+        try:
+            kw["mechanism_state"] = mechanism_state_from_run(args.mechanism_from, stand, emu)
+        except (OSError, PrehistoryError) as e:
+            print(f"error: --mechanism-from {args.mechanism_from}: {e}", file=sys.stderr)
+            return 2
     log = args.log
     if log is None:
         d = stand.runlog_dir
@@ -274,6 +284,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     from rt.config.stand import load_stand
     from rt.analysis.audit import energy_verdict
     from rt.control.controller import Controller
+    from sim_stand.model_clock import capture_on_model_clock, stand_event_on_model_clock
 
     case_path = Path(case_path or DEFAULT_CASE).resolve()
     stand = load_stand(stand_path or DEFAULT_STAND)
@@ -322,9 +333,9 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         shutil.rmtree(tmp, ignore_errors=True)     # the endpoints' sockets and the summary: nothing left behind
     # the emulator's clock counts every period since it started, as the controller's does
     # (one frame per cycle in lockstep): capture time relative to the case's initial state
-    t0 = cs.get("t_dynamics_start_s")
-    t_cap = emu.get("time_to_capture_s")
-    time_to_capture = (t_cap - t0) if (t_cap is not None and t0 is not None) else None
+    time_to_capture = capture_on_model_clock(
+        cs["log"], emu.get("capture_position_m"),
+        stand_event_on_model_clock(emu.get("time_to_capture_s"), cs.get("t_dynamics_start_s"), stand, compensate))
     out = {
         "case": str(case_path), "captured": bool(emu.get("captured", False)),
         "time_to_capture_s": time_to_capture,

@@ -25,7 +25,8 @@ import numpy as np
 @dataclass
 class ClosedLoopResult:
     """The controller's summary (``Controller.summary``) and the emulator's (``Emulator.summary``),
-    with the emulator's capture time referred to the case's initial state."""
+    with the emulator's capture referred to the case's initial state on the model's clock
+    (sim_stand/model_clock.py)."""
     controller: dict
     emulator: dict
     time_to_capture_s: float | None
@@ -63,6 +64,7 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
     from rt.analysis.audit import energy_verdict
     from rt.control.controller import Controller
     from sim_stand.cli import _endpoint_override, drive_docking, lockstep_stand
+    from sim_stand.model_clock import capture_on_model_clock, stand_event_on_model_clock
     from sim_stand.emulator import Emulator
     from sim_stand.world import StandWorld
 
@@ -110,8 +112,10 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
     if "error" in box:
         raise RuntimeError(f"the emulator failed: {type(box['error']).__name__}: {box['error']}")
     emu_sum = box.get("summary", {})
-    t0, t_cap = cs.get("t_dynamics_start_s"), emu_sum.get("time_to_capture_s")
-    ttc = (t_cap - t0) if (t_cap is not None and t0 is not None) else None
+    ttc = capture_on_model_clock(
+        cs["log"], emu_sum.get("capture_position_m"),
+        stand_event_on_model_clock(emu_sum.get("time_to_capture_s"), cs.get("t_dynamics_start_s"), ctl_stand,
+                                   compensate))
     return ClosedLoopResult(cs, emu_sum, ttc, time.process_time() - t_cpu)
 
 

@@ -43,6 +43,10 @@ def add_parsers(sub) -> None:
     s.add_argument("--stand-conditions", action="store_true",
                    help="as on the stand: the mechanism in 1 g, its weight and inertia carried by the platform "
                         "(the vehicles feel the contact wrench only); default: orbit, 0 g, mechanism inertia coupled")
+    s.add_argument("--mechanism-from", metavar="HIL_LOG", default=None,
+                   help="with --stand-conditions: start the mechanism in the state it had at the start of this HIL "
+                        "run's dynamics (its arming and run-up replayed on the emulated stand), the reference to "
+                        "compare that run with")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=lazy("cmd_simulate"))
 

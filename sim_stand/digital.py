@@ -10,7 +10,7 @@ Coupling (seed 002 §4.3, seed 000 §2.5 / seed 001 §3.9, digest §1 evaluation
   state derivative (``a = v' + R_IC (w' x d + w x (w x d) + 2 w x d' + d'')`` with ``d`` the
   deflected port position in C; ``eps = R_IC (w' + w_f' + w x w_f)`` with ``w_f`` the mount's
   rotation rate), gravity zero (orbit) -- or, for judging a HIL run, the stand's conditions
-  (``gravity_A``, ``hil_coupling``: :func:`stand_conditions`, docs/validation.md);
+  (``gravity_P``, ``hil_coupling``: :func:`stand_conditions`, docs/validation.md);
 * the passive unit P moves with the passive vehicle's port; the contact model sees A's and P's
   absolute twists;
 * the active vehicle receives the mechanism's **base wrench** (``w_in[1]``), not the contact
@@ -84,7 +84,7 @@ D_GAPM = 7        # gap margin for leaving the coarse phase
 D_PMIN = 8        # min over passive features of (bounding centre x - radius), P
 D_COARSE = 9      # 1: coarse phase allowed
 D_COM = 10        # ring centre of mass in the ring frame (3)
-D_GA = 13         # gravity on the mechanism in A (3): zero in orbit; the stand's 1 g for HIL comparisons
+D_GA = 13         # gravity on the mechanism in P (3): zero in orbit; the stand's 1 g for HIL comparisons
 D_HILC = 16       # 1: HIL coupling (the vehicles feel the contact wrench only, as the controller applies it)
 D_R0 = 17         # initial r_DPA (3)
 D_KIND = 20       # mechanism kind (sim_stand.dock_mechanism KIND_*)
@@ -171,7 +171,7 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
     S._port(par, x, 1, nm, hw, ws)
     kin_from_ports(ws, kin)
     for i in range(3):
-        kin[K_G + i] = kin[K_R + 3 * i] * ga[0] + kin[K_R + 3 * i + 1] * ga[1] + kin[K_R + 3 * i + 2] * ga[2]
+        kin[K_G + i] = ga[i]        # fixed in P (the stand's lab): in A it follows the relative attitude
     mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
                  latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
     hil = ga[3] != 0.0
@@ -645,7 +645,16 @@ class DigitalSim:
     ``emu`` supplies the physics step, the integrator and the mechanism / interface presets (a
     case's own ``[vehicles] mechanism / interface`` or ``[contact] model = "elastic_rod"`` take
     precedence, :meth:`EmulatorConfig.for_case`); gravity on the mechanism is zero (orbit) unless
-    ``gravity_A`` (m/s^2, components in A, constant) gives the stand's (:func:`stand_gravity_A`).
+    ``gravity_P`` (m/s^2, components in P, constant) gives the stand's (:func:`stand_gravity_P`):
+    on the stand the passive unit hangs fixed in the lab and the platform turns the active unit
+    to the relative attitude, so the mechanism feels gravity fixed in P, not in A.
+    ``rest_gravity_A`` (optional, components in A): the gravity the mechanism came to rest under
+    (the emulated stand's reset, at the platform's home pose: :func:`stand_rest_gravity_A`);
+    default ``gravity_P`` at the initial relative attitude. On the stand the arming move then
+    tilts the platform to the initial attitude: springs follow, friction holds.
+    ``mechanism_state`` (optional): the mechanism's state at the start instead of a rest state
+    (a HIL run's, ``sim_stand.prehistory.mechanism_state_from_run``); the mechanism is then
+    integrated from the start (no coarse phase carrying it rigidly: it need not be at rest).
     ``hil_coupling``: the active vehicle receives the contact wrench's reaction at A instead of
     the mechanism's base wrench (the mechanism's weight and inertia ride on the platform, as in
     a HIL run). Both together are the stand's conditions (:func:`stand_conditions`), the ideal
@@ -659,7 +668,8 @@ class DigitalSim:
     def __init__(self, case: Case | str | Path, emu: EmulatorConfig | str | Path | None = None, *,
                  dt: float | None = None, integrator: str | None = None, log_rate_hz: float = 1000.0,
                  coarse: bool = True, coarse_dt: float = 1e-3, gap_margin_m: float = 0.01,
-                 duration_s: float | None = None, gravity_A=None, hil_coupling: bool = False, mechanism=None):
+                 duration_s: float | None = None, gravity_P=None, rest_gravity_A=None, hil_coupling: bool = False,
+                 mechanism=None, mechanism_state=None):
         if not isinstance(case, Case):
             case = load_case(case)
         if emu is None or not isinstance(emu, EmulatorConfig):
@@ -667,6 +677,7 @@ class DigitalSim:
         emu = emu.for_case(case)
         self.case, self.emu = case, emu
         self.mechanism_config = mechanism
+        self.initial_mechanism_state = mechanism_state
         self.model = emu.model
         self.dt = float(dt if dt is not None else emu.physics_dt_s)
         self.integrator = integrator or (emu.integrator if self.model == "mechanism" else "rk4")
@@ -694,13 +705,18 @@ class DigitalSim:
         r0 = self.sc.relative()[S.REL_R:S.REL_R + 3]
         d[D_SEPR] = float(np.linalg.norm(r0)) + case.end.separation_m
         d[D_GAPM] = gap_margin_m
-        d[D_COARSE] = 1.0 if coarse else 0.0
+        d[D_COARSE] = 1.0 if coarse and mechanism_state is None else 0.0
         d[D_R0:D_R0 + 3] = r0
-        if gravity_A is not None:
-            ga = np.asarray(gravity_A, dtype=np.float64)
+        if gravity_P is not None:
+            ga = np.asarray(gravity_P, dtype=np.float64)
             if ga.shape != (3,) or not np.all(np.isfinite(ga)):
-                raise ValueError(f"gravity_A must be 3 finite numbers, got {gravity_A!r}")
+                raise ValueError(f"gravity_P must be 3 finite numbers, got {gravity_P!r}")
             d[D_GA:D_GA + 3] = ga
+        self.rest_gravity_A = None
+        if rest_gravity_A is not None:
+            self.rest_gravity_A = np.asarray(rest_gravity_A, dtype=np.float64)
+            if self.rest_gravity_A.shape != (3,) or not np.all(np.isfinite(self.rest_gravity_A)):
+                raise ValueError(f"rest_gravity_A must be 3 finite numbers, got {rest_gravity_A!r}")
         d[D_HILC] = 1.0 if hil_coupling else 0.0
         self.dpar = d
         self.istate = np.zeros(J_LEN, dtype=np.int64)
@@ -759,10 +775,23 @@ class DigitalSim:
         self.bwp = np.zeros(6)
         self.kin = np.zeros(KIN_LEN)
         self.kx = np.zeros((4, 2, self.ns))
-        # the mechanism at rest on its base (no base acceleration; 0 g in orbit, or gravity_A)
+        # the mechanism at rest on its base (no base acceleration; 0 g in orbit, else
+        # rest_gravity_A or gravity_P seen in A at the initial relative attitude)
         bm0 = np.zeros(12)
-        bm0[9:12] = self.dpar[D_GA:D_GA + 3]
+        if self.rest_gravity_A is not None:
+            bm0[9:12] = self.rest_gravity_A
+        else:
+            R_PA = np.empty((3, 3))
+            q = self.sc.relative()[S.REL_Q:S.REL_Q + 4]
+            SP.quat_to_dcm(q / np.linalg.norm(q), R_PA)
+            bm0[9:12] = R_PA.T @ self.dpar[D_GA:D_GA + 3]
         self.xr = mechanism_rest_state(self.mech, bm0)
+        if self.initial_mechanism_state is not None:
+            xr0 = np.asarray(self.initial_mechanism_state, dtype=np.float64)
+            if xr0.shape != self.xr.shape or not np.all(np.isfinite(xr0)):
+                raise ValueError(f"mechanism_state must be {self.xr.shape[0]} finite numbers (this mechanism's "
+                                 f"state), got shape {xr0.shape}")
+            self.xr[:] = xr0
         nx = self.xr.shape[0]
         self.kr = np.zeros((4, nx))
         self.xs = np.zeros((2, self.ns))
@@ -915,22 +944,32 @@ class DigitalSim:
             fine_steps=int(self.istate[J_FINE_STEPS]), integrator=self.integrator, dt_s=self.dt, message=msg)
 
 
-def stand_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
-    """The stand's gravity in the active unit's frame A at the platform's home pose (m/s^2):
-    what the mechanism feels on the stand (``R_AW [0, 0, -g]``; -g x_A on the default stand)."""
-    from rt.dynamics import spatial as SP
-    g = emu.gravity_m_per_s2 if emu is not None else 9.80665
+def stand_gravity_P(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
+    """The stand's gravity in the passive unit's frame P (m/s^2), as the emulated stand has it
+    (``sim_stand.world.gravity_in_P``; -g x_P on the default stand, whose passive unit hangs
+    above the platform with x_P up). In A it follows the platform's attitude, i.e. the relative
+    attitude: a 1 deg misalignment puts 0.17 m/s^2 across the mechanism."""
+    from sim_stand.world import gravity_in_P
+    return gravity_in_P(stand, emu.gravity_m_per_s2 if emu is not None else 9.80665)
+
+
+def stand_rest_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
+    """The stand's gravity in A at the platform's home pose (m/s^2): what the mechanism comes to
+    rest under when the emulated stand resets (``StandWorld.reset`` at home), before the arming
+    move tilts it to the case's initial attitude (``R_AW [0, 0, -g]``; -g x_A on the default stand)."""
     home = np.asarray(stand.hexapod.home, dtype=np.float64)
     R_BT = np.empty((3, 3))
     SP.quat_to_dcm(home[3:7] / np.linalg.norm(home[3:7]), R_BT)
-    R_WA = stand.platform_base.R @ R_BT @ stand.active_mount.R
-    return R_WA.T @ np.array([0.0, 0.0, -g])
+    R_PA = stand.passive_mount.R.T @ stand.platform_base.R @ R_BT @ stand.active_mount.R
+    return R_PA.T @ stand_gravity_P(stand, emu)
 
 
 def stand_conditions(stand, emu: EmulatorConfig | None = None) -> dict:
     """Keyword arguments of :class:`DigitalSim` for the stand's conditions: the stand's 1 g on
-    the mechanism and the HIL coupling (the controller's model of the vehicles' load)."""
-    return {"gravity_A": stand_gravity_A(stand, emu), "hil_coupling": True}
+    the mechanism (fixed in P; the mechanism at rest under it at the platform's home pose, as the
+    emulated stand resets it) and the HIL coupling (the controller's model of the vehicles' load)."""
+    return {"gravity_P": stand_gravity_P(stand, emu), "rest_gravity_A": stand_rest_gravity_A(stand, emu),
+            "hil_coupling": True}
 
 
 def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:
@@ -939,10 +978,10 @@ def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:
     ``stand`` (optional) only goes into the log header; ``emu`` (EmulatorConfig or path) supplies
     the physics step, integrator and presets; ``log_path`` writes the run log (rt.record.runlog format).
     Keyword arguments go to :class:`DigitalSim` (``dt``, ``integrator``, ``log_rate_hz``,
-    ``coarse``, ``coarse_dt``, ``gap_margin_m``, ``duration_s``, ``gravity_A``, ``hil_coupling``)."""
+    ``coarse``, ``coarse_dt``, ``gap_margin_m``, ``duration_s``, ``gravity_P``, ``rest_gravity_A``, ``hil_coupling``)."""
     sim = DigitalSim(case, emu, **kw)
     header = {"stand": str(stand.file) if stand is not None else None}
     return sim.run(log_path, header=header)
 
 
-__all__ = ["DigitalSim", "DigitalResult", "simulate", "stand_gravity_A", "stand_conditions", "LOG_FIELDS_MECH", "LOG_FIELDS_ROD", "END_NAMES"]
+__all__ = ["DigitalSim", "DigitalResult", "simulate", "stand_gravity_P", "stand_rest_gravity_A", "stand_conditions", "LOG_FIELDS_MECH", "LOG_FIELDS_ROD", "END_NAMES"]

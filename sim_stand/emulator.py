@@ -46,13 +46,13 @@ from drivers.motion_platform import Command, FaultCode, Mode, MotionPlatformDevi
 from drivers.transport import make_transport
 from rt.stand import hexapod as HX
 from rt.config.stand import Stand
-from sim_stand.ft_sensor_model import FtSensorModel, SensorNoise
+from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorNoise
 from sim_stand.ft_sensor_model import seed as ft_seed
 
 log = logging.getLogger("dockstand.emulator")
 
-FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "platform_fault", "platform_lag", "platform_slower",
-               "link_loss")
+FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "sensor_saturated", "platform_fault", "platform_lag",
+               "platform_slower", "link_loss")
 
 
 @dataclass
@@ -190,8 +190,10 @@ class SensorDevice:
         # drew the seed-0 stream, whatever [sensor] seed said) -- seed it again
         ft_seed(self.seed)
 
-    def sample(self, w_P: np.ndarray, t: float, frozen: bool = False) -> None:
+    def sample(self, w_P: np.ndarray, t: float, frozen: bool = False, saturated: bool = False) -> None:
         status = self.model.sample(w_P)
+        if saturated:                       # the device flags an overload (a gauge at full scale)
+            status |= STATUS_SATURATED
         if frozen:
             if self.frozen_counts is None:
                 self.frozen_counts = self.model.raw.astype(np.int64)
@@ -395,7 +397,8 @@ class Emulator:
         self.w_true += self.weight_P
         silent = F.active("link_loss", t)
         if not silent and not F.active("sensor_dropout", t):
-            self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t))
+            self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t),
+                               saturated=F.active("sensor_saturated", t))
         if not silent and F.active("garbage", t):
             self.sensor.garbage(F.garbage_bytes, self._rng)
         if not silent:

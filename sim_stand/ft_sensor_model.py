@@ -7,7 +7,9 @@ imperfections, per sample:
    ``f_S = R_PS^T f_P``, ``m_S = R_PS^T (m_P - p_PS_P x f_P)``;
 2. plus white noise (sigma per force / torque axis) and a slow bias drift (random walk whose
    standard deviation grows as ``drift_per_sqrt_s * sqrt(t)``);
-3. saturation at the rating per axis (status bit ``STATUS_SATURATED``);
+3. saturation at the rating of each axis of S (status bit ``STATUS_SATURATED``): the stand's
+   ratings, e.g. an Omega190-class sensor's ±7200 N lateral and ±18000 N axial (config/stand.toml
+   ``[sensor] rating_n``); the tared-out weight of the passive unit counts against them;
 4. inverse calibration to raw counts ``raw = pinv(C_eff) w_S`` (N = 6 or 8 channels; with 8
    gauges the minimum-norm gauge vector), quantised to integers.
 
@@ -23,9 +25,9 @@ from numba import njit
 
 STATUS_SATURATED = 0x1
 
-# params: sigma_f, sigma_m, drift_f, drift_m (per sqrt s), rating_f, rating_m, dt
-FP_SF, FP_SM, FP_DF, FP_DM, FP_RF, FP_RM, FP_DT = range(7)
-FP_LEN = 7
+# params: sigma_f, sigma_m, drift_f, drift_m (per sqrt s), dt, rating per axis of S (Fx..Tz)
+FP_SF, FP_SM, FP_DF, FP_DM, FP_DT, FP_RATING = range(6)
+FP_LEN = FP_RATING + 6
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,8 @@ class SensorNoise:
     sigma_torque_nm: float = 0.5
     drift_force_n_per_sqrt_s: float = 0.05
     drift_torque_nm_per_sqrt_s: float = 0.005
-    rating_force_n: float = 5000.0
-    rating_torque_nm: float = 1500.0
+    rating_n: tuple = (5000.0, 5000.0, 5000.0)      # saturation per force axis of S
+    rating_nm: tuple = (1500.0, 1500.0, 1500.0)     # per torque axis
 
 
 @njit(cache=True)
@@ -60,7 +62,7 @@ def ft_sample(par, Cinv, R_PS, p_PS_P, w_P, drift, w_S, raw):
         f = i < 3
         drift[i] += (par[FP_DF] if f else par[FP_DM]) * sq * np.random.standard_normal()
         w = w_S[i] + drift[i] + (par[FP_SF] if f else par[FP_SM]) * np.random.standard_normal()
-        r = par[FP_RF] if f else par[FP_RM]
+        r = par[FP_RATING + i]
         if w > r:
             w = r
             status |= STATUS_SATURATED
@@ -86,8 +88,7 @@ class FtSensorModel:
         self.R_PS = np.ascontiguousarray(R_PS, dtype=np.float64)
         self.p_PS_P = np.ascontiguousarray(p_PS_P, dtype=np.float64)
         self.par = np.array([noise.sigma_force_n, noise.sigma_torque_nm, noise.drift_force_n_per_sqrt_s,
-                             noise.drift_torque_nm_per_sqrt_s, noise.rating_force_n, noise.rating_torque_nm,
-                             1.0 / rate_hz])
+                             noise.drift_torque_nm_per_sqrt_s, 1.0 / rate_hz, *noise.rating_n, *noise.rating_nm])
         self.drift = np.zeros(6)
         self.w_S = np.zeros(6)
         self.raw = np.zeros(self.Cinv.shape[0])

@@ -107,6 +107,13 @@ EVENT_CODE_NAMES = {**EVENT_NAMES, EV_PENETRATION: "penetration_limit", EV_PLATF
 
 
 # ====================================================================== shared kernels
+def gravity_in_P(stand, g: float) -> np.ndarray:
+    """The lab's gravity ``[0, 0, -g]`` (along -z of W) in the passive unit's frame P, which
+    hangs fixed in the lab: ``R_WP^T [0, 0, -g]``. Constant; the mechanism on the platform sees
+    it in A through the platform's attitude."""
+    return stand.passive_mount.R.T @ np.array([0.0, 0.0, -float(g)])
+
+
 @njit(**_JIT)
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
@@ -460,7 +467,7 @@ class StandWorld(PlatformReadings):
         w[W_MODEL] = {"elastic_rod": MODEL_ROD, "grapple": MODEL_GRAPPLE}.get(emu.model, MODEL_MECH)
         R_WP, p_WP = stand.passive_mount.R, stand.passive_mount.p
         R_WB, p_WB = stand.platform_base.R, stand.platform_base.p
-        w[W_GP:W_GP + 3] = R_WP.T @ np.array([0.0, 0.0, -emu.gravity_m_per_s2])
+        w[W_GP:W_GP + 3] = gravity_in_P(stand, emu.gravity_m_per_s2)
         w[W_PPB:W_PPB + 3] = R_WP.T @ (p_WB - p_WP)
         w[W_RPB:W_RPB + 9] = (R_WP.T @ R_WB).ravel()
         w[W_PTA:W_PTA + 3] = stand.active_mount.p
@@ -507,6 +514,7 @@ class StandWorld(PlatformReadings):
         self.events: list[tuple[float, str]] = []
         self.event_details: list[tuple[float, str, str]] = []
         self._ev_read = 0
+        self.capture_position_P: list | None = None     # A in P at soft capture (m)
         self.reset(stand.hexapod.home.copy())
 
     # ------------------------------------------------------------------ control
@@ -533,6 +541,7 @@ class StandWorld(PlatformReadings):
         self.events.clear()
         self.event_details.clear()
         self._ev_read = 0
+        self.capture_position_P = None
         self.wrench_P[:] = 0.0
         self.ro[:] = 0.0
         self.gs[:] = 0.0
@@ -602,6 +611,10 @@ class StandWorld(PlatformReadings):
         n = int(self.istate[I_NEV])
         for k in range(self._ev_read, min(n, EV_MAX)):
             t, code, detail, value = self.ev[k]
+            if int(code) == CK.EV_SOFT_CAPTURE and self.capture_position_P is None:
+                # where A was in P at the capture: back from the period's end at its velocity
+                k0 = self.kin0
+                self.capture_position_P = [float(k0[K_P + i] - k0[K_V + i] * (self.t - t)) for i in range(3)]
             name = EVENT_CODE_NAMES.get(int(code), str(int(code)))
             self.events.append((float(t), name))
             self.event_details.append((float(t), name, self._detail(int(code), detail, value)))
@@ -684,6 +697,7 @@ class StandWorld(PlatformReadings):
         return {"peak_force_n": float(s[ST_PEAKF]), "peak_moment_nm": float(s[ST_PEAKM]),
                 "max_penetration_m": float(s[ST_MAXPEN]), "energy_absorbed_j": float(s[ST_EABS]),
                 "time_to_capture_s": float(s[ST_TCAP]) if s[ST_TCAP] >= 0.0 else None,
+                "capture_position_m": self.capture_position_P,
                 "max_excursion_m": float(s[ST_MAXEXC])}
 
     def relative_pose_PA(self) -> np.ndarray:

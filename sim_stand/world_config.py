@@ -37,7 +37,8 @@ DEFAULT_PLATFORM = PlatformParams(bandwidth_hz=127.3, damping_ratio=0.8, velocit
                                   acceleration_max_mps2=10.0, transport_delay_s=0.0005,
                                   physics_dt_s=1e-4)
 DEFAULT_NOISE = SensorNoise(sigma_force_n=8.0 / 3.0, sigma_torque_nm=0.5, drift_force_n_per_sqrt_s=0.05,
-                            drift_torque_nm_per_sqrt_s=0.005, rating_force_n=7200.0, rating_torque_nm=1400.0)
+                            drift_torque_nm_per_sqrt_s=0.005, rating_n=(7200.0, 7200.0, 18000.0),
+                            rating_nm=(1400.0, 1400.0, 1400.0))
 
 
 @dataclass(frozen=True)
@@ -135,13 +136,17 @@ def parse_emulator(t: Table) -> EmulatorConfig:
 
     st = t.table("sensor", {})
     dn = DEFAULT_NOISE
+    for old, new in (("rating_force_n", "rating_n = [Fx, Fy, Fz]"), ("rating_torque_nm", "rating_nm = [Tx, Ty, Tz]")):
+        if old in st.data:
+            raise st.error(old, f"the sensor saturates per axis of S: use {new} (N, N m; the stand's "
+                                f"[sensor] ratings, e.g. [7200, 7200, 18000] N for an Omega190-class sensor)")
     noise = SensorNoise(sigma_force_n=st.float("sigma_force_n", dn.sigma_force_n, ge=0.0),
                         sigma_torque_nm=st.float("sigma_torque_nm", dn.sigma_torque_nm, ge=0.0),
                         drift_force_n_per_sqrt_s=st.float("drift_force_n_per_sqrt_s", dn.drift_force_n_per_sqrt_s, ge=0.0),
                         drift_torque_nm_per_sqrt_s=st.float("drift_torque_nm_per_sqrt_s",
                                                             dn.drift_torque_nm_per_sqrt_s, ge=0.0),
-                        rating_force_n=st.float("rating_force_n", dn.rating_force_n, gt=0.0),
-                        rating_torque_nm=st.float("rating_torque_nm", dn.rating_torque_nm, gt=0.0))
+                        rating_n=tuple(float(v) for v in st.vector("rating_n", 3, dn.rating_n, gt=0.0)),
+                        rating_nm=tuple(float(v) for v in st.vector("rating_nm", 3, dn.rating_nm, gt=0.0)))
     seed = st.int("seed", 1, ge=0)
     st.done()
 

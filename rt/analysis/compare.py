@@ -110,22 +110,34 @@ def _filter_of(header: dict) -> dict | None:
 
 def filtering_text(flt: dict | None, seen: dict | None = None) -> str:
     if seen:
-        return f"unfiltered as logged, seen through the run's {seen['cutoff_hz']:g} Hz low-pass at {seen['rate_hz']:g} Hz"
+        lead = f", {1e3 * seen['lead_s']:.2f} ms earlier (its group delay, which the run compensated)" \
+            if seen.get("lead_s") else ""
+        return (f"unfiltered as logged, seen through the run's {seen['cutoff_hz']:g} Hz low-pass at "
+                f"{seen['rate_hz']:g} Hz{lead}")
     return f"{flt['cutoff_hz']:g} Hz sensing low-pass (as logged)" if flt else "unfiltered (as logged)"
 
 
 def _observed(D, header: dict):
-    """The digital run as the HIL run's sensing chain would have seen it."""
+    """The digital run as the HIL run's sensing chain would have seen it: its wrench through the
+    run's low-pass. A compensated run's platform led the model's state by the filter's group
+    delay (it is part of the compensated delay), so its filtered wrench is on the state's clock;
+    the observed wrench is put back on it by the same delay (else every force event of the run
+    reads ~2.2 ms early against the reference)."""
+    from rt.stand.sensing import dc_group_delay_s, lowpass2_coefficients
     flt = (header or {}).get("sensing_filter") or {}
     fc = flt.get("cutoff_hz")
     if not fc:
         return D, None
     rate = float(header.get("rate_hz", 1000.0))
+    damping = float(flt.get("damping", 1.0 / math.sqrt(2.0)))
     t, w, pose, twist = D
-    tu, wf = lowpass(t, w, float(fc), float(flt.get("damping", 1.0 / math.sqrt(2.0))), rate)
-    pose_u = _interp_pose(t, pose, tu)
-    twist_u = np.column_stack([np.interp(tu, t, twist[:, k]) for k in range(6)])
-    return (tu, wf, pose_u, twist_u), {"cutoff_hz": float(fc), "rate_hz": rate}
+    tu, wf = lowpass(t, w, float(fc), damping, rate)
+    lead = float(dc_group_delay_s(lowpass2_coefficients(float(fc), damping, rate), rate)) \
+        if header.get("compensate") else 0.0
+    ts = tu - lead
+    pose_u = _interp_pose(t, pose, ts)
+    twist_u = np.column_stack([np.interp(ts, t, twist[:, k]) for k in range(6)])
+    return (ts, wf, pose_u, twist_u), {"cutoff_hz": float(fc), "rate_hz": rate, "lead_s": lead}
 
 
 def attitude_error_deg(qa, qb):

@@ -71,6 +71,14 @@ class Delays:
         """The platform's part of tau (what the delay identification measures)."""
         return self.transport_s + self.servo_s
 
+    @property
+    def measurement_s(self) -> float:
+        """The measurement's part of tau (sensing, filter, compute). The compensated platform
+        runs this much ahead of the model's state, so that the force it meets reaches the model
+        at the state it belongs to: an event on the stand's clock (a capture) is this much early
+        on the model's."""
+        return self.sensor_s + self.filter_s + self.compute_s
+
 
 
 @dataclass(frozen=True)

@@ -850,7 +850,8 @@ class Controller:
                 int(ins[CK.IN_GAP_NEW]), platform_fault, platform_estop, int(ins[CK.IN_STREAK]),
                 ins[CK.IN_HB] != 0.0, self.cmd_lengths, sm.detail, self.xlim, self.xctr, self.trk_ring, self.dly,
                 self.delay_rec, s.raw,
-                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose, int(ins[CK.IN_MISSED]), self.dt)
+                self.raw_prev, ins[CK.IN_STATUS_NEW] != 0.0, self.meas_pose, int(ins[CK.IN_MISSED]), self.dt,
+                int(ins[CK.IN_SENSOR_STATUS]))
 
     def _dynamics(self, cycle: int) -> None:
         """RUNNING/DYNAMICS: one compiled call (rt.control.kernels.hil_cycle_packed: the link

@@ -98,10 +98,13 @@ END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAP
 # the last scan refused a frame of either link (CRC, framing or sequence). IN_INPUTS: the STATUS
 # digital-input word the controller has seen last; IN_INPUTS_OLD: the word before its last change;
 # IN_INPUTS_CHG: this cycle's STATUS changed it (the shell names the edges: the mechanism's signals).
+# IN_SENSOR_STATUS: the status word of the newest accepted sensor sample (0 = healthy; the RDT
+# driver's shell sets it from the record).
 (IN_DT, IN_BAD_TOTAL, IN_GAPS, IN_STREAK, IN_HB, IN_CYCLE, IN_TIMING_I, IN_MISSED, IN_STATE, IN_PHASE, IN_TRIP,
  IN_NCH, IN_NEW_SAMPLE, IN_STATUS_NEW, IN_STATUS_SEEN, IN_SAMPLES, IN_S_BAD, IN_P_BAD, IN_CRC_NEW, IN_GAP_NEW,
- IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR, IN_INPUTS, IN_INPUTS_OLD, IN_INPUTS_CHG) = range(28)
-IN_LK_S = 28
+ IN_BAD_PREV, IN_GAPS_PREV, IN_TXLEN, IN_CRC_ERRORS, IN_LK_ERR, IN_INPUTS, IN_INPUTS_OLD, IN_INPUTS_CHG,
+ IN_SENSOR_STATUS) = range(29)
+IN_LK_S = 29
 IN_LK_P = IN_LK_S + WK.LK_LEN
 IN_LEN = IN_LK_P + WK.LK_LEN
 # run-log row fields the kernels write (their offsets, in this order, are the ``rix`` argument)
@@ -251,12 +254,14 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
 def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
               new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
               lengths, detail, xlim, xctr, trk_ring, dly, drec, raw, raw_prev, status_new, status_pos, missed_total,
-              dt):
+              dt, sensor_status):
     """``rt.stand.safety.check`` then the controller-level checks (module docstring); returns a
     ``rt.stand.safety.Reason`` code. ``missed_total``: the loop's missed deadlines so far; ``dt``:
     the cycle's step (s); ``dly`` the delay estimator (``rt.stand.delay_id``, updated from the
-    command ring and this cycle's STATUS), its estimate written to ``drec``. All counters are
-    updated before any check returns."""
+    command ring and this cycle's STATUS), its estimate written to ``drec``; ``sensor_status``
+    the newest sensor sample's status word (SENSOR_STATUS when not 0, after the safety checks:
+    a saturated axis beyond the force trip level is named FORCE_LIMIT with its axis). All
+    counters are updated before any check returns."""
     # controller-level counters first
     if xctr[XC_MISS_PREV] < 0:      # armed this cycle: count from here (the arm's own work, e.g.
         xctr[XC_MISS_PREV] = missed_total    # its gc collection, falls before the platform moves)
@@ -306,6 +311,10 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
             return 23
     if code != 0:
         return code
+    if sensor_status != 0:
+        detail[0] = -1.0
+        detail[1] = sensor_status
+        return SF.R_SENSOR_STATUS
     if xctr[XC_PSTALE] >= xlim[XL_PSTALE]:
         detail[1] = xctr[XC_PSTALE]
         return 19
@@ -379,8 +388,10 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
     The scans check the links' frames (``IN_LK_S``, ``IN_LK_P``; rt.stand.wire_kernels._walk)."""
     err = 0.0
     if ins[IN_NCH] > 0.0:
-        good, bad = WK.scan_sensor(sbuf, raw, ins, IN_LK_S)
+        good, bad, status = WK.scan_sensor(sbuf, raw, ins, IN_LK_S)
         ins[IN_NEW_SAMPLE] = 1.0 if good else 0.0
+        if good:
+            ins[IN_SENSOR_STATUS] = status
         ins[IN_S_BAD] = bad
         ins[IN_SAMPLES] += good
         crc = ins[IN_LK_S + WK.LK_CRC]
@@ -668,7 +679,8 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     code = supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, cmd_pose, cmd_twist, cmd_acc, w_S,
                      w_P, out, ins[IN_NEW_SAMPLE] != 0.0, int(ins[IN_CRC_NEW]), int(ins[IN_GAP_NEW]), p_fault,
                      p_estop, int(ins[IN_STREAK]), ins[IN_HB] != 0.0, cmd_lengths, detail, xlim, xctr, trk_ring, dly, drec, raw,
-                     raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose, int(ins[IN_MISSED]), dt)
+                     raw_prev, ins[IN_STATUS_NEW] != 0.0, meas_pose, int(ins[IN_MISSED]), dt,
+                     int(ins[IN_SENSOR_STATUS]))
     if not model_ok:        # named before its consequences (a command computed from the held state)
         code = SF.R_MODEL_FAILURE
         detail[0] = 0.0

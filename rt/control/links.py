@@ -93,6 +93,7 @@ class Links:
             ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
             if samples:
                 raw[:] = samples[-1].counts
+                ins[CK.IN_SENSOR_STATUS] = samples[-1].status
                 ins[CK.IN_SAMPLES] += len(samples)
         self.pbuf = self._p_poll()
 

@@ -79,10 +79,23 @@ class Reason(IntEnum):
     MODEL_FAILURE = 24      # the flight model could not be evaluated (rt.control.kernels.hil_cycle_packed)
     DELAY_OUT_OF_BAND = 25  # the identified platform delay left its band (rt.stand.delay_id)
     ARMING_CONTACT = 26     # a load on the passive unit during the arming move or at READY (units latched/touching)
+    SENSOR_STATUS = 27      # the force/torque sensor's newest sample carries a non-zero status (e.g. saturated)
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
 R_DELAY_OUT_OF_BAND = int(Reason.DELAY_OUT_OF_BAND)
+R_SENSOR_STATUS = int(Reason.SENSOR_STATUS)
+# the SENSOR_SAMPLE status bits this controller knows (docs/protocols.md); others are named by value
+SENSOR_STATUS_BITS = {0x1: "saturated: an axis at its rating, the measured wrench is not the load"}
+
+
+def sensor_status_text(status: int) -> str:
+    """The sensor's status word in words (allocates: call only on a trip)."""
+    known = [t for b, t in SENSOR_STATUS_BITS.items() if status & b]
+    rest = status & ~sum(SENSOR_STATUS_BITS)
+    if rest:
+        known.append(f"device bits 0x{rest:08x}")
+    return f"the force/torque sensor reports status 0x{status:08x} ({'; '.join(known)})"
 
 
 # hexapod Workspace code -> Reason
@@ -275,6 +288,8 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         else:
             s += " over the trip level"
         return s
+    if r is Reason.SENSOR_STATUS:
+        return sensor_status_text(int(v))
     if r in (Reason.POSITION_BOX, Reason.ORIENTATION_BOX, Reason.LEG_TOO_SHORT, Reason.LEG_TOO_LONG):
         ws = {Reason.POSITION_BOX: 3, Reason.ORIENTATION_BOX: 4, Reason.LEG_TOO_SHORT: 1, Reason.LEG_TOO_LONG: 2}[r]
         return "command " + HX.describe(ws, detail)

@@ -303,13 +303,15 @@ def scan_status(buf, out, lk, b):
 @njit(**KERNEL)
 def scan_sensor(buf, raw, lk, b):
     """Messages of one poll (``Transport.poll_messages``) -> (valid SENSOR_SAMPLE frames of
-    ``raw.shape[0]`` channels, frames refused by content); the newest valid one's counts into
-    ``raw`` (float64); the link's checks counted in lk[b + LK_*]. Refused, as
-    ``drivers.ft_sensor.FtSensor.poll`` refuses them: another type, or another channel
-    count."""
+    ``raw.shape[0]`` channels, frames refused by content, the newest valid one's status word
+    (0 if none)); the newest valid one's counts into ``raw`` (float64); the link's checks
+    counted in lk[b + LK_*]. Refused, as ``drivers.ft_sensor.FtSensor.poll`` refuses them:
+    another type, or another channel count."""
     good, bad, newest = _walk(buf, SENSOR_SAMPLE, HEADER_SIZE + 4 + 4 * raw.shape[0] + 4, False, lk, b)
+    status = 0
     if newest >= 0:
+        status = np.int64(rd_u(buf, newest + HEADER_SIZE, 4))
         p = newest + HEADER_SIZE + 4
         for k in range(raw.shape[0]):
             raw[k] = rd_i32(buf, p + 4 * k)
-    return good, bad
+    return good, bad, status

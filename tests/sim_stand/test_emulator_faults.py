@@ -17,6 +17,7 @@ STAND = load_stand(DEFAULT_STAND)
 CASES = [("sensor_dropout@1.3", "SENSOR_LINK_LOST"),
          ("garbage@1.3", "CRC_BURST"),
          ("sensor_frozen@1.3", "SENSOR_FROZEN"),
+         ("sensor_saturated@1.3", "SENSOR_STATUS"),
          ("platform_fault@1.3", "PLATFORM_FAULT"),
          ("platform_lag@0.55", "TRACKING_ERROR"),   # during the arming move
          ("link_loss@1.3", "SENSOR_LINK_LOST")]         # the sensor goes stale first (5 cycles)
@@ -45,5 +46,7 @@ def test_emulator_fault_reaches_safe_state(fault, reason, tmp_path):
     log = _check_commands(out["log"])
     trips = [e for e in log.events if e["kind"] == "supervisor_trip"]
     assert trips and trips[0]["reason"] == reason
+    if reason == "SENSOR_STATUS":           # the status word and what it means
+        assert out["trip"].startswith("the force/torque sensor reports status 0x00000001 (saturated"), out["trip"]
     if reason == "PLATFORM_FAULT":          # the device's own code, named in the trip
         assert out["trip"].startswith("platform reports FAULT (fault code ") and "(not in" not in out["trip"], out["trip"]

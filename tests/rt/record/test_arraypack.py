@@ -86,7 +86,8 @@ def reference_cycle(A, sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, link):
         int(ins[CK.IN_CRC_NEW]), int(ins[CK.IN_GAP_NEW]),
         bool(seen and pstate in (CK.PLATFORM_FAULT, CK.PLATFORM_IDLE)), bool(seen and pstate == CK.PLATFORM_E_STOPPED),
         int(ins[CK.IN_STREAK]), ins[CK.IN_HB] != 0.0, a["cmd_lengths"], a["detail"], a["xlim"], a["xctr"],
-        a["trk_ring"], a["dly"], a["drec"], a["raw"], a["raw_prev"], ins[CK.IN_STATUS_NEW] != 0.0, a["meas_pose"], int(ins[CK.IN_MISSED]), dt)
+        a["trk_ring"], a["dly"], a["drec"], a["raw"], a["raw_prev"], ins[CK.IN_STATUS_NEW] != 0.0, a["meas_pose"], int(ins[CK.IN_MISSED]), dt,
+        int(ins[CK.IN_SENSOR_STATUS]))
     CK.run_statistics(a["w_P"], out, a["cmd_pose"], t, dt, stats, a["endp"])
     final = code == 0 and stats[CK.ST_END] == 0.0
     values = a["cmd_lengths"] if ftype == WK.LENGTHS else a["cmd_pose"]

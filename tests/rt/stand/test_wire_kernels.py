@@ -107,20 +107,21 @@ def test_scan_sensor_agrees_with_decode_sensor_frame(seq, t, status, counts):
     ref = decode_sensor_frame(f)
     for nch in (6, 8):
         raw = np.full(nch, 0.5)
-        good, bad = WK.scan_sensor(_msgs(f), raw, _lk(), 0)
+        good, bad, st_word = WK.scan_sensor(_msgs(f), raw, _lk(), 0)
         if nch == len(counts):
             assert (good, bad) == (1, 0) and raw.tolist() == ref.counts.tolist()
+            assert st_word == ref.status == status
         else:                                # the driver counts another channel count as malformed
-            assert (good, bad) == (0, 1) and np.all(raw == 0.5)
+            assert (good, bad, st_word) == (0, 1, 0) and np.all(raw == 0.5)
 
 
 def test_scan_sensor_newest_of_several_and_wrong_types():
     rng = np.random.default_rng(7)
     counts = [rng.integers(-2**31, 2**31, 6).tolist() for _ in range(5)]
-    frames = [encode_sensor_frame(k, k, c) for k, c in enumerate(counts)]
+    frames = [encode_sensor_frame(k, k, c, status=k) for k, c in enumerate(counts)]
     frames.insert(2, encode_status(0, 0, 1, 0, 0, [0.0] * 7, [0.0] * 6))
     raw = np.zeros(6)
-    assert WK.scan_sensor(_msgs(*frames), raw, _lk(), 0) == (5, 1)
+    assert WK.scan_sensor(_msgs(*frames), raw, _lk(), 0) == (5, 1, 4)       # the newest one's status
     assert raw.tolist() == counts[-1]
 
 
@@ -165,10 +166,10 @@ def test_corrupted_frames_get_the_drivers_verdict():
             raw = np.zeros(6)
             got = WK.scan_sensor(_msgs(f), raw, _lk(), 0)
             if ref is None or len(ref.counts) != 6:
-                assert got == (0, 1), (n, f.hex())
+                assert got == (0, 1, 0), (n, f.hex())
                 seen["sensor_refused"] += 1
             else:
-                assert got == (1, 0) and raw.tolist() == ref.counts.tolist(), (n, f.hex())
+                assert got == (1, 0, ref.status) and raw.tolist() == ref.counts.tolist(), (n, f.hex())
                 seen["sensor_ok"] += 1
     assert min(seen.values()) > 50, seen       # both verdicts exercised for both kinds
 

@@ -1,0 +1,55 @@
+"""The docking mechanism's state at the start of a HIL run's dynamics, for the all-digital
+reference that judges it (docs/validation.md §2).
+
+On the stand the mechanism rides on the platform from the emulator's reset at the home pose
+through the arming move, the tare and the run-up before the dynamics begin. Where it then sits
+depends on that history: springs follow the platform's tilt (the probe's gimbal sags 0.6 mrad
+under a 1° misalignment), friction holds (the peripheral ring stays within its friction band,
+millimetres from its rest). A reference started at *a* rest state meets the first contact up to
+20 ms (offset case) or 115 ms (low-energy case) away from the stand's, and every later figure
+carries that difference, not the loop's.
+
+:func:`mechanism_state_from_run` replays the platform commands the controller logged before the
+dynamics on the emulated stand (``sim_stand.world.StandWorld``, the emulator's own physics,
+reset at home as the emulator is) and returns the mechanism's state at the first cycle of the
+dynamics: the reference then starts from the state the stand's mechanism had.
+
+Not for the real-time loop (a whole replay, seconds of physics).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+class PrehistoryError(ValueError):
+    """The run log cannot give the mechanism's state (no records before the dynamics, a log of
+    another kind, a mechanism the emulator config does not have)."""
+
+
+def mechanism_state_from_run(log_path: str | Path, stand, emu, mechanism=None) -> np.ndarray:
+    """The mechanism state (``StandWorld.xr``: the ring's 12-state or a tree's ``[p, pd]``) at the
+    first record of the dynamics of the HIL run logged at ``log_path``, from its commanded
+    actuator lengths (``cmd_lengths``) before it, one controller period each, on the emulated
+    stand ``stand`` / ``emu`` (an EmulatorConfig for the run's case; ``mechanism``: a parallel
+    mechanism config replacing its file's, as in a campaign)."""
+    from rt.record.runlog import read_log
+    from sim_stand.world import StandWorld
+
+    try:
+        f = read_log(log_path, ["t", "cmd_lengths"]).fields
+    except (KeyError, ValueError) as e:
+        raise PrehistoryError(f"{log_path}: not a HIL run log with commanded lengths ({e})") from None
+    t = f["t"]
+    started = np.flatnonzero(np.isfinite(t) & (t >= 0.0))
+    if started.size == 0 or started[0] == 0:
+        raise PrehistoryError(f"{log_path}: no records before the dynamics (the arming is not in the log)")
+    if emu.model != "mechanism":
+        raise PrehistoryError(f"the emulator config's model is {emu.model!r}: no docking mechanism to replay")
+    world = StandWorld(stand, emu, mechanism=mechanism)
+    period = 1.0 / float(stand.rate_hz)
+    world.advance(world.lengths.copy(), period)          # the emulator's first period after its reset
+    for L in f["cmd_lengths"][:started[0]]:
+        world.advance(np.ascontiguousarray(L), period)
+    return world.xr.copy()
