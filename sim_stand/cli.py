@@ -136,7 +136,11 @@ def cmd_simulate(args) -> int:
         d = stand.runlog_dir
         d.mkdir(parents=True, exist_ok=True)
         log = d / f"{time.strftime('%Y%m%d-%H%M%S')}-{case.name}-digital.dslog"
-    res = digital.simulate(case, stand=stand, emu=emu, log_path=log, **kw)
+    try:
+        res = digital.simulate(case, stand=stand, emu=emu, log_path=log, log_rate_hz=args.log_rate, **kw)
+    except ValueError as e:          # e.g. a log rate that is not a whole number of physics steps
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     out = _result_dict(res)
     print(json.dumps(out, default=float) if args.json else _format(out))
     return 0

@@ -47,6 +47,9 @@ def add_parsers(sub) -> None:
                    help="with --stand-conditions: start the mechanism in the state it had at the start of this HIL "
                         "run's dynamics (its arming and run-up replayed on the emulated stand), the reference to "
                         "compare that run with")
+    s.add_argument("--log-rate", metavar="HZ", type=float, default=1000.0,
+                   help="log rows per second (default 1000; up to the physics rate, e.g. 10000 to compare a short "
+                        "impact's peak over the HIL run's sampling phase: dockstand compare)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=lazy("cmd_simulate"))
 

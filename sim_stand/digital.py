@@ -688,7 +688,9 @@ class DigitalSim:
             raise ValueError(f"the log period 1/{log_rate_hz:g} s must be a whole number of physics steps ({self.dt:g} s)")
         self.spr = int(round(spr))
         nc = (self.spr * self.dt) / coarse_dt
-        if coarse and (abs(nc - round(nc)) > 1e-9 or round(nc) < 1):
+        if coarse and round(nc) < 1:
+            coarse = False          # logged finer than the coarse step: the coupled system from the start
+        if coarse and abs(nc - round(nc)) > 1e-9:
             raise ValueError("the log period must be a whole number of coarse steps")
         ratio = coarse_dt / self.dt
         if coarse and abs(ratio - round(ratio)) > 1e-9:

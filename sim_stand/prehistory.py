@@ -37,6 +37,8 @@ def mechanism_state_from_run(log_path: str | Path, stand, emu, mechanism=None) -
     from rt.record.runlog import read_log
     from sim_stand.world import StandWorld
 
+    if not Path(log_path).is_file():
+        raise PrehistoryError(f"{log_path}: no such file")
     try:
         f = read_log(log_path, ["t", "cmd_lengths"]).fields
     except (KeyError, ValueError) as e:

@@ -68,4 +68,6 @@ def test_a_log_without_the_arming_is_refused(tmp_path, run):
         w.commit()
     with pytest.raises(PrehistoryError, match="no records before the dynamics"):
         mechanism_state_from_run(p, stand, emu)
+    with pytest.raises(PrehistoryError, match="no such file"):
+        mechanism_state_from_run(tmp_path / "missing.dslog", stand, emu)
 
