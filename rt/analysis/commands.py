@@ -50,7 +50,8 @@ def simulate_reference(run, out: Path) -> Path:
     if warn:
         print(f"dockstand report: warning: {warn}", file=sys.stderr)
     cfg = run.header.get("config") if run.kind != "digital" else None
-    return Path(eps["digital"].load()(case.source, cfg, out, f"{run.path}: header config"))
+    return Path(eps["digital"].load()(case.source, cfg, out, f"{run.path}: header config",
+                                      run_log=run.path if run.kind == "hil" else None))
 
 
 def _default_out(log: Path, suffix: str) -> Path:

@@ -222,15 +222,19 @@ def fidelity_rows(c: dict) -> list[tuple[str, str]]:
         return "n/a" if v is None else f"{v:.5g}{unit}"
     fi = c["fidelity"]
     rows = [("peak force: run / reference", f"{f(c['hil']['peak_force_n'], ' N')} / {f(c['digital']['peak_force_n'], ' N')}"),
-            ("peak force error", f"{f(c['peak_force_error_n'], ' N')} ({f(c['peak_force_error_pct'], ' %')})"),
-            ("peak moment error", f(fi["peak_moment_error_nm"], " N·m")),
-            ("impulse: run / reference", f"{f(fi['impulse_ns'], ' N·s')} / {f(fi['reference_impulse_ns'], ' N·s')}"),
-            ("impulse error", f(fi["impulse_error_ns"], " N·s")),
-            ("first-contact time difference", f(fi["first_contact_difference_s"], " s")),
-            ("capture: run / reference", f"{c['hil']['captured']} / {c['digital']['captured']}"),
-            ("post-impact velocity error", f(c["post_impact_velocity_error_mps"], " m/s")),
-            ("RMS position / attitude error",
-             f"{f(c['rms_position_error_m'], ' m')} / {f(c['rms_attitude_error_deg'], ' deg')}")]
+            ("peak force error", f"{f(c['peak_force_error_n'], ' N')} ({f(c['peak_force_error_pct'], ' %')})")]
+    band = c.get("reference_peak_force_band_n")
+    if band:
+        rows.append(("peak force over the sampling phase",
+                     f"reference {f(band[0])}..{f(band[1], ' N')}, error {f(c['peak_force_error_band_pct'], ' %')}"))
+    rows += [("peak moment error", f(fi["peak_moment_error_nm"], " N·m")),
+             ("impulse: run / reference", f"{f(fi['impulse_ns'], ' N·s')} / {f(fi['reference_impulse_ns'], ' N·s')}"),
+             ("impulse error", f(fi["impulse_error_ns"], " N·s")),
+             ("first-contact time difference", f(fi["first_contact_difference_s"], " s")),
+             ("capture: run / reference", f"{c['hil']['captured']} / {c['digital']['captured']}"),
+             ("post-impact velocity error", f(c["post_impact_velocity_error_mps"], " m/s")),
+             ("RMS position / attitude error",
+              f"{f(c['rms_position_error_m'], ' m')} / {f(c['rms_attitude_error_deg'], ' deg')}")]
     rows += [(f"NRMSE {r['channel']}", f"{f(r['nrmse'])}  (RMS {f(r['rms_error'], ' ' + r['unit'])})")
              for r in fi["channels"]]
     return rows
