@@ -127,15 +127,17 @@ def cmd_simulate(args) -> int:
             print("error: --mechanism-from compares with a HIL run: it needs --stand-conditions", file=sys.stderr)
             return 2
         try:
-            kw["mechanism_state"] = mechanism_state_from_run(args.mechanism_from, stand, emu)
+            kw["mechanism_state"] = mechanism_state_from_run(args.mechanism_from, stand, emu, case=case)
         except (OSError, PrehistoryError) as e:
-            print(f"error: --mechanism-from {args.mechanism_from}: {e}", file=sys.stderr)
+            print(f"error: --mechanism-from: {e}", file=sys.stderr)
             return 2
     log = args.log
     if log is None:
         d = stand.runlog_dir
         d.mkdir(parents=True, exist_ok=True)
         log = d / f"{time.strftime('%Y%m%d-%H%M%S')}-{case.name}-digital.dslog"
+    if getattr(args, "mechanism_from", None):
+        kw["header"] = {"mechanism_from": str(Path(args.mechanism_from).resolve())}
     try:
         res = digital.simulate(case, stand=stand, emu=emu, log_path=log, log_rate_hz=args.log_rate, **kw)
     except ValueError as e:          # e.g. a log rate that is not a whole number of physics steps

@@ -894,7 +894,10 @@ class DigitalSim:
                               "interface": str(self.emu.interface_path) if self.model == "mechanism" else None,
                               "rod": vars(self.emu.rod) if self.emu.rod is not None and self.model == "elastic_rod"
                               else None,
-                              "grapple": vars(self.emu.grapple) if self.model == "grapple" else None}}
+                              "grapple": vars(self.emu.grapple) if self.model == "grapple" else None},
+                   "stand_conditions": bool(self.dpar[D_HILC] != 0.0),
+                   "gravity_P": [float(v) for v in self.dpar[D_GA:D_GA + 3]],
+                   "mechanism_state": "given" if self.initial_mechanism_state is not None else "rest"}
             hdr.update(header or {})
             writer = RunLogWriter(log_path, self.fields, header=hdr, threaded=False,
                                   capacity=max(1 << 14, 2 * block_rows), flush_interval_s=0.1)
@@ -981,8 +984,9 @@ def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:
     the physics step, integrator and presets; ``log_path`` writes the run log (rt.record.runlog format).
     Keyword arguments go to :class:`DigitalSim` (``dt``, ``integrator``, ``log_rate_hz``,
     ``coarse``, ``coarse_dt``, ``gap_margin_m``, ``duration_s``, ``gravity_P``, ``rest_gravity_A``, ``hil_coupling``)."""
+    extra = kw.pop("header", None) or {}
     sim = DigitalSim(case, emu, **kw)
-    header = {"stand": str(stand.file) if stand is not None else None}
+    header = {"stand": str(Path(stand.file).resolve()) if stand is not None and stand.file else None, **extra}
     return sim.run(log_path, header=header)
 
 

@@ -23,26 +23,42 @@ from pathlib import Path
 import numpy as np
 
 
+def _kind(log_path) -> str | None:
+    from rt.record.runlog import read_log
+    try:
+        return read_log(log_path, ["t"]).header.get("kind")
+    except (KeyError, ValueError, OSError):
+        return None
+
+
 class PrehistoryError(ValueError):
     """The run log cannot give the mechanism's state (no records before the dynamics, a log of
     another kind, a mechanism the emulator config does not have)."""
 
 
-def mechanism_state_from_run(log_path: str | Path, stand, emu, mechanism=None) -> np.ndarray:
+def mechanism_state_from_run(log_path: str | Path, stand, emu, mechanism=None, case=None) -> np.ndarray:
     """The mechanism state (``StandWorld.xr``: the ring's 12-state or a tree's ``[p, pd]``) at the
     first record of the dynamics of the HIL run logged at ``log_path``, from its commanded
     actuator lengths (``cmd_lengths``) before it, one controller period each, on the emulated
     stand ``stand`` / ``emu`` (an EmulatorConfig for the run's case; ``mechanism``: a parallel
-    mechanism config replacing its file's, as in a campaign)."""
+    mechanism config replacing its file's, as in a campaign). ``case`` (optional): the case the
+    reference will run, refused if the log is another case's run."""
     from rt.record.runlog import read_log
     from sim_stand.world import StandWorld
 
     if not Path(log_path).is_file():
         raise PrehistoryError(f"{log_path}: no such file")
     try:
-        f = read_log(log_path, ["t", "cmd_lengths"]).fields
+        log = read_log(log_path, ["t", "cmd_lengths"])
     except (KeyError, ValueError) as e:
-        raise PrehistoryError(f"{log_path}: not a HIL run log with commanded lengths ({e})") from None
+        kind = _kind(log_path)
+        what = f"a {kind} log" if kind else "not a run log"
+        raise PrehistoryError(f"{log_path}: {what}, not a HIL run's (no commanded actuator lengths)") from None
+    digest = log.header.get("case_digest")
+    if case is not None and digest and getattr(case, "digest", None) and digest != case.digest:
+        raise PrehistoryError(f"{log_path}: a run of case {log.header.get('case')!r}, not of {case.source or case.name}"
+                              f" (the case digests differ): its arming is not this case's")
+    f = log.fields
     t = f["t"]
     started = np.flatnonzero(np.isfinite(t) & (t >= 0.0))
     if started.size == 0 or started[0] == 0:

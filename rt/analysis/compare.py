@@ -161,6 +161,25 @@ def _peak_band(D, header: dict):
     return [min(peaks), max(peaks)]
 
 
+def _mismatches(h: dict, d: dict, band, observed: bool) -> list[str]:
+    """What makes the reference not the one this run should be judged against."""
+    out = []
+    if h.get("case_digest") and d.get("case_digest") and h["case_digest"] != d["case_digest"]:
+        out.append(f"the reference is of case {d.get('case')!r}, the run of {h.get('case')!r} (their digests differ)")
+    if h.get("kind") == "hil" and d.get("stand_conditions") is False:
+        out.append("the reference ran in orbit (0 g, the mechanism's inertia coupled), not under the stand's "
+                   "conditions: dockstand simulate --stand-conditions")
+    if h.get("kind") == "hil" and d.get("mechanism_state") == "rest":
+        out.append("the reference's mechanism started at rest, not where the run's arming left it: "
+                   "dockstand simulate --stand-conditions --mechanism-from HIL_LOG")
+    elif d.get("mechanism_from") and h.get("_path") and d["mechanism_from"] != h["_path"]:
+        out.append(f"the reference's mechanism state came from another run ({d['mechanism_from']})")
+    if observed and band is None and h.get("kind") == "hil":
+        out.append("the reference is logged at the run's rate: its peak force is one sampling phase's "
+                   "(dockstand simulate --log-rate 10000 gives the band over every phase)")
+    return out
+
+
 def _band_error_pct(value: float, band) -> float | None:
     """``value``'s distance from ``band`` in % of the nearer edge (0 inside), or None."""
     if band is None or band[0] <= 0.0:
@@ -189,8 +208,11 @@ def _interp_pose(t_src, pose_src, t):
 
 def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
     hl = _read(hil_path)
-    H = _run(hl)
     dl = _read(digital_path)
+    if hl.header.get("kind") == "digital" and dl.header.get("kind") == "hil":   # two runs, or two references, compare
+        raise ValueError(f"{hil_path} is an all-digital reference's log and {digital_path} a HIL run's: "
+                         f"the HIL run's log comes first, the reference second")
+    H = _run(hl)
     D = D0 = _run(dl)
     seen = None
     ref_filter = _filter_of(dl.header)
@@ -208,6 +230,7 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
                                    if md["peak_force_n"] > 0 else None)
     rep["reference_peak_force_band_n"] = band
     rep["peak_force_error_band_pct"] = _band_error_pct(mh["peak_force_n"], band)
+    rep["warnings"] = _mismatches(hl.header, dl.header, band, observe and ref_filter is None)
     if mh["post_impact_velocity"] is not None and md["post_impact_velocity"] is not None:
         dv = np.subtract(mh["post_impact_velocity"], md["post_impact_velocity"])
         rep["post_impact_velocity_error_mps"] = float(np.linalg.norm(dv))
@@ -235,9 +258,13 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
 
 
 def _read(path):
+    from pathlib import Path
+
     from rt.record.logscan import scan
     have = scan(path).fields
-    return read_log(path, [f for f in ("t", "phase", "w_P", "rel_pose", "rel_twist") if f != "phase" or f in have])
+    log = read_log(path, [f for f in ("t", "phase", "w_P", "rel_pose", "rel_twist") if f != "phase" or f in have])
+    log.header["_path"] = str(Path(path).resolve())
+    return log
 
 
 CHANNELS = (("w_P", 1, ("fx", "fy", "fz", "mx", "my", "mz"), "N|N|N|N*m|N*m|N*m"),
@@ -291,8 +318,9 @@ def format_report(rep: dict) -> str:
              f"error {f(rep['peak_force_error_n'], ' N')} ({f(rep['peak_force_error_pct'], ' %')})"]
     band = rep.get("reference_peak_force_band_n")
     if band:
+        e = rep["peak_force_error_band_pct"]
         lines.append(f"  over the run's sampling phase: digital {band[0]:.6g} .. {band[1]:.6g} N, "
-                     f"error {f(rep['peak_force_error_band_pct'], ' %')} (0 inside)")
+                     + ("the run's peak inside the band (error 0)" if e == 0.0 else f"error {f(e, ' %')} beyond the band"))
     lines += [f"post-impact velocity error {f(rep['post_impact_velocity_error_mps'], ' m/s')} "
               f"(axial {f(rep['post_impact_axial_velocity_error_mps'], ' m/s')})",
               f"capture              HIL {h['captured']}  digital {d['captured']}  agree {rep['capture_agreement']}",
@@ -303,8 +331,12 @@ def format_report(rep: dict) -> str:
         lines += [f"peak moment error    {f(fi['peak_moment_error_nm'], ' N*m')}",
                   f"impulse              run {f(fi['impulse_ns'], ' N*s')}  reference {f(fi['reference_impulse_ns'], ' N*s')}"
                   f"  error {f(fi['impulse_error_ns'], ' N*s')}",
-                  f"first contact diff.  {f(fi['first_contact_difference_s'], ' s')}",
-                  "channel         NRMSE      RMS error"]
+                  "first contact        run − reference "
+                  + ("n/a" if fi["first_contact_difference_s"] is None
+                     else f"{1e3 * fi['first_contact_difference_s']:+.3f} ms (|f| > {CONTACT_N:g} N)"),
+                  "channel          NRMSE        RMS error"]
         for r in fi["channels"]:
-            lines.append(f"  {r['channel']:<14}{f(r['nrmse']):<11}{f(r['rms_error'], ' ' + r['unit'])}")
+            nr = "n/a" if r["nrmse"] is None else f"{r['nrmse']:.4g}"
+            lines.append(f"  {r['channel']:<15}{nr:<13}{f(r['rms_error'], ' ' + r['unit'])}")
+    lines += [f"warning: {w}" for w in rep.get("warnings", [])]
     return "\n".join(lines)

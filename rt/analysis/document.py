@@ -51,6 +51,7 @@ def write_html(rep: Report, out: Path) -> int:
         parts += ["<h2>Fidelity against the reference</h2>",
                   f"<p>reference: <code>{html.escape(c['digital_log'])}</code>; filtering — run: "
                   f"{html.escape(c['filtering']['run'])}; reference: {html.escape(c['filtering']['reference'])}</p>",
+                  *[f"<p><strong>warning:</strong> {html.escape(w)}</p>" for w in c.get("warnings", [])],
                   _table(F.fidelity_rows(c))]
     n = 0
     for fig in _pages(rep, skip=(F.fidelity_page,)):

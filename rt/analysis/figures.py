@@ -205,9 +205,12 @@ def fidelity_page(rep: Report) -> Figure | None:
     fig = Figure(figsize=PAGE)
     fig.text(0.05, 0.94, "Fidelity against the reference", fontsize=16, weight="bold")
     fig.text(0.05, 0.90, f"reference: {c['digital_log']}", fontsize=9, family="monospace")
-    fig.text(0.05, 0.87, f"filtering — run: {c['filtering']['run']}; reference: {c['filtering']['reference']}",
-             fontsize=9)
-    ax = fig.add_axes((0.05, 0.05, 0.9, 0.78))
+    import textwrap
+    note = textwrap.fill(f"filtering — run: {c['filtering']['run']}; reference: {c['filtering']['reference']}", 110)
+    for w in c.get("warnings", []):
+        note += "\n" + textwrap.fill(f"warning: {w}", 110)
+    fig.text(0.05, 0.88, note, fontsize=8, va="top")
+    ax = fig.add_axes((0.05, 0.05, 0.9, 0.74))
     ax.axis("off")
     rows = [[k, v] for k, v in fidelity_rows(c)]
     tab = ax.table(cellText=rows, colLabels=["quantity", "value"], loc="upper left", cellLoc="left",

@@ -192,3 +192,21 @@ def test_cli_user_errors_are_one_line_and_exit_2(demo_log, tmp_path, argv, msg):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and msg in lines[0] and "Traceback" not in p.stderr
     assert log.read_bytes() == before
+
+
+def test_compare_refuses_swapped_logs_and_names_a_mismatched_reference(demo_log, digital_log, tmp_path, capsys):
+    """The HIL run's log first, the reference second; a reference of another case, in orbit or
+    from a mechanism at rest is compared but named as such."""
+    from rt.analysis.commands import cmd_compare
+    from rt.analysis.compare import compare_logs
+    from rt.config.case import load_case
+    from sim_stand.cli import REPO
+    from sim_stand.digital import DigitalSim
+    assert cmd_compare(_args("compare", digital_log, demo_log)) == 2
+    assert "the HIL run's log comes first" in capsys.readouterr().err
+    assert compare_logs(demo_log, digital_log)["warnings"] == []     # report --simulate's reference
+    other = DigitalSim(load_case(REPO / "config" / "cases" / "offset.toml"), duration_s=0.5).run(tmp_path / "o.dslog")
+    w = compare_logs(demo_log, other.log_path)["warnings"]
+    assert any("case" in x and "digests differ" in x for x in w)
+    assert any("in orbit" in x for x in w) and any("started at rest" in x for x in w)
+    assert any("--log-rate 10000" in x for x in w)
