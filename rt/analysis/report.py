@@ -111,10 +111,25 @@ def _identity(run: Run) -> list[tuple[str, str]]:
             ("verdict", run.verdict)]
     if run.kind != "digital":
         flt = h.get("sensing_filter") or {}
-        rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, tau = {h.get('tau_s')} s"),
+        gate = h.get("contact_gate") or {}
+        rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, tau = {h.get('tau_s')} s"
+                  + (f", {_predictor(run)} predictor" if h.get("compensate") else "")),
+                 ("delay identification", str(h.get("delay_identify") or "not logged")),
+                 ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
                  ("lockstep", str(h.get("lockstep")))]
     return rows
+
+
+def _predictor(run: Run) -> str:
+    """The pose predictor the run's stand file chose (its config snapshot), or "unknown"."""
+    if not run.header.get("config"):
+        return "unknown"
+    from rt.config.stand import stand_from_snapshot
+    try:
+        return stand_from_snapshot(run.header["config"], f"{run.path}: header config").delays.predictor
+    except Exception:      # noqa: BLE001 - an older or foreign snapshot: the report still goes on
+        return "unknown"
 
 
 def _timing(run: Run, lo: int, hi: int) -> dict | None:

@@ -126,6 +126,9 @@ def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo
 
 def test_report_energy_audit_and_events(demo_log):
     rep = build_report(load_run(demo_log))
+    ident = dict(rep.identity)          # the loop's settings: which fidelity settings the run had
+    assert ident["delay compensation"].endswith("acceleration predictor")
+    assert ident["delay identification"] == "monitor" and ident["contact gate"] == "off"
     e = rep.energy
     # the stand's loop injects or removes at most a few % of the approach energy (compensated)
     assert e.approach_j > 0 and abs(e.injected_pct_of_approach) < 5.0
