@@ -132,8 +132,7 @@ def docking_fidelity(quick: bool) -> dict:
     from rt.config.case import load_case
     from rt.config.stand import load_stand
     from sim_stand.cli import DEFAULT_STAND, _emulator_config, run_demo
-    from sim_stand.digital import DigitalSim, stand_conditions
-    from sim_stand.prehistory import mechanism_state_from_run
+    from sim_stand.reference import reference_of_run
 
     stand = load_stand(DEFAULT_STAND)
     worst = {"peak": (0.0, None), "capture": (0.0, None), "contact": (0.0, None)}
@@ -144,9 +143,8 @@ def docking_fidelity(quick: bool) -> dict:
         with tempfile.TemporaryDirectory() as d:
             hil = run_demo(path, log_dir=d, identify="feed", contact_gate=True, predictor="jerk")
             emu = _emulator_config(None, path)
-            ref = DigitalSim(load_case(path), emu, log_rate_hz=1.0 / emu.physics_dt_s,
-                             mechanism_state=mechanism_state_from_run(hil["log"], stand, emu),
-                             **stand_conditions(stand, emu)).run(Path(d) / "reference.dslog")
+            ref = reference_of_run(load_case(path), stand, emu, Path(d) / "reference.dslog", hil["log"],
+                                   require_state=True)
             rep = compare_logs(hil["log"], ref.log_path)
             floor = peak_noise_floor_pct(hil["log"])
         peak = rep["peak_force_error_band_pct"]

@@ -123,7 +123,7 @@ def _observed(D, header: dict):
     delay (it is part of the compensated delay), so its filtered wrench is on the state's clock;
     the observed wrench is put back on it by the same delay (else every force event of the run
     reads ~2.2 ms early against the reference)."""
-    from rt.stand.sensing import dc_group_delay_s, lowpass2_coefficients
+    from rt.stand.sensing import lowpass_group_delay_s
     flt = (header or {}).get("sensing_filter") or {}
     fc = flt.get("cutoff_hz")
     if not fc:
@@ -132,8 +132,7 @@ def _observed(D, header: dict):
     damping = float(flt.get("damping", 1.0 / math.sqrt(2.0)))
     t, w, pose, twist = D
     tu, wf = lowpass(t, w, float(fc), damping, rate)
-    lead = float(dc_group_delay_s(lowpass2_coefficients(float(fc), damping, rate), rate)) \
-        if header.get("compensate") else 0.0
+    lead = lowpass_group_delay_s(float(fc), damping, rate) if header.get("compensate") else 0.0
     ts = tu - lead
     pose_u = _interp_pose(t, pose, ts)
     twist_u = np.column_stack([np.interp(ts, t, twist[:, k]) for k in range(6)])
@@ -161,8 +160,10 @@ def _peak_band(D, header: dict):
     return [min(peaks), max(peaks)]
 
 
-def _mismatches(h: dict, d: dict, band, observed: bool) -> list[str]:
-    """What makes the reference not the one this run should be judged against."""
+def _mismatches(h: dict, d: dict, hil_path, band, observed: bool) -> list[str]:
+    """What makes the reference (header ``d``) not the one the run (header ``h``, log
+    ``hil_path``) should be judged against."""
+    from pathlib import Path
     out = []
     if h.get("case_digest") and d.get("case_digest") and h["case_digest"] != d["case_digest"]:
         out.append(f"the reference is of case {d.get('case')!r}, the run of {h.get('case')!r} (their digests differ)")
@@ -172,7 +173,7 @@ def _mismatches(h: dict, d: dict, band, observed: bool) -> list[str]:
     if h.get("kind") == "hil" and d.get("mechanism_state") == "rest":
         out.append("the reference's mechanism started at rest, not where the run's arming left it: "
                    "dockstand simulate --stand-conditions --mechanism-from HIL_LOG")
-    elif d.get("mechanism_from") and h.get("_path") and d["mechanism_from"] != h["_path"]:
+    elif d.get("mechanism_from") and d["mechanism_from"] != str(Path(hil_path).resolve()):
         out.append(f"the reference's mechanism state came from another run ({d['mechanism_from']})")
     if observed and band is None and h.get("kind") == "hil":
         out.append("the reference is logged at the run's rate: its peak force is one sampling phase's "
@@ -230,7 +231,7 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
                                    if md["peak_force_n"] > 0 else None)
     rep["reference_peak_force_band_n"] = band
     rep["peak_force_error_band_pct"] = _band_error_pct(mh["peak_force_n"], band)
-    rep["warnings"] = _mismatches(hl.header, dl.header, band, observe and ref_filter is None)
+    rep["warnings"] = _mismatches(hl.header, dl.header, hil_path, band, observe and ref_filter is None)
     if mh["post_impact_velocity"] is not None and md["post_impact_velocity"] is not None:
         dv = np.subtract(mh["post_impact_velocity"], md["post_impact_velocity"])
         rep["post_impact_velocity_error_mps"] = float(np.linalg.norm(dv))
@@ -258,13 +259,9 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
 
 
 def _read(path):
-    from pathlib import Path
-
     from rt.record.logscan import scan
     have = scan(path).fields
-    log = read_log(path, [f for f in ("t", "phase", "w_P", "rel_pose", "rel_twist") if f != "phase" or f in have])
-    log.header["_path"] = str(Path(path).resolve())
-    return log
+    return read_log(path, [f for f in ("t", "phase", "w_P", "rel_pose", "rel_twist") if f != "phase" or f in have])
 
 
 CHANNELS = (("w_P", 1, ("fx", "fy", "fz", "mx", "my", "mz"), "N|N|N|N*m|N*m|N*m"),

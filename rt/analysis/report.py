@@ -113,23 +113,12 @@ def _identity(run: Run) -> list[tuple[str, str]]:
         flt = h.get("sensing_filter") or {}
         gate = h.get("contact_gate") or {}
         rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, tau = {h.get('tau_s')} s"
-                  + (f", {_predictor(run)} predictor" if h.get("compensate") else "")),
+                  + (f", {h.get('delay_predictor', 'unlogged')} predictor" if h.get("compensate") else "")),
                  ("delay identification", str(h.get("delay_identify") or "not logged")),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
                  ("lockstep", str(h.get("lockstep")))]
     return rows
-
-
-def _predictor(run: Run) -> str:
-    """The pose predictor the run's stand file chose (its config snapshot), or "unknown"."""
-    if not run.header.get("config"):
-        return "unknown"
-    from rt.config.stand import stand_from_snapshot
-    try:
-        return stand_from_snapshot(run.header["config"], f"{run.path}: header config").delays.predictor
-    except Exception:      # noqa: BLE001 - an older or foreign snapshot: the report still goes on
-        return "unknown"
 
 
 def _timing(run: Run, lo: int, hi: int) -> dict | None:
@@ -168,9 +157,8 @@ def filter_delay_of(run: Run, stand) -> float:
         return float(stand.delays.filter_s)
     if sf.get("cutoff_hz") is None:
         return 0.0
-    from rt.stand.sensing import dc_group_delay_s, lowpass2_coefficients
-    rate = float(run.header.get("rate_hz") or stand.rate_hz)
-    return float(dc_group_delay_s(lowpass2_coefficients(sf["cutoff_hz"], sf["damping"], rate), rate))
+    from rt.stand.sensing import lowpass_group_delay_s
+    return lowpass_group_delay_s(sf["cutoff_hz"], sf["damping"], float(run.header.get("rate_hz") or stand.rate_hz))
 
 
 CHUNK = 1 << 17      # records per chunk of the energy audit (bounded memory on long logs)

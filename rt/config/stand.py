@@ -19,7 +19,7 @@ from rt.stand import hexapod as HX
 from rt.config._common import read_pose
 from rt.config._schema import ConfigError, Table
 from rt.stand.safety import SafetyLimits
-from rt.stand.sensing import SensingParams, dc_group_delay_s, lowpass2_coefficients
+from rt.stand.sensing import SensingParams, lowpass_group_delay_s
 
 TRANSPORT_KINDS = ("serial", "zmq", "udp", "memory")
 
@@ -461,7 +461,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                             p_PS_P=poses["sensor_mount"].p, R_PS=poses["sensor_mount"].R, rate_hz=rate,
                             tare_samples=max(1, int(round(tare_s * rate))),
                             filter_cutoff_hz=cutoff if f_on else None, filter_damping=damping)
-    filter_s = float(dc_group_delay_s(lowpass2_coefficients(cutoff, damping, rate), rate)) if f_on else 0.0
+    filter_s = lowpass_group_delay_s(cutoff, damping, rate) if f_on else 0.0
 
     d = t.table("delays")
     delays = Delays(d.float("sensor_s", 0.0, ge=0.0), filter_s, d.float("compute_s", 0.0, ge=0.0),

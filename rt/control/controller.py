@@ -664,7 +664,8 @@ class Controller:
                                   "damping": self.stand.sensing.filter_damping},
                # likewise the contact gate and the delay identification in effect
                "contact_gate": dataclasses.asdict(self.stand.contact_gate),
-               "delay_identify": self.stand.delays.identify, **self.log_extra}
+               "delay_identify": self.stand.delays.identify, "delay_predictor": self.stand.delays.predictor,
+               **self.log_extra}
         w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
         if w is not None:
             self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)

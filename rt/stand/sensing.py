@@ -60,6 +60,12 @@ def dc_group_delay_s(coef: np.ndarray, rate_hz: float) -> float:
     return ((b1 + 2 * b2) / (b0 + b1 + b2) - (a1 + 2 * a2) / (1 + a1 + a2)) / rate_hz
 
 
+def lowpass_group_delay_s(cutoff_hz: float, damping: float, rate_hz: float) -> float:
+    """The sensing low-pass's group delay at zero frequency (s): what the compensation adds to
+    tau for it, and what a reference seen through it lags by."""
+    return float(dc_group_delay_s(lowpass2_coefficients(cutoff_hz, damping, rate_hz), rate_hz))
+
+
 @njit(**KERNEL)
 def sense(C_eff, R_PS, p_PS_P, raw, bias, acc, ctr, coef, fstate, w_S, w_P_raw, w_P):
     """One sensing step (see the module docstring). ``raw`` (N,) float64 counts. Writes

@@ -87,14 +87,12 @@ def test_fidelity_settings_meet_the_goals_on_the_nominal_case(tmp_path):
     within 1 % of the reference's band over the run's sampling phase, the capture on the model's
     clock within one control cycle, the first contact within one cycle."""
     from sim_stand.cli import _emulator_config
-    from sim_stand.prehistory import mechanism_state_from_run
+    from sim_stand.reference import reference_of_run
     path = CASES / "nominal.toml"
     hil = run_demo(path, log_dir=tmp_path, identify="feed", contact_gate=True, predictor="jerk")
     stand = load_stand(DEFAULT_STAND)
-    emu = _emulator_config(None, path)
-    ref = DigitalSim(load_case(path), emu, log_rate_hz=1.0 / emu.physics_dt_s,
-                     mechanism_state=mechanism_state_from_run(hil["log"], stand, emu),
-                     **stand_conditions(stand, emu)).run(tmp_path / "reference.dslog")
+    ref = reference_of_run(load_case(path), stand, _emulator_config(None, path), tmp_path / "reference.dslog",
+                           hil["log"], require_state=True)
     rep = compare_logs(hil["log"], ref.log_path)
     lo, hi = rep["reference_peak_force_band_n"]
     assert 0.0 < hi - lo < 0.03 * hi                      # the sampling phase's spread: ~1.5 %
