@@ -14,6 +14,11 @@ pytestmark = pytest.mark.slow
 
 def test_realtime_docking_under_cpu_load_is_done_or_a_named_overload():
     r = R.realtime_docking(burn=True)
+    if r["verdict"] == "SENSOR_LINK_LOST":
+        # the emulated sensor is part of the rig and shares this VM's two CPUs with the burner and
+        # the controller (a real sensor has its own); the host stalled it for 20 ms once in ~10
+        # CI runs. One more run: a controller that loses links under load fails it again.
+        r = R.realtime_docking(burn=True)
     assert r["verdict"] in ("DONE", "OVERLOAD"), r
     if r["verdict"] == "OVERLOAD":
         assert "budget" in r["trip"] and "missed in total" in r["trip"], r
