@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -64,6 +65,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rt.analysis.run import load_run
 
     t0 = time.perf_counter()
+    scratch = None          # --simulate without --reference-log: the reference is not kept
     try:
         run = load_run(args.log)
         out = Path(args.output) if args.output else _default_out(run.path, ".pdf")
@@ -75,14 +77,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.reference:
             ref = load_run(args.reference)
         elif args.simulate:
-            dest = Path(args.reference_log) if args.reference_log else \
-                Path(tempfile.mkdtemp(prefix="dockstand-report-")) / (run.path.stem + "-digital.dslog")
-            print(f"simulating the digital reference of {run.case_name} -> {dest}", file=sys.stderr)
+            if args.reference_log:
+                dest = Path(args.reference_log)
+                print(f"simulating the digital reference of {run.case_name} -> {dest}", file=sys.stderr)
+            else:
+                scratch = Path(tempfile.mkdtemp(prefix="dockstand-report-"))
+                dest = scratch / (run.path.stem + "-digital.dslog")
+                print(f"simulating the digital reference of {run.case_name} (not kept: --reference-log PATH "
+                      "keeps it)", file=sys.stderr)
             ref = load_run(simulate_reference(run, dest))
         rep = build_report(run, ref)
         n = document.write(rep, out)
     except _user_errors() as e:
         return _fail("report", e)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     what = "pages" if out.suffix.lower() == ".pdf" else "figures"
     print(f"{out}: {n} {what}, {run.n_records} records{' (truncated log)' if run.truncated else ''}, "
           f"{time.perf_counter() - t0:.1f} s")

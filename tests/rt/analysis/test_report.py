@@ -112,6 +112,22 @@ def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, t
     assert "peak force over the sampling phase" in text
 
 
+def test_report_simulate_keeps_no_reference_unless_asked(demo_log, tmp_path, monkeypatch, capsys):
+    """``report --simulate`` runs the reference into a scratch directory and removes it (a 10 s
+    case's reference at the physics rate is ~33 MB); ``--reference-log`` keeps it where asked."""
+    import tempfile
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    out = tmp_path / "s.pdf"
+    assert cmd_report(_args("report", demo_log, "--simulate", "-o", str(out))) == 0
+    assert _pdf_pages(out) == 7 and list(scratch.iterdir()) == []
+    assert "not kept" in capsys.readouterr().err
+    kept = tmp_path / "ref.dslog"
+    assert cmd_report(_args("report", demo_log, "--simulate", "--reference-log", str(kept), "-o", str(out))) == 0
+    assert kept.stat().st_size > 0 and list(scratch.iterdir()) == []
+
+
 def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo_log, digital_log):
     from rt.analysis.compare import compare_logs
     ref = load_run(digital_log)
