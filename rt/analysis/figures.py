@@ -15,17 +15,49 @@ AXES3 = ("x", "y", "z")
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
+LABEL_GAP = 0.015           # events closer than this share of the time axis share one label
+LABEL_CHARS = 32            # a longer group label is shortened (event_groups)
+
+
+def event_groups(events, gap_s: float) -> list[tuple[float, str]]:
+    """Events ``(t, name)`` in time order, grouped where each is within ``gap_s`` of the one
+    before; one label per group at its first time: the names in order of appearance, a
+    repeated one counted (``latch_deflected ×3, sensor_triggered``), or, where that is longer
+    than :data:`LABEL_CHARS`, the first name and how many more (the report's events page lists
+    them all)."""
+    groups: list[list] = []
+    for t, what in sorted(events, key=lambda e: e[0]):
+        if groups and t - groups[-1][2] <= gap_s:
+            groups[-1][1].append(what)
+            groups[-1][2] = t
+        else:
+            groups.append([t, [what], t])
+    out = []
+    for t0, names, _ in groups:
+        counts: dict[str, int] = {}
+        for n in names:
+            counts[n] = counts.get(n, 0) + 1
+        text = ", ".join(n if c == 1 else f"{n} ×{c}" for n, c in counts.items())
+        if len(text) > LABEL_CHARS:
+            text = f"{names[0]} +{len(names) - 1} more"
+        out.append((t0, text))
+    return out
+
+
 def _events(ax, s: Series, label: bool, ref: Series | None = None) -> None:
-    """The run's events (grey) and the reference's (e.g. the digital model's latch and capture
-    events, green), as vertical lines, labelled when ``label``."""
-    y = ax.get_ylim()[1]
-    for series, color, tag in ((s, "0.4", ""), (ref, "tab:green", " (ref.)")):
+    """The run's events (grey, labelled at the top) and the reference's (e.g. the digital
+    model's latch and capture events, green, labelled at the bottom), as vertical lines;
+    events too close to be read apart share one label (:func:`event_groups`)."""
+    y0, y1 = ax.get_ylim()
+    x0, x1 = ax.get_xlim()
+    for series, color, tag, y, va in ((s, "0.4", "", y1, "top"), (ref, "tab:green", " (ref.)", y0, "bottom")):
         if series is None:
             continue
         for t, what in series.events:
             ax.axvline(t, color=color, lw=0.7, ls=":")
-            if label:
-                ax.text(t, y, " " + what + tag, rotation=90, va="top", ha="left", fontsize=6, color=color)
+        if label:
+            for t, text in event_groups(series.events, LABEL_GAP * (x1 - x0)):
+                ax.text(t, y, " " + text + tag + " ", rotation=90, va=va, ha="left", fontsize=6, color=color)
 
 
 def _plot(ax, rep: Report, field: str, cols, scale=1.0, labels=None, transform=None) -> None:
