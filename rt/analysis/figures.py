@@ -1,7 +1,8 @@
 """The report's figures (matplotlib, no display): one function per page, each returning a
 ``matplotlib.figure.Figure`` drawn from a :class:`rt.analysis.report.Report`. The run is
 drawn solid, the reference (when there is one) dashed in the same colour; events are
-vertical lines labelled at the top of the first axes. Not real-time.
+vertical lines labelled on the first axes (the run's at the top, the reference's at the
+bottom, crowded ones sharing a label). Not real-time.
 """
 from __future__ import annotations
 
