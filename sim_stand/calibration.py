@@ -24,9 +24,10 @@ from rt.stand.delay_id import first_order_lag_s
 def cor_noise_floor_pct(sigma_force_n: float, contact_s: float, dt_s: float, momentum_ns: float,
                         cor_ideal: float = 1.0) -> float:
     """One sigma of the measured CoR's scatter that the sensor's white noise alone gives, in %
-    of the ideal CoR: the noise's impulse over the contact, ``sigma_F sqrt(T_c dt)``, over the
-    approach momentum ``m* v`` (docs/validation.md §3.3). Below it a single run cannot tell
-    the loop's error from the noise's."""
+    of the ideal CoR: the noise's impulse over the time it reaches the vehicles (the contact
+    with the contact gate, else the whole run), ``sigma_F sqrt(T dt)``, over the approach
+    momentum ``m* v`` (docs/validation.md §3.3). Below it a single run cannot tell the loop's
+    error from the noise's."""
     return 100.0 * sigma_force_n * math.sqrt(contact_s * dt_s) / (momentum_ns * cor_ideal)
 
 
@@ -51,7 +52,7 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
     v_after = float(tw[-1, 0])
     free = w[:max(0, hit[0] - 5), 0]            # the axial force's noise in free flight before the contact
     return {"cor": -v_after / v_before, "v_before_mps": v_before, "v_after_mps": v_after,
-            "contact_start_s": float(tt[hit[0]]), "contact_end_s": float(tt[hit[-1]]),
+            "contact_start_s": float(tt[hit[0]]), "contact_end_s": float(tt[hit[-1]]), "run_s": float(tt[-1] - tt[0]),
             "peak_force_n": float(fn.max()), "noise_sigma_n": float(np.std(free)) if len(free) >= 50 else math.nan}
 
 
@@ -83,21 +84,40 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
     dt = 1.0 / float(log.header.get("rate_hz") or 1000.0)
     e_app = approach_energy(log.fields["x"][np.nonzero(log.fields["phase"] == 6)[0][0]], case)
     momentum = 2.0 * e_app / abs(m["v_before_mps"])            # m* v from E = m* v^2 / 2
-    m.update(approach_j=e_app, noise_floor_pct=cor_noise_floor_pct(
-        m["noise_sigma_n"], m["contact_end_s"] - m["contact_start_s"], dt, momentum, ideal))
+    if contact_gate is None:
+        from rt.config.stand import load_stand
+        from sim_stand.cli import DEFAULT_STAND
+        contact_gate = load_stand(stand_path or DEFAULT_STAND).contact_gate.enabled
+    # the noise reaches the vehicles over the contact only with the gate; without it over the
+    # whole run, whose first and last records give the CoR (cor_from_log)
+    noisy_s = (m["contact_end_s"] - m["contact_start_s"]) if contact_gate else m["run_s"]
+    m.update(approach_j=e_app, noise_floor_pct=cor_noise_floor_pct(m["noise_sigma_n"], noisy_s, dt, momentum, ideal),
+             contact_gate=bool(contact_gate))
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
              energy_audit=out["energy_audit"])
     f = log.fields["delay"]
     kappa = float(f[-1, 2]) if f.shape[1] > 2 else math.nan        # logs before kappa: two columns
     lag = first_order_lag_s(kappa, dt)
-    m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(np.nanmax(f[:, 1])) if np.isfinite(f[:, 1]).any()
-             else None, kappa_s2=kappa if math.isfinite(kappa) else None,
+    used = f[:, 1][np.isfinite(f[:, 1])]
+    m.update(delay_identified_s=float(f[-1, 0]), delay_used_s=float(used.max()) if len(used) else None,
+             lead_s=float(used[-1]) if len(used) else None, kappa_s2=kappa if math.isfinite(kappa) else None,
              first_order_lag_s=lag if math.isfinite(lag) else None)
     return m
 
 
 ROD_CASES = ("elastic_rod.toml", "elastic_rod_damped.toml")
+
+
+def lead_error_pct(case_path, lead_s, identified_s) -> float:
+    """The CoR error (%) that a lead ``lead_s`` other than the identified delay gives on the rod
+    case by itself: ``-pi w (lead - T) / 2`` (docs/validation.md §3.3: a lead too long takes
+    energy, one too short injects it). 0 when either is unknown."""
+    from rt.config.case import load_case
+    if lead_s is None or identified_s is None or not (math.isfinite(lead_s) and math.isfinite(identified_s)):
+        return 0.0
+    c = load_case(case_path).contact
+    return -100.0 * math.pi * c.omega_radps * (lead_s - identified_s) / 2.0
 
 
 def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = None,
@@ -127,10 +147,16 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
         e_app = m["approach_j"]
         e, e0 = m["cor"], m["ideal"]
         err, floor = abs(m["error_pct"]), m["noise_floor_pct"]
+        # the lead's platform part (what the identification measures) at the end of the run
+        lead = None if m["lead_s"] is None else m["lead_s"] - (stand.delays.total_s - stand.delays.platform_s)
+        lead_pct = lead_error_pct(case, lead, m["delay_identified_s"])
         verdict = "PASS" if err <= bound_pct else ("WITHIN_NOISE" if err <= bound_pct + 2.0 * floor else "FAIL")
+        if abs(lead_pct) > bound_pct:
+            verdict = "FAIL"          # a known error of the lead: no run, however lucky, certifies it
         rows.append({"case": case.stem, "cor_ideal": e0, "cor": e, "error_pct": m["error_pct"],
                      "noise_floor_pct": floor, "verdict": verdict,
                      "delay_identified_s": m["delay_identified_s"], "delay_configured_s": stand.delays.platform_s,
+                     "lead_platform_s": lead, "lead_error_pct_expected": lead_pct,
                      "kappa_s2": m["kappa_s2"], "first_order_lag_s": m["first_order_lag_s"],
                      "approach_j": e_app, "absorbed_j": e_app * (1.0 - e * e), "ideal_absorbed_j": e_app * (1.0 - e0 * e0),
                      "injected_j": e_app * (e * e - e0 * e0), "injected_pct": 100.0 * (e * e - e0 * e0),
@@ -150,13 +176,21 @@ def format_calibration(res: dict) -> str:
     lines = [f"loop calibration: identify = {res['identify']}, contact gate {'on' if res['contact_gate'] else 'off'}, "
              f"predictor {res['predictor']}, bound ±{res['bound_pct']:g} %",
              f"{'case':<20} {'CoR ideal':>9} {'measured':>9} {'error':>9}  {'delay id / cfg (ms)':>19}  "
-             f"{'approach':>11} {'absorbed':>11} {'loop injected':>19}  verdict"]
+             f"{'approach':>11} {'absorbed':>11} {'rebound excess':>19}  verdict"]
     for r in res["cases"]:
         inj = f"{r['injected_j']:+.4f} J {r['injected_pct']:+.3f} %"
         lines.append(f"{r['case']:<20} {r['cor_ideal']:>9.5f} {r['cor']:>9.5f} {r['error_pct']:>+8.3f}%  "
                      f"{1e3 * r['delay_identified_s']:>9.3f} / {1e3 * r['delay_configured_s']:<7.3f}  "
                      f"{r['approach_j']:>9.4f} J {r['absorbed_j']:>9.4f} J {inj:>19}  {r['verdict']}"
                      + (f" (trip: {r['trip']})" if r["trip"] else ""))
+    for r in res["cases"]:
+        lead = r.get("lead_error_pct_expected") or 0.0
+        if abs(lead) > res["bound_pct"]:
+            used, ident = 1e3 * r["lead_platform_s"], 1e3 * r["delay_identified_s"]
+            lines.append(f"{r['case']:<20} the lead's platform part ({used:.3f} ms) is {abs(used - ident):.3f} ms "
+                         f"{'longer' if used > ident else 'shorter'} than the platform's identified delay "
+                         f"({ident:.3f} ms): that alone gives {lead:+.3f} % (pi w dtau / 2); correct the stand's "
+                         "[delays] or run with --identify feed")
     for r in res["cases"]:
         if r.get("kappa_s2") is not None:
             lag = (f"were the platform a first-order lag, T1 = {1e3 * r['first_order_lag_s']:.3f} ms"
@@ -167,7 +201,11 @@ def format_calibration(res: dict) -> str:
             lines.append(f"{r['case']:<20} run log's {format_verdict(r['energy_audit'])}")
     for r in res["cases"]:
         lines.append(f"{r['case']:<20} noise floor {r['noise_floor_pct']:.3f} % (1 sigma: the sensor noise's impulse "
-                     f"over the contact, against the approach momentum)")
+                     f"over {'the contact' if res['contact_gate'] else 'the whole run (no contact gate)'}, against "
+                     "the approach momentum)")
+    lines.append("rebound excess: E (e^2 - e_ideal^2), the loop's share and the noise's walk of the velocities "
+                 "together; the run log's energy audit gives the loop's share alone (the noise does work on both "
+                 "of its sides)")
     lines.append(f"verdict: {res['verdict']}")
     if res["verdict"] == "WITHIN_NOISE":
         lines.append("  (an error above the bound but within 2 sigma of the noise floor: one run cannot resolve the "
@@ -178,8 +216,19 @@ def format_calibration(res: dict) -> str:
 def cmd_calibrate_loop(args) -> int:
     """dockstand calibrate-loop: :func:`calibrate_loop`, printed."""
     from rt.config import ConfigError
+    from rt.config.stand import resolve_stand_path
+    if not args.bound_pct > 0.0:
+        print(f"error: --bound-pct must be > 0, got {args.bound_pct:g}", file=sys.stderr)
+        return 2
+    if args.log_dir is not None:
+        from pathlib import Path
+        try:
+            Path(args.log_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            print(f"error: --log-dir {args.log_dir}: {e.strerror}", file=sys.stderr)
+            return 2
     try:
-        res = calibrate_loop(args.stand, args.emulator, identify=args.identify, contact_gate=args.contact_gate,
+        res = calibrate_loop(resolve_stand_path(args.stand, "calibrate-loop"), args.emulator, identify=args.identify, contact_gate=args.contact_gate,
                              bound_pct=args.bound_pct, log_dir=args.log_dir, predictor=args.predictor)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)

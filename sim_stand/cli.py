@@ -61,11 +61,11 @@ def _emulator_config(emulator_path=None, case_path=None):
 
 def cmd_emulate(args) -> int:
     from rt.config import ConfigError
-    from rt.config.stand import default_stand_path, load_stand
+    from rt.config.stand import load_stand, resolve_stand_path
     from sim_stand.emulator import Emulator, Faults, install_signal_stop
 
     try:
-        stand = load_stand(args.stand or default_stand_path()[0])
+        stand = load_stand(resolve_stand_path(args.stand, "emulate"))
         from dataclasses import replace
         stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, args.sensor_endpoint),
                         platform_link=_endpoint_override(stand.platform_link, args.platform_endpoint))
@@ -107,13 +107,13 @@ def cmd_emulate(args) -> int:
 def cmd_simulate(args) -> int:
     from rt.config import ConfigError
     from rt.config.case import load_case
-    from rt.config.stand import load_stand
+    from rt.config.stand import load_stand, resolve_stand_path
     from sim_stand import digital
     from sim_stand.world_config import load_emulator
 
     try:
         case = load_case(args.case or DEFAULT_CASE)
-        stand = load_stand(args.stand or DEFAULT_STAND)
+        stand = load_stand(resolve_stand_path(args.stand, "simulate"))
         emu = load_emulator(args.emulator or DEFAULT_EMULATOR).for_case(case)
     except (ConfigError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -361,8 +361,9 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 
 def cmd_demo(args) -> int:
     from rt.config import ConfigError
+    from rt.config.stand import resolve_stand_path
     try:
-        out = run_demo(args.case, args.stand, args.emulator, compensate=not args.no_compensation,
+        out = run_demo(args.case, resolve_stand_path(args.stand, "demo"), args.emulator, compensate=not args.no_compensation,
                        faults=args.fault, log_dir=args.log_dir, sensor_filter=False if args.no_filter else None)
     except ConfigError as e:      # the user's file: its own one-line reason
         print(f"error: {e}", file=sys.stderr)

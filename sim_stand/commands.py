@@ -37,7 +37,7 @@ def add_parsers(sub) -> None:
 
     s = sub.add_parser("simulate", help="all-digital reference run of a case (same kernels, same log format)")
     s.add_argument("--case", default=None, help="default config/cases/nominal.toml")
-    s.add_argument("--stand", default=None, help="default config/stand.toml")
+    s.add_argument("--stand", default=None, help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
     s.add_argument("--emulator", default=None)
     s.add_argument("--log", help="run-log path (default <the stand's run-log directory>/<time>-<case>-digital.dslog)")
     s.add_argument("--stand-conditions", action="store_true",
@@ -55,7 +55,7 @@ def add_parsers(sub) -> None:
 
     d = sub.add_parser("demo", help="closed-loop docking: emulator (lockstep) + controller, with a summary")
     d.add_argument("--case", default=None, help="default config/cases/nominal.toml")
-    d.add_argument("--stand", default=None, help="default config/stand.toml")
+    d.add_argument("--stand", default=None, help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
     d.add_argument("--emulator", default=None)
     d.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     d.add_argument("--no-compensation", action="store_true")
@@ -66,7 +66,7 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("calibrate-loop", help="the elastic-rod calibration of the HIL loop (undamped and damped): "
                                               "CoR vs the closed form, the identified delay, the energy audit")
-    c.add_argument("--stand", default=None, help="default config/stand.toml")
+    c.add_argument("--stand", default=None, help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
     c.add_argument("--emulator", default=None, help="default config/emulator/elastic_rod.toml")
     c.add_argument("--identify", choices=["off", "monitor", "feed"], default=None,
                    help="override the stand's [delays] identify (the fidelity setting: feed)")

@@ -267,6 +267,18 @@ def default_stand_path() -> tuple[Path, str]:
     return Path(rt.SOURCE_ROOT) / "config" / "stand.toml", "the installed default"
 
 
+def resolve_stand_path(given: str | Path | None, cmd: str) -> Path:
+    """The stand file of command ``cmd``: ``given`` (its ``--stand``), else the default
+    (:func:`default_stand_path`), then named on stderr so the operator sees which stand a
+    command uses. Not for the real-time loop."""
+    if given:
+        return Path(given)
+    import sys
+    path, why = default_stand_path()
+    print(f"dockstand {cmd}: stand {path} ({why}; --stand or ${STAND_ENV} to choose)", file=sys.stderr)
+    return path
+
+
 def load_stand(path: str | Path) -> Stand:
     """Load and validate a stand file (docs/cli.md); ConfigError names file, key and reason."""
     return parse_stand(Table.load(path))

@@ -115,14 +115,9 @@ LEASED = {"load", "arm", "start", "stop", "tare", "reset"}
 
 
 def _stand_path(args, cmd: str) -> Path:
-    """``--stand``, or the default stand file (rt.config.stand.default_stand_path), named on
-    stderr so the operator sees which stand a command talks to."""
-    if args.stand:
-        return Path(args.stand)
-    from rt.config.stand import default_stand_path
-    path, why = default_stand_path()
-    print(f"dockstand {cmd}: stand {path} ({why}; --stand or ${'DOCKSTAND_STAND'} to choose)", file=sys.stderr)
-    return path
+    """``--stand``, or the default stand file named on stderr (rt.config.stand.resolve_stand_path)."""
+    from rt.config.stand import resolve_stand_path
+    return resolve_stand_path(args.stand, cmd)
 
 
 def cmd_check_host(args) -> int:

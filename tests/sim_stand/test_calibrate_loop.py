@@ -40,3 +40,38 @@ def test_calibrate_loop_names_a_bad_stand(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "delays.identify" in p.stderr and str(bad) in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_a_known_lead_error_fails_whatever_the_noise(tmp_path):
+    """The stand's defaults (identify = monitor: the configured lead, 3.5 ms, against the
+    platform's 3.3 ms; no gate): FAIL on the lead alone, named with its expected error
+    -pi w dtau / 2 and the fix; the noise floor counts the whole run without the gate."""
+    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--json", "--log-dir", str(tmp_path)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1, p.stderr[-2000:]
+    res = json.loads(p.stdout)
+    assert res["verdict"] == "FAIL" and res["identify"] == "monitor" and res["contact_gate"] is False
+    for r in res["cases"]:
+        assert r["verdict"] == "FAIL" and r["trip"] is None
+        assert r["lead_platform_s"] == pytest.approx(3.5e-3, rel=1e-3)
+        # w = sqrt(2.5e5 / 1600) = 12.5 rad/s, dtau = 0.2 ms
+        assert r["lead_error_pct_expected"] == pytest.approx(-100 * 3.141592653589793 * 12.5 * 0.2e-3 / 2, rel=1e-3)
+        assert r["noise_floor_pct"] > 0.15          # the whole run's noise, not the contact's
+    # the audit's loop share is the lead's energy: 2 x -0.39 % of the approach energy, to the noise
+    audit = res["cases"][0]["energy_audit"]
+    assert audit["injected_pct"] == pytest.approx(2 * res["cases"][0]["lead_error_pct_expected"], abs=0.1)
+
+
+def test_calibrate_loop_takes_the_stand_from_the_environment_and_refuses_bad_options(tmp_path):
+    feed = tmp_path / "stand.toml"
+    feed.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "monitor"', 'identify = "feed"'))
+    env = {**__import__("os").environ, "DOCKSTAND_STAND": str(feed)}
+    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--json", "--contact-gate", "--log-dir",
+                        str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout)["identify"] == "feed" and str(feed) in p.stderr and "$DOCKSTAND_STAND" in p.stderr
+    for argv, msg in ((["--bound-pct", "0"], "--bound-pct must be > 0"),
+                      (["--log-dir", "/proc/no/such"], "--log-dir /proc/no/such")):
+        p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", *argv], cwd=REPO, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr
