@@ -73,6 +73,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ValueError(f"{out}: would overwrite the run log")
         if out.suffix.lower() not in (".pdf", ".html", ".htm"):
             raise ValueError(f"{out}: the report is written as .pdf or .html")
+        if not out.parent.is_dir():
+            raise ValueError(f"{out}: its directory {out.parent} does not exist")
+        if args.simulate and run.kind == "digital":
+            raise ValueError(f"{run.path} is an all-digital run: --simulate makes the reference of a HIL run "
+                             "(--reference LOG overlays another run)")
         ref = None
         if args.reference:
             ref = load_run(args.reference)
@@ -87,6 +92,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                       "keeps it)", file=sys.stderr)
             ref = load_run(simulate_reference(run, dest))
         rep = build_report(run, ref)
+        if scratch is not None and rep.comparison is not None:
+            rep.comparison["digital_log"] = "simulated by report --simulate, not kept (--reference-log PATH keeps it)"
         n = document.write(rep, out)
     except _user_errors() as e:
         return _fail("report", e)

@@ -165,6 +165,11 @@ def _mismatches(h: dict, d: dict, hil_path, band, observed: bool) -> list[str]:
     ``hil_path``) should be judged against."""
     from pathlib import Path
     out = []
+    if d.get("kind") == "hil":
+        out.append("the reference is a HIL run's log, not an all-digital reference: dockstand simulate "
+                   "--stand-conditions --mechanism-from HIL_LOG --log-rate 10000 makes one")
+    if d.get("start_time_ns") is not None and (d.get("start_time_ns"), d.get("pid")) == (h.get("start_time_ns"), h.get("pid")):
+        out.append("the reference is the run itself: every error is zero by construction")
     if h.get("case_digest") and d.get("case_digest") and h["case_digest"] != d["case_digest"]:
         out.append(f"the reference is of case {d.get('case')!r}, the run of {h.get('case')!r} (their digests differ)")
     if h.get("kind") == "hil" and d.get("stand_conditions") is False:
@@ -310,8 +315,9 @@ def format_report(rep: dict) -> str:
     def f(v, unit=""):
         return "n/a" if v is None else (f"{v:.6g}{unit}" if isinstance(v, float) else f"{v}{unit}")
     h, d = rep["hil"], rep["digital"]
-    lines = [f"HIL     {rep['hil_log']}", f"digital {rep['digital_log']}",
-             f"peak force           HIL {f(h['peak_force_n'], ' N')}  digital {f(d['peak_force_n'], ' N')}  "
+    lines = [f"HIL     {rep['hil_log']}", f"digital {rep['digital_log']}"]
+    lines += [f"warning: {w}" for w in rep.get("warnings", [])]
+    lines += [f"peak force           HIL {f(h['peak_force_n'], ' N')}  digital {f(d['peak_force_n'], ' N')}  "
              f"error {f(rep['peak_force_error_n'], ' N')} ({f(rep['peak_force_error_pct'], ' %')})"]
     band = rep.get("reference_peak_force_band_n")
     if band:
@@ -327,7 +333,7 @@ def format_report(rep: dict) -> str:
     if fi:
         lines += [f"peak moment error    {f(fi['peak_moment_error_nm'], ' N*m')}",
                   f"impulse              run {f(fi['impulse_ns'], ' N*s')}  reference {f(fi['reference_impulse_ns'], ' N*s')}"
-                  f"  error {f(fi['impulse_error_ns'], ' N*s')}",
+                  f"  |run − reference| {f(fi['impulse_error_ns'], ' N*s')} (vectors)",
                   "first contact        run − reference "
                   + ("n/a" if fi["first_contact_difference_s"] is None
                      else f"{1e3 * fi['first_contact_difference_s']:+.3f} ms (|f| > {CONTACT_N:g} N)"),
@@ -335,5 +341,4 @@ def format_report(rep: dict) -> str:
         for r in fi["channels"]:
             nr = "n/a" if r["nrmse"] is None else f"{r['nrmse']:.4g}"
             lines.append(f"  {r['channel']:<15}{nr:<13}{f(r['rms_error'], ' ' + r['unit'])}")
-    lines += [f"warning: {w}" for w in rep.get("warnings", [])]
     return "\n".join(lines)

@@ -198,6 +198,14 @@ def timing_page(rep: Report) -> Figure | None:
     if tm is None or not len(tm["work_us"]):
         return None
     fig = Figure(figsize=PAGE, layout="constrained")
+    if not np.any(tm["work_us"]) and not np.any(tm["lateness_us"]):
+        fig.suptitle("Loop timing over the dynamics")
+        why = ("a lockstep run: the emulator's frames set the loop's pace, and the cycle's work and wake-up "
+               "are not timed" if rep.run.header.get("lockstep") else "the log's timing record is all zero")
+        fig.text(0.05, 0.8, f"Not measured — {why}.", fontsize=12, wrap=True)
+        fig.text(0.05, 0.74, "The loop's timing on the wall clock: dockstand run on the stand, or "
+                 "dockstand bench --only controller.", fontsize=10)
+        return fig
     a1, a2 = fig.subplots(1, 2)
     a1.hist(tm["work_us"], bins=100, color="tab:blue", log=True)
     a1.set_xlabel("cycle work: read + update + write (µs)")

@@ -112,13 +112,49 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     if run.kind != "digital":
         flt = h.get("sensing_filter") or {}
         gate = h.get("contact_gate") or {}
-        rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, tau = {h.get('tau_s')} s"
+        tau = h.get("tau_s")
+        rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, "
+                  + (f"tau = {1e3 * float(tau):.3f} ms" if tau is not None else "tau not logged")
                   + (f", {h.get('delay_predictor', 'unlogged')} predictor" if h.get("compensate") else "")),
-                 ("delay identification", str(h.get("delay_identify") or "not logged")),
+                 ("delay identification", str(h.get("delay_identify") or "not logged") + _identified(run)),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
                  ("lockstep", str(h.get("lockstep")))]
     return rows
+
+
+def _identified(run: Run) -> str:
+    """The platform delay identified online and the lead the predictor used, at the run's last
+    record that has them (rt.stand.delay_id; the run log's ``delay`` record)."""
+    if "delay" not in run.fields:
+        return ""
+    d = run.read(["delay"], 0, run.n_records)["delay"]
+    ok = np.isfinite(d[:, 0])
+    used = d[:, 1][np.isfinite(d[:, 1])]
+    if not ok.any():
+        return ": no estimate (too little uniform motion)"
+    text = f": platform delay identified {1e3 * float(d[ok][-1, 0]):.3f} ms"
+    if len(used):
+        text += f"; lead at the end {1e3 * float(used[-1]):.3f} ms"
+        meas = _measurement_delay_s(run)
+        if meas is not None:
+            text += f" (its platform part {1e3 * (float(used[-1]) - meas):.3f} ms)"
+    return text
+
+
+def _measurement_delay_s(run: Run) -> float | None:
+    """The part of the run's configured lead that is not the platform's (sensor, filter,
+    compute: ``Delays.total_s - Delays.platform_s``), from the header; None if not logged."""
+    from rt.config import ConfigError
+    from rt.config.stand import stand_from_snapshot
+    h = run.header
+    if h.get("tau_s") is None or not h.get("config"):
+        return None
+    try:
+        d = stand_from_snapshot(h["config"], f"{run.path}: header config").delays
+    except (ConfigError, KeyError, TypeError, ValueError):
+        return None
+    return float(h["tau_s"]) - d.platform_s
 
 
 def _timing(run: Run, lo: int, hi: int) -> dict | None:

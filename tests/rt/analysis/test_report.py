@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rt.analysis.commands import cmd_report
-from rt.analysis.compare import compare_logs
+from rt.analysis.compare import compare_logs, format_report
 from rt.analysis.report import PHASE_DYNAMICS, build_report
 from rt.analysis.run import load_run
 from rt.cli import build_parser
@@ -62,6 +62,10 @@ def test_a_log_compared_with_itself_shows_zero_error_on_every_channel(demo_log):
     fi = rep["fidelity"]
     assert fi["impulse_error_ns"] == 0.0 and fi["first_contact_difference_s"] == 0.0
     assert len(fi["channels"]) == 15 and all(r["rms_error"] == 0.0 for r in fi["channels"])
+    # and says so: a HIL log given as the reference, and the run itself (named first in the text)
+    w = rep["warnings"]
+    assert any("HIL run's log, not an all-digital" in x for x in w) and any("the run itself" in x for x in w)
+    assert format_report(rep).splitlines()[2].startswith("warning:")
 
 
 def test_fidelity_table_against_an_independent_computation(demo_log, digital_log):
@@ -107,12 +111,14 @@ def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, t
     text = html.read_text()
     assert text.count("<svg") == 5 and "Fidelity against the reference" in text and "src=" not in text
     assert "6 pages" in capsys.readouterr().out.splitlines()[0]
+    # page 1: the lead in ms, the delay identified online and the lead at the run's end
+    assert re.search(r"tau = \d+\.\d{3} ms", text) and re.search(r"identified \d+\.\d{3} ms; lead at the end \d+\.\d{3} ms \(its platform part", text)
     # the reference of a HIL run starts from the mechanism state the run's arming left and is
     # logged at the physics rate: the table gives the peak force over the run's sampling phase
     assert "peak force over the sampling phase" in text
 
 
-def test_report_simulate_keeps_no_reference_unless_asked(demo_log, tmp_path, monkeypatch, capsys):
+def test_report_simulate_keeps_no_reference_unless_asked(demo_log, digital_log, tmp_path, monkeypatch, capsys):
     """``report --simulate`` runs the reference into a scratch directory and removes it (a 10 s
     case's reference at the physics rate is ~33 MB); ``--reference-log`` keeps it where asked."""
     import tempfile
@@ -123,13 +129,18 @@ def test_report_simulate_keeps_no_reference_unless_asked(demo_log, tmp_path, mon
     assert cmd_report(_args("report", demo_log, "--simulate", "-o", str(out))) == 0
     assert _pdf_pages(out) == 7 and list(scratch.iterdir()) == []
     assert "not kept" in capsys.readouterr().err
+    html = tmp_path / "s.html"       # the fidelity page names no file that is gone
+    assert cmd_report(_args("report", demo_log, "--simulate", "-o", str(html))) == 0
+    assert "simulated by report --simulate, not kept" in html.read_text() and list(scratch.iterdir()) == []
+    assert cmd_report(_args("report", digital_log, "--simulate", "-o", str(out))) == 2      # a digital run: refused
+    assert "all-digital run: --simulate makes the reference of a HIL run" in capsys.readouterr().err
     kept = tmp_path / "ref.dslog"
     assert cmd_report(_args("report", demo_log, "--simulate", "--reference-log", str(kept), "-o", str(out))) == 0
     assert kept.stat().st_size > 0 and list(scratch.iterdir()) == []
 
 
 def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo_log, digital_log):
-    from rt.analysis.compare import compare_logs
+    from rt.analysis.compare import compare_logs, format_report
     ref = load_run(digital_log)
     assert np.median(np.diff(ref.t[:200])) == pytest.approx(1e-4)          # the physics rate
     rep = compare_logs(demo_log, digital_log)
@@ -144,7 +155,7 @@ def test_report_energy_audit_and_events(demo_log):
     rep = build_report(load_run(demo_log))
     ident = dict(rep.identity)          # the loop's settings: which fidelity settings the run had
     assert ident["delay compensation"].endswith("acceleration predictor")
-    assert ident["delay identification"] == "monitor" and ident["contact gate"] == "off"
+    assert ident["delay identification"].startswith("monitor: platform delay identified") and ident["contact gate"] == "off"
     e = rep.energy
     # the stand's loop injects or removes at most a few % of the approach energy (compensated)
     assert e.approach_j > 0 and abs(e.injected_pct_of_approach) < 5.0
@@ -197,6 +208,7 @@ def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys)
     (["report", "nope.dslog"], "no such file"),
     (["report", "{log}", "-o", "{log}"], "would overwrite"),
     (["report", "{log}", "-o", "x.png"], ".pdf or .html"),
+    (["report", "{log}", "-o", "no/such/dir/r.pdf"], "does not exist"),
     (["compare", "README.md", "README.md"], "not a run log"),
     (["compare", "nope.dslog", "x"], "no such file"),
 ])
@@ -217,7 +229,7 @@ def test_compare_refuses_swapped_logs_and_names_a_mismatched_reference(demo_log,
     """The HIL run's log first, the reference second; a reference of another case, in orbit or
     from a mechanism at rest is compared but named as such."""
     from rt.analysis.commands import cmd_compare
-    from rt.analysis.compare import compare_logs
+    from rt.analysis.compare import compare_logs, format_report
     from rt.config.case import load_case
     from sim_stand.cli import REPO
     from sim_stand.digital import DigitalSim
