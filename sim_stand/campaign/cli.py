@@ -125,6 +125,10 @@ def cmd_summary(args) -> int:
     from sim_stand.campaign.store import ResultStore, StoreError
     from sim_stand.campaign.summary import format_summary, summarize
 
+    if args.worst < 0:
+        return _err(f"--worst must be >= 0, got {args.worst}")
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        return _err(f"{args.out}: its directory {Path(args.out).resolve().parent} does not exist")
     try:
         store = ResultStore.open(args.dir)
     except StoreError as e:

@@ -84,6 +84,9 @@ def existing_store(c: Campaign, out_dir: str | Path, samples: int | None, resume
         if c.sampling == "lhs":
             raise StoreError(f"{out_dir}: a Latin hypercube of {store.samples} samples cannot change size "
                              f"to {samples} (its strata depend on N); use random or sobol sampling to grow")
+        if samples < store.samples:
+            raise StoreError(f"{out_dir}: the campaign has {store.samples} samples; --samples {samples} would "
+                             f"shrink it (a campaign only grows: give --samples {store.samples} or more, or none)")
         store.set_samples(samples)
     return store
 

@@ -16,7 +16,13 @@ from sim_stand.campaign.summary import LOADS, Summary
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches (as rt.analysis.figures)
 STYLE = {"capture": dict(marker="o", color="tab:green"), "no_capture": dict(marker="x", color="tab:red"),
-         "failure": dict(marker="^", color="black")}
+         "failure": dict(marker="^", color="black"), "infeasible start": dict(marker="s", color="0.65")}
+
+
+def _category(r: dict) -> str:
+    """The marker a sample gets: its outcome, an infeasible start apart from the failures."""
+    from sim_stand.campaign.summary import INFEASIBLE
+    return "infeasible start" if r.get("end_reason") == INFEASIBLE else r["outcome"]
 
 
 def envelope_page(rows: list[dict], s: Summary) -> Figure:
@@ -25,7 +31,7 @@ def envelope_page(rows: list[dict], s: Summary) -> Figure:
     for ax, xcol, xlabel, scale in ((axes[0], "lateral_offset_m", "lateral offset at start (mm)", 1e3),
                                     (axes[1], "angular_misalignment_deg", "angular misalignment at start (deg)", 1.0)):
         for outcome, st in STYLE.items():
-            pts = [(r[xcol], r["closing_speed_mps"]) for r in rows if r["outcome"] == outcome]
+            pts = [(r[xcol], r["closing_speed_mps"]) for r in rows if _category(r) == outcome]
             if pts:
                 p = np.array(pts, dtype=float)
                 ax.scatter(p[:, 0] * scale, p[:, 1], s=14, label=f"{outcome.replace('_', ' ')} ({len(pts)})",
@@ -71,7 +77,7 @@ def delay_page(rows: list[dict], s: Summary) -> Figure:
     for ax, col, label, scale in ((axes[0], "peak_force_n", "peak contact force (N)", 1.0),
                                   (axes[1], "capture_time_s", "capture time (s)", 1.0)):
         for outcome, st in STYLE.items():
-            pts = [(r["stand_delay_s"], r[col]) for r in rows if r["outcome"] == outcome and r.get(col) is not None]
+            pts = [(r["stand_delay_s"], r[col]) for r in rows if _category(r) == outcome and r.get(col) is not None]
             if pts:
                 p = np.array(pts, dtype=float)
                 ax.scatter(p[:, 0] * 1e3, p[:, 1] * scale, s=14, label=f"{outcome.replace('_', ' ')} ({len(pts)})",
@@ -86,19 +92,34 @@ def delay_page(rows: list[dict], s: Summary) -> Figure:
 
 
 def worst_page(s: Summary) -> Figure:
+    """The worst samples (the summary's order), each: its outcome and loads against the limits
+    on one line, its sampled inputs and the reason below, wrapped to the page."""
+    import textwrap
     fig = Figure(figsize=PAGE)
-    ax = fig.subplots()
-    ax.axis("off")
-    skip = {"worker", "cpu_s", "reason"}
-    lines = []
+    fig.suptitle(f"{s.name}: worst samples (failures, no captures, then the highest load over its limit; "
+                 "infeasible starts apart)")
+    y = 0.92
+    loads = {col: (lkey, unit) for col, lkey, unit in LOADS}
     for r in s.worst:
-        lines.append(", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                               for k, v in r.items() if k not in skip and v not in (None, "")))
-        if r.get("reason"):
-            lines.append(f"    reason: {r['reason']}")
-    ax.text(0.0, 1.0, "\n".join(lines) or "no samples", va="top", ha="left", family="monospace", fontsize=6,
-            wrap=True, transform=ax.transAxes)
-    fig.suptitle(f"{s.name}: worst samples (failures, no captures, then the highest load over its limit)")
+        parts = [f"sample {r['sample']}: {r['outcome'].replace('_', ' ')}"]
+        for col, (lkey, unit) in loads.items():
+            v, L = r.get(col), s.limits.get(lkey)
+            if v is not None:
+                name = col.removeprefix("peak_").rsplit("_", 1)[0].replace("_", " ")
+                parts.append(f"{name} {v:.4g} {unit}" + (f" ({v / L:.2f}× limit)" if L else ""))
+        fig.text(0.03, y, ";  ".join(parts), fontsize=8.5, weight="bold", va="top")
+        y -= 0.03
+        inputs = ", ".join(f"{k} = {v:.4g}" for k, v in r.items()
+                           if k not in {"sample", "worker", "cpu_s", "reason", "outcome", "end_reason", "t_end_s",
+                                        *loads} and isinstance(v, float))
+        for ln in textwrap.wrap(inputs, 160) + textwrap.wrap(f"reason: {r['reason']}" if r.get("reason") else "", 160):
+            fig.text(0.05, y, ln, fontsize=7.5, family="monospace", va="top")
+            y -= 0.024
+        y -= 0.015
+        if y < 0.05:
+            break
+    if not s.worst:
+        fig.text(0.03, y, "no samples", fontsize=10, va="top")
     return fig
 
 

@@ -183,6 +183,13 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
         outcome, end_reason = "failure", "initial_interpenetration"
         reason = (f"the sampled initial pose already interpenetrates ({res.message or 'penetration limit'}, "
                   f"at t = {res.t_end_s:g} s): an infeasible start, not a failure of the mechanism")
+    elif res.first_contact_s is not None and res.first_contact_s <= START_S:
+        # in contact from the first step: the loads are the overlap springing apart, not a docking's
+        outcome, end_reason = "failure", "initial_interpenetration"
+        pen = res.max_penetration_m
+        reason = (f"the sampled initial pose is already in contact (first contact at t = {res.first_contact_s:g} s"
+                  + (f", penetration up to {1e3 * pen:.2f} mm" if pen is not None and math.isfinite(pen) else "")
+                  + "): an infeasible start, not a failure of the mechanism")
     elif res.end_reason in ("mechanism_error", "penetration_limit"):
         outcome, reason = "failure", res.message or res.end_reason
     elif not all(math.isfinite(x) for x in stats):

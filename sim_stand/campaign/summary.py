@@ -105,7 +105,8 @@ def summarize(store: ResultStore, worst: int = 5) -> Summary:
         rank = {"failure": 0, "no_capture": 1}.get(r["outcome"], 2)
         ratios = [(r[col] or 0.0) / lim[lkey] for col, lkey, _ in LOADS if lim.get(lkey) and r.get(col) is not None]
         return (rank, -max(ratios, default=0.0))
-    worst_rows = sorted(rows, key=severity)[:worst]
+    # the infeasible starts are counted apart (failure_reasons): they tried no docking
+    worst_rows = sorted((r for r in rows if r.get("end_reason") != INFEASIBLE), key=severity)[:worst]
     return Summary(name=store.manifest["name"], samples=store.samples, completed=n, captures=k, no_captures=nc,
                    failures=nf, capture_probability=k / nfeas if nfeas else None,
                    wilson_95=wilson_interval(k, nfeas) if nfeas else None, limits=lim, loads=loads,

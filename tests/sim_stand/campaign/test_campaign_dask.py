@@ -15,7 +15,7 @@ from sim_stand.campaign.cli import rerun, rows_equal
 from sim_stand.campaign.engine import run_campaign
 from sim_stand.campaign.outcome import run_sample
 from sim_stand.campaign.spec import load_campaign
-from sim_stand.campaign.store import ResultStore
+from sim_stand.campaign.store import ResultStore, StoreError
 
 from campaign_helpers import comparable_rows, run_on_processes, short_campaign
 
@@ -119,6 +119,9 @@ def test_resume_runs_only_the_missing_samples(local_run, tmp_path):
         assert (rep.already_done, rep.ran) == (4, 2)
         rep = run_campaign(c, tmp_path / "out", resume=True, progress=False, client=client)
         assert rep.ran == 0
+        with pytest.raises(StoreError, match="would shrink it"):      # a campaign only grows
+            run_campaign(c, tmp_path / "out", samples=5, resume=True, progress=False, client=client)
+        assert ResultStore.open(tmp_path / "out").samples == 6
     rows = _rows(tmp_path / "out")
     assert [r["sample"] for r in rows] == list(range(6))
     assert rows[:4] == first
@@ -148,3 +151,17 @@ def test_a_sample_that_starts_interpenetrating_is_named_so(tmp_path):
     assert row["outcome"] == "failure", row
     assert row["end_reason"] == "initial_interpenetration" and row["t_end_s"] <= 1e-3, row
     assert "initial pose already interpenetrates" in row["reason"] and "exceeds the limit" in row["reason"], row
+
+
+def test_a_sample_that_starts_in_contact_is_an_infeasible_start(tmp_path):
+    # below the penetration limit but in contact from the first step (a guide 4.7 mm into the
+    # passive ring): its 19 kN are the overlap springing apart, not a docking's load -- found in
+    # an analyst's 60-sample campaign, where it set the campaign's peak force as a "capture"
+    c = load_campaign(short_campaign(tmp_path, 2))
+    row = run_sample(c, 0, {"position_y_m": -0.015362305090383829, "position_z_m": -0.061939768845806646,
+                            "closing_velocity_mps": 0.09897474671676519, "misalignment_1_deg": -0.16390859903330368,
+                            "misalignment_2_deg": -0.07651976703451316, "misalignment_3_deg": 1.1608734110151486,
+                            "lateral_velocity_y_mps": 0.004204731841275437,
+                            "lateral_velocity_z_mps": -0.003171301613455334})
+    assert row["outcome"] == "failure" and row["end_reason"] == "initial_interpenetration", row
+    assert row["first_contact_s"] == 0.0 and "already in contact" in row["reason"], row

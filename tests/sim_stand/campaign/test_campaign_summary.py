@@ -79,6 +79,8 @@ def test_infeasible_starts_are_not_in_the_capture_probability(tmp_path):
     assert s.wilson_95 == pytest.approx(wilson_closed_form(2, 4))
     text = format_summary(s)
     assert "1 infeasible starts" in text and "over 4 feasible samples" in text
+    # its 50 kN are the overlap springing apart, no docking's: not among the worst samples
+    assert 4 not in [r["sample"] for r in s.worst] and len(s.worst) == 3
 
 
 def test_summary_pdf_and_cli(tmp_path):
@@ -91,6 +93,8 @@ def test_summary_pdf_and_cli(tmp_path):
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
     assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") == 3     # envelopes, loads, worst
-    r = subprocess.run([sys.executable, "-m", "rt.cli", "campaign", "summary", str(tmp_path / "nothing")],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+    for argv in ([str(tmp_path / "nothing")], [str(st.root), "--worst", "-2"],
+                 [str(st.root), "-o", str(tmp_path / "no" / "dir" / "s.pdf")]):
+        r = subprocess.run([sys.executable, "-m", "rt.cli", "campaign", "summary", *argv],
+                           capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, (argv, r.stderr)
