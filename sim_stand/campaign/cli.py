@@ -152,6 +152,8 @@ def cmd_reconstruct(args) -> int:
 
     if args.starts < 1:
         return _err(f"--starts must be >= 1, got {args.starts}")
+    if args.plot and not Path(args.plot).resolve().parent.is_dir():
+        return _err(f"{args.plot}: its directory {Path(args.plot).resolve().parent} does not exist")
     names = [n.strip() for n in args.fit.split(",") if n.strip()] if args.fit else None
     try:
         fit = reconstruct(args.telemetry, args.case, emulator=args.emulator, parameters=names, starts=args.starts,
@@ -165,4 +167,4 @@ def cmd_reconstruct(args) -> int:
         from sim_stand.campaign.reconstruct import plot_fit
         plot_fit(fit, args.plot)
     print(json.dumps(fit.as_dict(), default=float) if args.json else format_fit(fit))
-    return 0
+    return 0 if fit.success else 1       # a fit that does not explain the telemetry is no answer

@@ -45,6 +45,9 @@ SCALES = {"position": 0.01, "misalignment": 0.5, "closing": 0.005, "lateral": 0.
           "passive": 0.05, "time": 0.005}
 #: the fitted offset of the telemetry's clock from the case's (``align_contact``), s
 OFFSET = "time_offset_s"
+#: the plot's axis label of each channel group (telemetry.CHANNEL_PREFIXES)
+CHANNEL_LABELS = {"w_P.": "contact wrench on P (N, N m)", "stroke.": "leg stroke (m)",
+                  "ring_state.": "ring pose (m, rad)", "x.A.w_": "active craft rate (rad/s)"}
 
 
 def scale_of(name: str) -> float:
@@ -117,8 +120,9 @@ class Fit:
     simulations: int
     starts: list                     # per start: {"start": {...}, "cost", "nfev", "status"}
     contact_state: dict
-    success: bool
+    success: bool                    # the optimiser converged and the fit reaches the telemetry's noise
     message: str = ""
+    residual_to_noise: float = math.nan     # RMS over channels of (fit residual / the channel's noise)
     series: dict = field(default_factory=dict, repr=False)     # for the plot: t, telemetry, fit
 
     def as_dict(self) -> dict:
@@ -305,18 +309,50 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
     t, out, _, state = sim.run(values)
     series = {"t": tt, "telemetry": y, "fit": {k: np.interp(tt - off, t, out[k]) for k in y}}
     rms = math.sqrt(2.0 * best["cost"] / len(y))
+    rho = residual_to_noise(y, series["fit"], w)
+    fits = rho <= NOISE_RATIO or rms <= EXPLAINED
     return Fit(telemetry=tel.file, case=case.name, parameters=params, cost=best["cost"], rms_residual=rms,
                channels=list(y), ignored_columns=tel.ignored, samples=int(tt.size),
                simulations=sum(r["sims"] for r in results) + len(pts) + 1 + int(align_contact),
                starts=[{"start": {n: base[n] + scale_of(n) * th for n, th in zip(names, r["theta0"])},
                         "cost": r["cost"], "nfev": r["nfev"], "status": r["status"]} for r in results],
-               contact_state=state, success=best["status"] > 0, message=best["message"], series=series)
+               contact_state=state, success=best["status"] > 0 and fits, message=best["message"], series=series,
+               residual_to_noise=rho)
+
+
+NOISE_RATIO = 3.0     # a fit whose residual is within this many times the telemetry's noise explains it
+EXPLAINED = 0.05      # ... or leaves less than this share of each channel's RMS
+
+
+def telemetry_noise(v: np.ndarray, weight: float) -> float:
+    """A channel's white-noise sigma from its second differences (``var = 6 sigma^2``; the motion's
+    own second difference at 1 kHz is far below), robust to the contact's jumps (the median's
+    absolute deviation); at least 1e-3 of the channel's ``weight`` (a noise-free channel)."""
+    if v.size < 5:
+        return weight
+    d2 = v[2:] - 2.0 * v[1:-1] + v[:-2]
+    mad = float(np.median(np.abs(d2 - np.median(d2))))
+    return max(1.4826 * mad / math.sqrt(6.0), 1e-3 * weight)
+
+
+def residual_to_noise(y: dict, fit: dict, w: dict) -> float:
+    """The fit's residual against the telemetry's own noise: the RMS over channels of each
+    channel's RMS residual over its noise (:func:`telemetry_noise`). About 1 for a fit that
+    explains the telemetry; far above it, a local minimum or a case that cannot produce it."""
+    r = [float(np.sqrt(np.mean((fit[k] - y[k]) ** 2))) / telemetry_noise(y[k], w[k]) for k in y]
+    return float(np.sqrt(np.mean(np.square(r)))) if r else math.nan
 
 
 def format_fit(fit: Fit) -> str:
     lines = [f"reconstruction of {fit.telemetry} with case {fit.case}: {len(fit.channels)} channels, "
              f"{fit.samples} samples, {fit.simulations} simulations, {len(fit.starts)} starts"]
-    lines.append(f"  rms residual {fit.rms_residual:.4g} (of each channel's RMS); {fit.message}")
+    lines.append(f"  rms residual {fit.rms_residual:.4g} (of each channel's RMS), {fit.residual_to_noise:.3g} x the "
+                 f"telemetry's noise; {fit.message}")
+    if not fit.success:
+        lines.append(f"  warning: the fit does not explain the telemetry (its residual is {fit.residual_to_noise:.3g} "
+                     f"times the noise, {fit.rms_residual:.3g} of each channel's RMS): a local minimum or a case that "
+                     "cannot produce this flight, and the ± below are not uncertainties. Try more --starts, fewer "
+                     "--fit parameters, or --plot to see where it departs.")
     w = max(len(n) for n in fit.parameters)
     for n, p in fit.parameters.items():
         lines.append(f"  {n:<{w}}  {p['value']:+.6g} ± {p['sigma']:.2g}   (start {p['start']:+.6g})")
@@ -344,7 +380,8 @@ def plot_fit(fit: Fit, path) -> None:
             c = f"C{i % 10}"
             ax.plot(s["t"], s["telemetry"][k], ".", ms=1.5, color=c, alpha=0.5)
             ax.plot(s["t"], s["fit"][k], "-", lw=1.0, color=c, label=k)
-        ax.legend(fontsize=6, ncol=3)
+        ax.set_ylabel(CHANNEL_LABELS.get(g, g), fontsize=9)
+        ax.legend(fontsize=8, ncol=3, markerscale=2)
         ax.grid(True, lw=0.3)
     axes[-1].set_xlabel("telemetry time (s)")
     fig.suptitle(f"reconstruction of {Path(fit.telemetry).name}: telemetry (dots) and fit (lines)")

@@ -14,7 +14,7 @@ from rt.analysis.export import export_run
 from rt.analysis.run import load_run
 from rt.config.case import load_case
 from sim_stand.campaign.apply import apply_case
-from sim_stand.campaign.reconstruct import plot_fit, read_telemetry, reconstruct, TelemetryError
+from sim_stand.campaign.reconstruct import plot_fit, read_telemetry, reconstruct, TelemetryError, format_fit
 from sim_stand.digital import DigitalSim
 
 from campaign_helpers import NOMINAL, ROOT
@@ -62,9 +62,18 @@ def test_reconstruction_recovers_the_initial_conditions(fit):
         assert abs(p["value"] - true) < 5.0 * p["sigma"] + 1e-6, (name, p, true)
     assert fit.parameters["position_y_m"]["start"] == pytest.approx(0.02)        # started from the case
     assert fit.rms_residual < 0.3                       # near the noise: the fit explains the telemetry
+    assert fit.success and 0.8 < fit.residual_to_noise < 1.5, fit.residual_to_noise
     cs = fit.contact_state
     assert cs["closing_speed_mps"] == pytest.approx(TRUE["closing_velocity_mps"], abs=1e-3)
     assert "w_P.fx" not in fit.channels and "stroke.leg1" in fit.channels and "x.A.w_x" in fit.channels
+
+
+def test_a_fit_that_does_not_explain_the_telemetry_says_so(telemetry):
+    """Stopped at the case's own values (no optimisation), 0.6 to 1.2 scales from the truth: the
+    residual is far above the telemetry's noise, so the result is no success and says why."""
+    bad = reconstruct(telemetry, NOMINAL, parameters=list(TRUE), starts=1, max_nfev=1, simplex_fev=0)
+    assert not bad.success and bad.residual_to_noise > 10.0, bad.residual_to_noise
+    assert "does not explain the telemetry" in format_fit(bad)
 
 
 def test_plot_overlays_fit_and_telemetry(fit, tmp_path):
