@@ -136,9 +136,14 @@ def _dispersion(t: Table, name: str, case: Case, emu=None) -> Dispersion:
         if t.has("three_sigma"):
             sigma = t.float("three_sigma") / 3.0
             key = "three_sigma"
-        else:
+        elif t.has("sigma"):
             sigma = t.float("sigma")
             key = "sigma"
+        else:                       # a misspelt spread is named as such, not as a missing sigma
+            if dist == "truncated_normal" and t.has("bounds"):
+                t.vector("bounds", 2)
+            t.done()
+            raise t.error("sigma", f"a {dist} distribution needs sigma or three_sigma")
         if sigma <= 0.0:
             raise t.error(key, f"must be > 0 (a standard deviation), got {sigma * (3 if key == 'three_sigma' else 1):g}")
     if dist in ("uniform", "truncated_normal"):
@@ -151,21 +156,21 @@ def _dispersion(t: Table, name: str, case: Case, emu=None) -> Dispersion:
     if name.endswith("_scale"):
         lo = lower if lower is not None else mean - 6.0 * sigma
         if lo <= 0.0:
-            raise t.error("bounds" if lower is not None else "sigma",
+            raise t.error("bounds" if lower is not None else key,
                           f"a scale factor must stay > 0: the distribution reaches {lo:g}"
                           + ("" if lower is not None else " at 6 sigma (use truncated_normal with bounds > 0)"))
     if name.startswith("misalignment_"):
         lo = lower if lower is not None else mean - 6.0 * sigma
         hi = upper if upper is not None else mean + 6.0 * sigma
         if lo < -90.0 or hi > 90.0:
-            raise t.error("bounds" if lower is not None else "sigma",
+            raise t.error("bounds" if lower is not None else key,
                           f"misalignment angles beyond ±90° are not a docking case (reaches {lo:g} .. {hi:g})")
     if name == "stand_delay_s":
         from sim_stand.cli import servo_lag_s
         lag = servo_lag_s(emu)
         lo = lower if lower is not None else mean - 6.0 * sigma
         if lo < lag - 1e-12:
-            raise t.error("bounds" if lower is not None else "sigma",
+            raise t.error("bounds" if lower is not None else key,
                           f"the stand's delay cannot be shorter than the emulated servo's own lag ({lag * 1e3:.3f} ms); "
                           f"the distribution reaches {lo * 1e3:.3f} ms" + ("" if lower is not None else " at 6 sigma"))
     t.done()

@@ -63,6 +63,13 @@ BAD = {
     "tree_mechanism_dispersed": (BASE.replace("nominal.toml", "probe_cone.toml")
                                  + '[dispersions.damper_scale]\ndistribution = "uniform"\nbounds = [0.9, 1.1]\n',
                                  "dispersions", "tree mechanism"),
+    "misspelt_three_sigma": (BASE + '[dispersions.position_y_m]\ndistribution = "normal"\nthree_sigmaa = 0.03\n',
+                             "dispersions.position_y_m.three_sigmaa", "did you mean 'three_sigma'"),
+    "no_spread": (BASE + '[dispersions.position_y_m]\ndistribution = "truncated_normal"\nbounds = [0.0, 0.04]\n',
+                  "dispersions.position_y_m.sigma", "needs sigma or three_sigma"),
+    "misalignment_beyond_90_names_three_sigma": (
+        BASE + '[dispersions.misalignment_1_deg]\ndistribution = "normal"\nthree_sigma = 900.0\n',
+        "dispersions.misalignment_1_deg.three_sigma", "beyond ±90°"),
     "sigma_and_three_sigma": (BASE + '[dispersions.position_y_m]\ndistribution = "normal"\nsigma = 0.1\n'
                               'three_sigma = 0.3\n', "dispersions.position_y_m.three_sigma", "not both"),
 }
