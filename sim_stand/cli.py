@@ -378,6 +378,9 @@ def cmd_demo(args) -> int:
         show = {k: v for k, v in out.items() if k not in ("emulator_events", "energy_audit")}
         if out["energy_audit"] is not None:
             show["energy_audit"] = format_verdict(out["energy_audit"])
+        if out.get("emulator_events"):
+            show["emulator_events"] = "; ".join(f"{name} {t:.3f} s" for t, name in out["emulator_events"]) \
+                + " (emulator clock, from its start)"
         print(_format(show))
     return 0 if out["final_state"] == "DONE" else 1
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rt.config._schema import ConfigError, Table
+from rt.config._schema import ConfigError, Table, expect_kind
 from sim_stand.ft_sensor_model import SensorNoise
 from sim_stand.platform_model import PlatformParams
 from sim_stand.rod import RodParams
@@ -176,7 +176,9 @@ def load_emulator(path: str | Path | None = None) -> EmulatorConfig:
     """Load and validate an emulator config; ``None`` gives the defaults."""
     if path is None:
         return EmulatorConfig.default()
-    return parse_emulator(Table.load(path))
+    t = Table.load(path)
+    expect_kind(t, "emulator")
+    return parse_emulator(t)
 
 
 __all__ = ["EmulatorConfig", "load_emulator", "parse_emulator", "ConfigError", "MODELS", "INTEGRATORS"]

@@ -221,6 +221,29 @@ class Table:
         return [Table(x, self.file, f"{self.key(name)}[{i}]") for i, x in enumerate(v)]
 
 
+# the top-level keys that mark each kind of config file (two of them present: that kind)
+KIND_KEYS = {"stand": {"loop", "hexapod", "delays", "limits", "geometry", "runlog"},
+             "emulator": {"physics", "model", "mechanism", "interface"},
+             "case": {"vehicles", "initial", "end", "duration_s"},
+             "campaign": {"dispersions", "samples", "sampling", "seed"}}
+WHAT_TAKES = {"stand": "--stand", "emulator": "--emulator", "case": "--case", "campaign": "dockstand campaign run"}
+
+
+def expect_kind(t: Table, kind: str) -> None:
+    """A clear error when the file read as a ``kind`` is plainly another kind of config (two or
+    more of that kind's top-level keys and none of this one's): "this is a stand file", not a
+    list of unknown keys."""
+    keys = set(t.data)
+    if keys & KIND_KEYS[kind]:
+        return
+    for other, marks in KIND_KEYS.items():
+        if other != kind and len(keys & marks) >= 2:
+            def a(k: str) -> str:
+                return f"an {k}" if k[0] in "aeiou" else f"a {k}"
+            raise ConfigError(t.file, t.path, f"this is {a(other)} file (it has {', '.join(sorted(keys & marks))}), "
+                                              f"not {a(kind)} file: give it as {WHAT_TAKES[other]}")
+
+
 def _to_array(t: Table, name: str, v: Any) -> np.ndarray:
     def check(x: Any) -> None:
         if isinstance(x, list):

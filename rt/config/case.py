@@ -20,7 +20,7 @@ import numpy as np
 
 from rt.dynamics import spatial
 from rt.config._common import read_orientation
-from rt.config._schema import ConfigError, Table
+from rt.config._schema import ConfigError, Table, expect_kind
 from rt.config.arm import ArmConfig, load_arm
 from rt.config.vehicle import Vehicle, load_vehicle
 
@@ -259,7 +259,9 @@ def _contact(t: Table, m_red: float):
 
 def load_case(path: str | Path) -> Case:
     """Load and validate a case file and the vehicle files it names."""
-    case = parse_case(Table.load(path))
+    t = Table.load(path)
+    expect_kind(t, "case")
+    case = parse_case(t)
     return dataclasses.replace(case, digest=hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
 

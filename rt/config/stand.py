@@ -17,7 +17,7 @@ import numpy as np
 
 from rt.stand import hexapod as HX
 from rt.config._common import read_pose
-from rt.config._schema import ConfigError, Table
+from rt.config._schema import ConfigError, Table, expect_kind
 from rt.stand.safety import SafetyLimits
 from rt.stand.sensing import SensingParams, lowpass_group_delay_s
 
@@ -281,7 +281,9 @@ def resolve_stand_path(given: str | Path | None, cmd: str) -> Path:
 
 def load_stand(path: str | Path) -> Stand:
     """Load and validate a stand file (docs/cli.md); ConfigError names file, key and reason."""
-    return parse_stand(Table.load(path))
+    t = Table.load(path)
+    expect_kind(t, "stand")
+    return parse_stand(t)
 
 
 def stand_from_snapshot(raw: dict, origin: str | Path) -> Stand:

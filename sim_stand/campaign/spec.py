@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from rt.config._schema import ConfigError, Table
+from rt.config._schema import ConfigError, Table, expect_kind
 from rt.config.case import Case, load_case
 
 SAMPLINGS = ("random", "lhs", "sobol")
@@ -250,7 +250,9 @@ def load_campaign(path: str | Path) -> Campaign:
     (``dockstand check-config``; the ``campaign`` config kind)."""
     from dataclasses import replace
     path = Path(path).resolve()
-    c = parse_campaign(Table.load(path))
+    t = Table.load(path)
+    expect_kind(t, "campaign")
+    c = parse_campaign(t)
     return replace(c, digest=hashlib.sha256(path.read_bytes()).hexdigest())
 
 

@@ -122,3 +122,24 @@ def test_transport_options_validated_by_the_drivers(tmp_path):
 def test_missing_file():
     with pytest.raises(ConfigError, match="file not found"):
         load_stand("/nonexistent/stand.toml")
+
+
+@pytest.mark.parametrize("loader,path,words", [
+    ("stand", "config/emulator/default.toml", "this is an emulator file"),
+    ("emulator", "config/stand.toml", "this is a stand file"),
+    ("case", "config/stand.toml", "give it as --stand"),
+    ("campaign", "config/cases/nominal.toml", "this is a case file"),
+    ("case", "config/campaigns/nominal_dispersed.toml", "this is a campaign file"),
+])
+def test_a_config_of_another_kind_is_named_as_such(loader, path, words):
+    """Given where another kind belongs (--emulator config/stand.toml), the error says which
+    kind of file it is, not a list of its keys as unknown."""
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from sim_stand.campaign.spec import load_campaign
+    from sim_stand.world_config import load_emulator
+    load = {"stand": load_stand, "emulator": load_emulator, "case": load_case, "campaign": load_campaign}[loader]
+    root = Path(__file__).resolve().parents[3]
+    with pytest.raises(ConfigError) as e:
+        load(root / path)
+    assert words in str(e.value) and str(root / path) in str(e.value), str(e.value)
