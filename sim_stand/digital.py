@@ -897,7 +897,8 @@ class DigitalSim:
                               "grapple": vars(self.emu.grapple) if self.model == "grapple" else None},
                    "stand_conditions": bool(self.dpar[D_HILC] != 0.0),
                    "gravity_P": [float(v) for v in self.dpar[D_GA:D_GA + 3]],
-                   "mechanism_state": "given" if self.initial_mechanism_state is not None else "rest"}
+                   "mechanism_state": ("given" if self.initial_mechanism_state is not None else "rest")
+                   if self.model == "mechanism" else None}
             hdr.update(header or {})
             writer = RunLogWriter(log_path, self.fields, header=hdr, threaded=False,
                                   capacity=max(1 << 14, 2 * block_rows), flush_interval_s=0.1)

@@ -18,11 +18,13 @@ def reference_of_run(case, stand, emu, out, run_log=None, *, require_state: bool
     from sim_stand.prehistory import PrehistoryError, mechanism_state_from_run
 
     kw = stand_conditions(stand, emu)
+    if run_log is not None:
+        kw["log_rate_hz"] = 1.0 / emu.physics_dt_s
     if run_log is not None and emu.model == "mechanism":
         try:
             kw["mechanism_state"] = mechanism_state_from_run(run_log, stand, emu, case=case)
-            kw["log_rate_hz"] = 1.0 / emu.physics_dt_s
         except PrehistoryError:
+            kw.pop("log_rate_hz")        # as before: a run without its arming, its rate
             if require_state:
                 raise
     return DigitalSim(case, emu, **kw).run(Path(out))

@@ -62,7 +62,7 @@ def _write_parquet(run: Run, names, lo, hi, every, out: Path) -> int:
     cols = run.columns(names)
     meta = {"dockstand.header": json.dumps(run.header, default=str),
             "dockstand.truncated": json.dumps(run.truncation or False),
-            "dockstand.events": json.dumps(run.events, default=str)}
+            "dockstand.events": json.dumps(run.events_on_run_clock(), default=str)}
     schema = pa.schema([pa.field(c.name, pa.float64(), metadata={"unit": c.unit, "field": c.field}) for c in cols],
                        metadata=meta)
     n = 0
@@ -144,9 +144,17 @@ def _write_mcap(run: Run, names, lo, hi, every, out: Path) -> int:
                     seq += 1
                 rec += every
                 n += 1
-        for e in run.events:
-            k = int(e.get("cycle", 0) or 0)
-            stamp = t0_ns + k * period_ns
+        last = t0_ns + (int(run._cycles[-1]) if run._cycles is not None and len(run._cycles) else
+                        max(run.n_records - 1, 0)) * period_ns
+        for e in run.events_on_run_clock():
+            # on the records' stamps: its cycle's; an event without one (the energy audit,
+            # written once the log is complete) at the last record's
+            if e.get("cycle") is not None:
+                stamp = t0_ns + int(e["cycle"]) * period_ns
+            elif run.kind == "digital" and e.get("t_run") is not None:      # its rows: one per log period
+                stamp = t0_ns + int(round(float(e["t_run"]) * 1e9 / period_ns)) * period_ns
+            else:
+                stamp = last
             w.add_message(ech, log_time=stamp, publish_time=stamp, sequence=seq,
                           data=json.dumps({k2: v for k2, v in e.items() if k2 != "k"}, default=str).encode())
             seq += 1

@@ -60,37 +60,20 @@ def dynamics_rows(run: Run) -> tuple[int, int]:
 
 def _events(run: Run) -> list[tuple[float, str]]:
     out = []
-    cyc = run.field("cycle") if "cycle" in run.fields else None
     for e in run.events:
         k = str(e.get("kind", ""))
-        t = e.get("t_run")
-        if t is None and run.kind == "digital":
-            t = e.get("t")
         if k in ("phase", "supervisor_command", "lease"):
             continue
-        if t is None:          # a controller event: its cycle's run time
-            c = e.get("cycle")
-            if c is None:
-                continue
-            t = _run_time_of_cycle(run, cyc, int(c))
-            if t is None:
-                continue
+        t = run.event_run_time(e)
+        if t is None:
+            continue
         label = k.replace("supervisor_", "")
         if e.get("reason"):
             label += f": {e['reason']}"
         elif e.get("state"):
             label += f" {e['state']}"
-        out.append((float(t), label))
+        out.append((t, label))
     return out
-
-
-def _run_time_of_cycle(run: Run, cyc, cycle: int) -> float | None:
-    if cyc is None or not len(cyc):
-        return None
-    i = int(np.searchsorted(cyc, cycle))
-    i = min(i, len(cyc) - 1)
-    t = run.t[i]
-    return float(t) if np.isfinite(t) else None
 
 
 def _series(run: Run, label: str, max_points: int) -> tuple[Series, tuple[int, int]]:

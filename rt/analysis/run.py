@@ -58,19 +58,33 @@ UNITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "captured": (("captured",), ("1",)), "penetration": (("penetration",), ("m",)),
     "contacts": (("contacts",), ("count",)), "energy_absorbed": (("energy_absorbed",), ("J",)),
     "rod_force": (("rod_force",), ("N",)), "rod_rate": (("rod_rate",), ("m/s",)),
+    # rt.stand.delay_id's record: the platform delay identified, the lead used, the acceleration offset
+    "delay": (("identified", "lead", "kappa"), ("s", "s", "s^2")),
 }
 _STATE = (("r_x", "m"), ("r_y", "m"), ("r_z", "m"), ("v_x", "m/s"), ("v_y", "m/s"), ("v_z", "m/s"),
           ("q_w", "1"), ("q_x", "1"), ("q_y", "1"), ("q_z", "1"), ("w_x", "rad/s"), ("w_y", "rad/s"),
           ("w_z", "rad/s"))
 
 
-def field_columns(name: str, size: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Column names and SI units of a log field of ``size`` columns."""
+def field_columns(name: str, size: int, flight: str | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Column names and SI units of a log field of ``size`` columns; ``flight`` the state's
+    layout (the header's ``flight``: "spacecraft", default, or "berthing")."""
     known = UNITS.get(name)
     if known is not None and len(known[0]) == size:
         return known
+    if name == "delay" and size < 3:                  # logs before kappa: two columns
+        return UNITS["delay"][0][:size], UNITS["delay"][1][:size]
     if name == "raw":
         return tuple(f"ch{i}" for i in range(size)), ("count",) * size
+    if name == "x" and flight == "berthing" and size % 2 == 0 and size // 2 >= len(_STATE):
+        # rt.dynamics.berthing_flight: row 0 the arm's [q | u] (joint angles and flexible
+        # coordinates, then their rates: docs/models/berthing.md), row 1 the payload as a spacecraft
+        ns = size // 2
+        nm = (ns - len(_STATE)) // 2
+        cols = [f"arm.{i}" for i in range(ns)] + [f"payload.{c}" for c, _ in _STATE] + \
+            [f"payload.eta{i}" for i in range(nm)] + [f"payload.eta_dot{i}" for i in range(nm)]
+        units = ["arm state"] * ns + [u for _, u in _STATE] + ["1"] * (2 * nm)
+        return tuple(cols), tuple(units)
     if name == "x" and size % 2 == 0 and size // 2 >= len(_STATE):
         ns = size // 2
         nm = (ns - len(_STATE)) // 2
@@ -174,14 +188,20 @@ class Run:
     def columns(self, fields=None) -> list[Column]:
         out = []
         for f in self._idx.check_fields(fields):
-            names, units = field_columns(f, self.fields[f])
+            names, units = field_columns(f, self.fields[f], self.flight)
             for i, (n, u) in enumerate(zip(names, units)):
                 out.append(Column(f, i, f if self.fields[f] == 1 else f"{f}.{n}", u))
         return out
 
     def units(self, field: str) -> tuple[str, ...]:
         self._idx.check_fields([field])
-        return field_columns(field, self.fields[field])[1]
+        return field_columns(field, self.fields[field], self.flight)[1]
+
+    @property
+    def flight(self) -> str:
+        """The state's layout: the header's ``flight``, else "berthing" for a grapple run."""
+        h = self.header
+        return h.get("flight") or ("berthing" if h.get("model") == "grapple" else "spacecraft")
 
     def rows(self, t0: float | None = None, t1: float | None = None) -> tuple[int, int]:
         """The record range ``[start, stop)`` of the time window ``[t0, t1]`` (all records when
@@ -200,6 +220,27 @@ class Run:
     @cached_property
     def t(self) -> np.ndarray:
         return read_columns(self._idx, ["t"])["t"]
+
+    @cached_property
+    def _cycles(self) -> np.ndarray | None:
+        return read_columns(self._idx, ["cycle"])["cycle"] if "cycle" in self.fields else None
+
+    def event_run_time(self, e: dict) -> float | None:
+        """An event's time on the records' clock ``t`` (s since the case's initial state): its
+        ``t_run``, a digital run's ``t``, else the ``t`` of the record of its ``cycle`` (a
+        controller event's own ``t`` is the controller's clock); None if it has neither."""
+        t = e.get("t_run")
+        if t is None and self.kind == "digital":
+            t = e.get("t")
+        if t is None and e.get("cycle") is not None and self._cycles is not None and len(self._cycles):
+            i = min(int(np.searchsorted(self._cycles, int(e["cycle"]))), len(self._cycles) - 1)
+            t = self.t[i] if np.isfinite(self.t[i]) else None
+        return None if t is None else float(t)
+
+    def events_on_run_clock(self) -> list[dict]:
+        """The events, each with ``t_run`` (:meth:`event_run_time`) where it can be had: what
+        the exports write, so that an event and the records share one time axis."""
+        return [{**e, "t_run": self.event_run_time(e)} if "t_run" not in e else e for e in self.events]
 
     def field(self, name: str) -> np.ndarray:
         """One field, all records: (n,) or (n, size)."""
@@ -231,7 +272,7 @@ class Run:
             cols.append(pa.field(c.name, pa.float64(), metadata={"unit": c.unit, "field": c.field}))
         meta = {"dockstand.header": json.dumps(self.header, default=str),
                 "dockstand.truncated": json.dumps(self.truncation or False),
-                "dockstand.events": json.dumps(self.events, default=str)}
+                "dockstand.events": json.dumps(self.events_on_run_clock(), default=str)}
         return pa.Table.from_arrays(arrays, schema=pa.schema(cols, metadata=meta))
 
     def __repr__(self) -> str:

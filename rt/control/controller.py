@@ -665,6 +665,8 @@ class Controller:
                # likewise the contact gate and the delay identification in effect
                "contact_gate": dataclasses.asdict(self.stand.contact_gate),
                "delay_identify": self.stand.delays.identify, "delay_predictor": self.stand.delays.predictor,
+               # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
+               "flight": "berthing" if self.sc is not None and self.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
                **self.log_extra}
         w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
         if w is not None:

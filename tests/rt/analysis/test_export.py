@@ -106,3 +106,29 @@ def test_default_output_is_next_to_the_log(demo_log, tmp_path, fmt):
     shutil.copy(demo_log, log)
     assert cmd_export(_args(str(log), "--format", fmt, "--fields", "w_P", "--every", "100")) == 0
     assert (tmp_path / f"run.{fmt}").stat().st_size > 0
+
+
+def test_units_of_the_delay_record_and_a_berthing_state():
+    from rt.analysis.run import field_columns
+    assert field_columns("delay", 3) == (("identified", "lead", "kappa"), ("s", "s", "s^2"))
+    assert field_columns("delay", 2) == (("identified", "lead"), ("s", "s"))       # logs before kappa
+    names, units = field_columns("x", 70, "berthing")     # row 0 the arm's [q | u], row 1 the payload
+    assert names[0] == "arm.0" and names[34] == "arm.34" and names[35] == "payload.r_x" and units[35] == "m"
+    assert field_columns("x", 70)[0][0] == "A.r_x"        # two spacecraft (the default)
+
+
+def test_events_carry_their_time_on_the_records_clock(demo_log, tmp_path):
+    """A controller event's own t is the controller's clock (arming included); the exports give
+    t_run, the records' t of its cycle, so that events and rows share one axis."""
+    run = load_run(demo_log)
+    cyc, t = run.field("cycle"), run.t
+    seen = 0
+    for e in run.events_on_run_clock():
+        if e.get("cycle") is not None and e["kind"] == "phase" and e.get("t_run") is not None:
+            i = int(np.searchsorted(cyc, e["cycle"]))
+            assert e["t_run"] == t[i] and e["t_run"] != e["t"]
+            seen += 1
+    assert seen >= 1
+    out, _ = E.export_run(run, "parquet", tmp_path / "e.parquet", fields=["t"])
+    ev = json.loads(pq.read_schema(out).metadata[b"dockstand.events"])
+    assert all("t_run" in e for e in ev)
