@@ -39,7 +39,9 @@ from rt.record.logscan import LogError
 
 PHASE_RUNUP, PHASE_DYNAMICS = 5, 6        # rt.control.phases.Phase
 CHECKED = ("w_P", "x", "rel", "cmd_pose")
-KEYS = {"compensate": "true|false", "tau_s": "seconds", "filter_cutoff_hz": "Hz or none"}
+KEYS = {"compensate": "true|false", "tau_s": "seconds >= 0", "filter_cutoff_hz": "Hz > 0, or none"}
+MAX_TAU_S = 0.1            # as the stand file's identify band: no platform's delay is longer
+UNITS = {"w_P": "N, N m", "x": "SI, the state's", "rel": "m, 1, m/s, rad/s, ...", "cmd_pose": "m, quaternion"}
 
 
 @dataclass
@@ -50,6 +52,7 @@ class RecomputeResult:
     first_diff: dict | None                    # {"record", "t", "field"} of the first difference
     overrides: dict
     lo: int                                    # first record replayed (the run's start)
+    lead_shift_s: float                        # the lead moved with an overridden filter's group delay
     kernel: np.ndarray                         # record indices of the kernel's cycles
     out: dict[str, np.ndarray] = field(repr=False)   # recomputed fields over records lo..hi
 
@@ -77,8 +80,12 @@ def parse_overrides(items) -> dict:
                 out[k] = float(v)
                 if not np.isfinite(out[k]) or out[k] < 0.0:
                     raise ValueError
+                if k == "filter_cutoff_hz" and out[k] == 0.0:
+                    out[k] = None                      # no filter, as "none"
         except ValueError:
             raise ValueError(f"--set {k}={v}: expected {KEYS[k]}") from None
+        if k == "tau_s" and out[k] > MAX_TAU_S:
+            raise ValueError(f"--set tau_s={v}: {out[k]:g} s is no loop delay (at most {MAX_TAU_S:g} s; in seconds)")
     return out
 
 
@@ -138,6 +145,19 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     # the lead the predictor used, cycle by cycle (the identified delay when fed: rt.stand.delay_id),
     # and what of the measured wrench the dynamics received (rt.stand.contact_gate)
     tau_rows = d["delay"][:, 1] if "delay" in d and "tau_s" not in ov else None
+    # the controller derives its lead from the filter (rt.config.stand: Delays.filter_s): another
+    # cutoff moves the lead by the difference of the two group delays, unless tau_s is set too
+    shift = 0.0
+    if "filter_cutoff_hz" in ov and "tau_s" not in ov:
+        from rt.stand.sensing import lowpass_group_delay_s
+        rate = float(h.get("rate_hz") or stand.rate_hz)
+        damp = float(flt.get("damping", stand.sensing.filter_damping))
+        old_c, new_c = flt.get("cutoff_hz"), ov["filter_cutoff_hz"]
+        shift = ((lowpass_group_delay_s(new_c, damp, rate) if new_c else 0.0)
+                 - (lowpass_group_delay_s(old_c, damp, rate) if old_c else 0.0))
+        tau += shift
+        if tau_rows is not None:
+            tau_rows = tau_rows + shift
     cg = contact_gate_of(run)
     gate = CG.pack_gate(cg.enabled, cg.on_n, cg.off_n, cg.persist, cg.release_s, period)
     new_sample = d["new_sample"] if "new_sample" in d else np.ones(hi - lo)
@@ -188,7 +208,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
         i = int(bad[0])
         fld = next(k for k in CHECKED if not np.array_equal(out[k][i], logged[k][i]))
         first = {"record": lo + i, "t": float(d["t"][i]), "field": fld}
-    return RecomputeResult(rows, int(np.sum(same[is_kernel])), max_abs, first, ov, lo, kernel, out)
+    return RecomputeResult(rows, int(np.sum(same[is_kernel])), max_abs, first, ov, lo, shift, kernel, out)
 
 
 def write_whatif(run: Run, res: RecomputeResult, out_path: Path) -> Path:
@@ -205,6 +225,10 @@ def write_whatif(run: Run, res: RecomputeResult, out_path: Path) -> Path:
     if "filter_cutoff_hz" in res.overrides:
         hdr["sensing_filter"] = {**(run.header.get("sensing_filter") or {}),
                                  "cutoff_hz": res.overrides["filter_cutoff_hz"]}
+    if "tau_s" in res.overrides:
+        hdr["tau_s"] = res.overrides["tau_s"]
+    elif res.lead_shift_s and run.header.get("tau_s") is not None:
+        hdr["tau_s"] = float(run.header["tau_s"]) + res.lead_shift_s
     names = list(run.fields)
     sl = {}
     o = 0
@@ -261,13 +285,16 @@ def cmd_recompute(args: argparse.Namespace) -> int:
         return 2
     rep = {"log": str(run.path), "cycles": res.rows, "identical": res.identical, "reproduced": res.reproduced,
            "max_abs_difference": res.max_abs, "first_difference": res.first_diff, "set": ov,
-           "whatif_log": str(out) if out else None}
+           "whatif_log": str(out) if out else None, "lead_shift_s": res.lead_shift_s}
     if args.json:
         print(json.dumps(rep))
     else:
         print(f"{run.path}: {res.rows} DYNAMICS cycles recomputed, {res.identical} identical")
         for k, v in res.max_abs.items():
-            print(f"  largest |difference| {k:<9} {v:.3g}")
+            print(f"  largest |difference| {k:<9} {v:.3g}  ({UNITS.get(k, 'SI')})")
+        if res.lead_shift_s:
+            print(f"  the lead moved by {1e3 * res.lead_shift_s:+.3f} ms with the filter's group delay "
+                  "(the controller derives its lead from the filter; --set tau_s=S fixes it instead)")
         if res.first_diff:
             f = res.first_diff
             print(f"  first difference at record {f['record']} (t = {f['t']:.6g} s) in {f['field']}")

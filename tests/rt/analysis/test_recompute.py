@@ -72,11 +72,20 @@ def test_what_if_without_compensation_differs_only_in_the_command(demo_log, tmp_
 
 
 def test_a_longer_filter_changes_the_wrench_and_everything_downstream(demo_log):
+    from rt.stand.sensing import lowpass_group_delay_s
     res = recompute(load_run(demo_log), {"filter_cutoff_hz": 20.0})
     assert not res.reproduced and res.max_abs["w_P"] > 1.0 and res.max_abs["x"] > 0.0
+    # and the lead with it, as the controller derives it from the filter (100 Hz -> 20 Hz)
+    assert res.lead_shift_s == pytest.approx(lowpass_group_delay_s(20.0, 0.5 ** 0.5, 1000.0)
+                                             - lowpass_group_delay_s(100.0, 0.5 ** 0.5, 1000.0), rel=1e-12)
+    assert res.lead_shift_s > 0.005
+    none = recompute(load_run(demo_log), {"filter_cutoff_hz": None, "tau_s": 0.003})
+    assert none.lead_shift_s == 0.0                       # a lead given: kept as given
 
 
 @pytest.mark.parametrize("argv, msg", [(["--set", "foo=1"], "unknown key"), (["--set", "tau_s=abc"], "expected seconds"),
+                                       (["--set", "tau_s=-0.001"], "expected seconds >= 0"),
+                                       (["--set", "tau_s=5"], "is no loop delay"),
                                        (["--set", "compensate"], "KEY=VALUE")])
 def test_bad_overrides_are_one_line_exit_2(demo_log, capsys, argv, msg):
     assert cmd_recompute(_args(demo_log, *argv)) == 2
@@ -87,3 +96,9 @@ def test_bad_overrides_are_one_line_exit_2(demo_log, capsys, argv, msg):
 def test_a_digital_log_is_refused(digital_log, capsys):
     assert cmd_recompute(_args(digital_log)) == 2
     assert "recompute replays a HIL run's log" in capsys.readouterr().err
+
+
+def test_a_zero_cutoff_is_no_filter():
+    from rt.analysis.recompute import parse_overrides
+    assert parse_overrides(["filter_cutoff_hz=0"]) == {"filter_cutoff_hz": None}
+    assert parse_overrides(["filter_cutoff_hz=none", "tau_s=0.004"]) == {"filter_cutoff_hz": None, "tau_s": 0.004}
