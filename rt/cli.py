@@ -23,8 +23,12 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     from rt.config import ConfigError, load_any
     from rt.config._schema import COLLECT
 
+    from pathlib import Path
+    files = []
+    for f in args.files:      # a directory: every .toml below it
+        files += sorted(str(p) for p in Path(f).rglob("*.toml")) if Path(f).is_dir() else [f]
     bad = 0
-    for f in args.files:
+    for f in files:
         errors: list = []
         token = COLLECT.set(errors)
         try:
@@ -50,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     c = sub.add_parser("check-config", help="validate config files (exit 1 if any is wrong)")
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("files", nargs="+", metavar="FILE", help="config files, or directories (every .toml below)")
     c.add_argument("--kind", help="config kind when it cannot be told from the folder")
     c.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     c.set_defaults(func=_cmd_check_config)

@@ -225,8 +225,10 @@ class Table:
 KIND_KEYS = {"stand": {"loop", "hexapod", "delays", "limits", "geometry", "runlog"},
              "emulator": {"physics", "model", "mechanism", "interface"},
              "case": {"vehicles", "initial", "end", "duration_s"},
-             "campaign": {"dispersions", "samples", "sampling", "seed"}}
-WHAT_TAKES = {"stand": "--stand", "emulator": "--emulator", "case": "--case", "campaign": "dockstand campaign run"}
+             "campaign": {"dispersions", "samples", "sampling", "seed"},
+             "vehicle": {"mass_kg", "inertia_kgm2", "port", "modes"}}
+WHAT_TAKES = {"stand": "--stand", "emulator": "--emulator", "case": "--case", "campaign": "dockstand campaign run",
+              "vehicle": "a case's [vehicles]"}
 
 
 def expect_kind(t: Table, kind: str) -> None:

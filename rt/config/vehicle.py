@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from rt.config._common import read_inertia, read_orientation
-from rt.config._schema import ConfigError, Table
+from rt.config._schema import ConfigError, Table, expect_kind
 
 ROT_MODES = ("free", "hold")
 TRANS_MODES = ("free", "thrust")
@@ -145,7 +145,9 @@ def parse_vehicle(t: Table) -> Vehicle:
 
 def load_vehicle(path: str | Path) -> Vehicle:
     """Load and validate a vehicle file; raises :class:`ConfigError` (file, key, reason)."""
-    return parse_vehicle(Table.load(path))
+    t = Table.load(path)
+    expect_kind(t, "vehicle")
+    return parse_vehicle(t)
 
 
 __all__ = ["Vehicle", "Mode", "Control", "AttitudeHold", "Thrust", "load_vehicle", "ConfigError"]

@@ -100,3 +100,11 @@ def test_check_config_cli_exit_codes():
 def test_version():
     r = cli("--version")
     assert r.returncode == 0 and r.stdout.startswith("dockstand ")
+
+
+def test_check_config_takes_directories_and_names_a_file_of_another_kind():
+    r = cli("check-config", str(ROOT / "config"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("ok: ") == len(list((ROOT / "config").rglob("*.toml")))
+    r = cli("check-config", "--kind", "vehicle", str(ROOT / "config" / "cases" / "nominal.toml"))
+    assert r.returncode == 1 and "this is a case file" in r.stderr and "Traceback" not in r.stderr
