@@ -51,14 +51,15 @@ def _events(ax, s: Series, label: bool, ref: Series | None = None) -> None:
     events too close to be read apart share one label (:func:`event_groups`)."""
     y0, y1 = ax.get_ylim()
     x0, x1 = ax.get_xlim()
-    for series, color, tag, y, va in ((s, "0.4", "", y1, "top"), (ref, "tab:green", " (ref.)", y0, "bottom")):
+    for series, color, tag, y, va in ((s, "0.2", "", y1, "top"), (ref, "darkgreen", " (ref.)", y0, "bottom")):
         if series is None:
             continue
         for t, what in series.events:
             ax.axvline(t, color=color, lw=0.7, ls=":")
         if label:
             for t, text in event_groups(series.events, LABEL_GAP * (x1 - x0)):
-                ax.text(t, y, " " + text + tag + " ", rotation=90, va=va, ha="left", fontsize=6, color=color)
+                ax.text(t, y, " " + text + tag + " ", rotation=90, va=va, ha="left", fontsize=7, color=color,
+                        bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
 
 
 def _plot(ax, rep: Report, field: str, cols, scale=1.0, labels=None, transform=None) -> None:
