@@ -84,15 +84,12 @@ def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay
     dt = 1.0 / float(log.header.get("rate_hz") or 1000.0)
     e_app = approach_energy(log.fields["x"][np.nonzero(log.fields["phase"] == 6)[0][0]], case)
     momentum = 2.0 * e_app / abs(m["v_before_mps"])            # m* v from E = m* v^2 / 2
-    if contact_gate is None:
-        from rt.config.stand import load_stand
-        from sim_stand.cli import DEFAULT_STAND
-        contact_gate = load_stand(stand_path or DEFAULT_STAND).contact_gate.enabled
-    # the noise reaches the vehicles over the contact only with the gate; without it over the
-    # whole run, whose first and last records give the CoR (cor_from_log)
-    noisy_s = (m["contact_end_s"] - m["contact_start_s"]) if contact_gate else m["run_s"]
+    # the noise reaches the vehicles over the contact only with the gate (the one the run had, as
+    # its log says); without it over the whole run, whose first and last records give the CoR
+    gated = bool((log.header.get("contact_gate") or {}).get("enabled"))
+    noisy_s = (m["contact_end_s"] - m["contact_start_s"]) if gated else m["run_s"]
     m.update(approach_j=e_app, noise_floor_pct=cor_noise_floor_pct(m["noise_sigma_n"], noisy_s, dt, momentum, ideal),
-             contact_gate=bool(contact_gate))
+             contact_gate=gated)
     m.update(ideal=ideal, error_pct=100.0 * (m["cor"] - ideal) / ideal, compensate=compensate,
              final_state=out["final_state"], finish_reason=out["finish_reason"], trip=out["trip"], log=out["log"],
              energy_audit=out["energy_audit"])
@@ -111,13 +108,17 @@ ROD_CASES = ("elastic_rod.toml", "elastic_rod_damped.toml")
 
 def lead_error_pct(case_path, lead_s, identified_s) -> float:
     """The CoR error (%) that a lead ``lead_s`` other than the identified delay gives on the rod
-    case by itself: ``-pi w (lead - T) / 2`` (docs/validation.md §3.3: a lead too long takes
-    energy, one too short injects it). 0 when either is unknown."""
+    case by itself: the rod's delayed restitution (``sim_stand.rod.restitution_with_delay``) at
+    the delay ``identified - lead`` against the closed form; ``-pi w (lead - T) / 2`` for the
+    undamped rod (docs/validation.md §3.3: a lead too long takes energy, one too short injects
+    it). 0 when either is unknown."""
     from rt.config.case import load_case
+    from sim_stand import rod
     if lead_s is None or identified_s is None or not (math.isfinite(lead_s) and math.isfinite(identified_s)):
         return 0.0
     c = load_case(case_path).contact
-    return -100.0 * math.pi * c.omega_radps * (lead_s - identified_s) / 2.0
+    z = c.damping_ratio
+    return 100.0 * (rod.restitution_with_delay(z, c.omega_radps, identified_s - lead_s) / rod.restitution(z) - 1.0)
 
 
 def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = None,
@@ -148,7 +149,7 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
         e, e0 = m["cor"], m["ideal"]
         err, floor = abs(m["error_pct"]), m["noise_floor_pct"]
         # the lead's platform part (what the identification measures) at the end of the run
-        lead = None if m["lead_s"] is None else m["lead_s"] - (stand.delays.total_s - stand.delays.platform_s)
+        lead = None if m["lead_s"] is None else m["lead_s"] - stand.delays.measurement_s
         lead_pct = lead_error_pct(case, lead, m["delay_identified_s"])
         verdict = "PASS" if err <= bound_pct else ("WITHIN_NOISE" if err <= bound_pct + 2.0 * floor else "FAIL")
         if abs(lead_pct) > bound_pct:
@@ -189,7 +190,7 @@ def format_calibration(res: dict) -> str:
             used, ident = 1e3 * r["lead_platform_s"], 1e3 * r["delay_identified_s"]
             lines.append(f"{r['case']:<20} the lead's platform part ({used:.3f} ms) is {abs(used - ident):.3f} ms "
                          f"{'longer' if used > ident else 'shorter'} than the platform's identified delay "
-                         f"({ident:.3f} ms): that alone gives {lead:+.3f} % (pi w dtau / 2); correct the stand's "
+                         f"({ident:.3f} ms): that alone gives {lead:+.3f} % (the rod's restitution at that delay); correct the stand's "
                          "[delays] or run with --identify feed")
     for r in res["cases"]:
         if r.get("kappa_s2") is not None:

@@ -55,6 +55,13 @@ def simulate_reference(run, out: Path) -> Path:
                                       run_log=run.path if run.kind == "hil" else None))
 
 
+def output_dir_error(path) -> str | None:
+    """Why an output file cannot be written where asked (its directory missing), or None:
+    checked before any work, so the user hears it at once rather than as a writer's traceback."""
+    d = Path(path).resolve().parent
+    return None if d.is_dir() else f"{path}: its directory {d} does not exist"
+
+
 def _default_out(log: Path, suffix: str) -> Path:
     return log.with_name(log.stem + "-report" + suffix)
 
@@ -73,8 +80,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ValueError(f"{out}: would overwrite the run log")
         if out.suffix.lower() not in (".pdf", ".html", ".htm"):
             raise ValueError(f"{out}: the report is written as .pdf or .html")
-        if not out.parent.is_dir():
-            raise ValueError(f"{out}: its directory {out.parent} does not exist")
+        if output_dir_error(out):
+            raise ValueError(output_dir_error(out))
         if args.simulate and run.kind == "digital":
             raise ValueError(f"{run.path} is an all-digital run: --simulate makes the reference of a HIL run "
                              "(--reference LOG overlays another run)")

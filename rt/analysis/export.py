@@ -144,8 +144,8 @@ def _write_mcap(run: Run, names, lo, hi, every, out: Path) -> int:
                     seq += 1
                 rec += every
                 n += 1
-        last = t0_ns + (int(run._cycles[-1]) if run._cycles is not None and len(run._cycles) else
-                        max(run.n_records - 1, 0)) * period_ns
+        cyc = run.cycles
+        last = t0_ns + (int(cyc[-1]) if cyc is not None and len(cyc) else max(run.n_records - 1, 0)) * period_ns
         for e in run.events_on_run_clock():
             # on the records' stamps: its cycle's; an event without one (the energy audit,
             # written once the log is complete) at the last record's

@@ -200,10 +200,10 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
     except Exception as e:       # the approach energy needs the case; the audit does not
         note.append(f"approach energy not computed: {e}")
     if case is not None:
-        for role in ("active", "passive"):
-            th = getattr(getattr(getattr(case, role, None), "control", None), "thrust", None)
+        for role, vehicle in (("active", case.active), ("passive", case.passive)):
+            th = vehicle.control.thrust
             if th is not None:
-                note.append(f"the {role} vehicle's thrust ({float((th.force_n ** 2).sum()) ** 0.5:g} N, "
+                note.append(f"the {role} vehicle's thrust ({float(np.linalg.norm(th.force_n)):g} N, "
                             f"{th.start_s:g}..{th.stop_s:g} s) also works on the vehicles: the mechanism may absorb "
                             "more than the approach energy; the loop's share is not affected")
     x0 = run.read(["x"], lo, lo + 1)["x"][0] if "x" in run.fields and case is not None else None

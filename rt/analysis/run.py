@@ -222,7 +222,8 @@ class Run:
         return read_columns(self._idx, ["t"])["t"]
 
     @cached_property
-    def _cycles(self) -> np.ndarray | None:
+    def cycles(self) -> np.ndarray | None:
+        """Each record's controller cycle (a HIL log; None for a digital one)."""
         return read_columns(self._idx, ["cycle"])["cycle"] if "cycle" in self.fields else None
 
     def event_run_time(self, e: dict) -> float | None:
@@ -232,8 +233,8 @@ class Run:
         t = e.get("t_run")
         if t is None and self.kind == "digital":
             t = e.get("t")
-        if t is None and e.get("cycle") is not None and self._cycles is not None and len(self._cycles):
-            i = min(int(np.searchsorted(self._cycles, int(e["cycle"]))), len(self._cycles) - 1)
+        if t is None and e.get("cycle") is not None and self.cycles is not None and len(self.cycles):
+            i = min(int(np.searchsorted(self.cycles, int(e["cycle"]))), len(self.cycles) - 1)
             t = self.t[i] if np.isfinite(self.t[i]) else None
         return None if t is None else float(t)
 

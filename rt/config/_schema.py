@@ -238,10 +238,10 @@ def expect_kind(t: Table, kind: str) -> None:
     keys = set(t.data)
     if keys & KIND_KEYS[kind]:
         return
+    def a(k: str) -> str:
+        return f"an {k}" if k[0] in "aeiou" else f"a {k}"
     for other, marks in KIND_KEYS.items():
         if other != kind and len(keys & marks) >= 2:
-            def a(k: str) -> str:
-                return f"an {k}" if k[0] in "aeiou" else f"a {k}"
             raise ConfigError(t.file, t.path, f"this is {a(other)} file (it has {', '.join(sorted(keys & marks))}), "
                                               f"not {a(kind)} file: give it as {WHAT_TAKES[other]}")
 

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 
+from rt.analysis.commands import output_dir_error
+
+
 def _err(msg) -> int:
     print(f"error: {msg}", file=sys.stderr)
     return 2
@@ -127,8 +130,8 @@ def cmd_summary(args) -> int:
 
     if args.worst < 0:
         return _err(f"--worst must be >= 0, got {args.worst}")
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        return _err(f"{args.out}: its directory {Path(args.out).resolve().parent} does not exist")
+    if args.out and output_dir_error(args.out):
+        return _err(output_dir_error(args.out))
     try:
         store = ResultStore.open(args.dir)
     except StoreError as e:
@@ -152,8 +155,8 @@ def cmd_reconstruct(args) -> int:
 
     if args.starts < 1:
         return _err(f"--starts must be >= 1, got {args.starts}")
-    if args.plot and not Path(args.plot).resolve().parent.is_dir():
-        return _err(f"{args.plot}: its directory {Path(args.plot).resolve().parent} does not exist")
+    if args.plot and output_dir_error(args.plot):
+        return _err(output_dir_error(args.plot))
     names = [n.strip() for n in args.fit.split(",") if n.strip()] if args.fit else None
     try:
         fit = reconstruct(args.telemetry, args.case, emulator=args.emulator, parameters=names, starts=args.starts,

@@ -12,7 +12,7 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from sim_stand.campaign.store import ResultStore
-from sim_stand.campaign.summary import LOADS, Summary
+from sim_stand.campaign.summary import INFEASIBLE, LOADS, Summary
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches (as rt.analysis.figures)
 STYLE = {"capture": dict(marker="o", color="tab:green"), "no_capture": dict(marker="x", color="tab:red"),
@@ -21,7 +21,6 @@ STYLE = {"capture": dict(marker="o", color="tab:green"), "no_capture": dict(mark
 
 def _category(r: dict) -> str:
     """The marker a sample gets: its outcome, an infeasible start apart from the failures."""
-    from sim_stand.campaign.summary import INFEASIBLE
     return "infeasible start" if r.get("end_reason") == INFEASIBLE else r["outcome"]
 
 
