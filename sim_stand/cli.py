@@ -131,6 +131,8 @@ def cmd_simulate(args) -> int:
         except (OSError, PrehistoryError) as e:
             print(f"error: --mechanism-from: {e}", file=sys.stderr)
             return 2
+    if getattr(args, "integrator", None):
+        kw["integrator"] = args.integrator
     log = args.log
     if log is None:
         d = stand.runlog_dir

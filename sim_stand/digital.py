@@ -25,8 +25,10 @@ mechanism on the Soyuz-class 3 t axial port mode) of the base-wrench change over
 Steps: before the first contact the mechanism rests on its base (its equilibrium in 0 g) and
 the interface's bounding spheres are apart along x_P, so the vehicles alone are integrated with
 RK4 at the coarse step (default 1 ms) and the ring is carried rigidly; as soon as the gap falls
-below ``gap_margin`` the coupled system is integrated at the physics step with the configured
-integrator (semi-implicit Euler by default, RK4 optional). The run ends at the case's duration,
+below ``gap_margin`` the coupled system is integrated with the emulator config's
+``digital_integrator``: the adaptive Bogacki-Shampine 3(2) by default (:func:`_rk23_period`: steps
+of its own choosing up to one log period, landing on the rows), or semi-implicit Euler / RK4 at
+the physics step (docs/models/world.md §6 compares them). The run ends at the case's duration,
 ``capture_settle_s`` after soft capture, when the units are ``separation_m`` beyond their start
 distance, or when a penetration exceeds its limit (seed 002 §4.7 abort rule).
 
@@ -60,7 +62,7 @@ from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grappl
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
 from sim_stand.kin import K_A, K_E, K_G, K_R, KIN_LEN, kin_from_ports
 from sim_stand.world import (EV_MAX, contact_buffers, EVENT_CODE_NAMES, EV_PENETRATION, I_LEN, I_NEV, ST_EABS, ST_LEN,
-                             ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_TCAP, dock_base_motion,
+                             ST_MAXEXC, ST_MAXPEN, ST_PEAKF, ST_PEAKM, ST_PEN, ST_POW, ST_T, ST_TCAP, dock_base_motion,
                              max_class1_penetration, record_events, step_stats)
 from sim_stand.world_config import EmulatorConfig, load_emulator
 
@@ -76,7 +78,7 @@ END_NAMES = {END_DURATION: "duration", END_CAPTURE: "capture_settled", END_SEPAR
 D_DT = 0          # physics step
 D_DTC = 1         # coarse step (before first contact)
 D_SPR = 2         # physics steps per log row
-D_INTEG = 3       # 0 semi-implicit Euler, 1 RK4
+D_INTEG = 3       # INTEG_*: 0 semi-implicit Euler, 1 RK4, 2 adaptive Bogacki-Shampine 3(2)
 D_TEND = 4        # duration
 D_SETTLE = 5      # capture settle time
 D_SEPR = 6        # separation distance: |r_DPA| beyond which the run ends
@@ -88,7 +90,16 @@ D_GA = 13         # gravity on the mechanism in P (3): zero in orbit; the stand'
 D_HILC = 16       # 1: HIL coupling (the vehicles feel the contact wrench only, as the controller applies it)
 D_R0 = 17         # initial r_DPA (3)
 D_KIND = 20       # mechanism kind (sim_stand.dock_mechanism KIND_*)
-D_LEN = 24
+D_TOL = 21        # adaptive integrator: local error tolerance, m (positions; angles per m of lever)
+D_TTOL = 22       # adaptive integrator: time scale turning the tolerance into velocities' (s)
+D_H = 23          # adaptive integrator: the next step's size (state, s; 0 before the first step)
+D_HMAX = 24       # adaptive integrator: the largest step (s)
+D_HMIN = 25       # adaptive integrator: the smallest step (s): accepted whatever its error
+D_LEN = 28
+
+# integrators (D_INTEG)
+INTEG_SIE, INTEG_RK4, INTEG_RK23 = 0, 1, 2
+INTEGRATOR_CODES = {"semi_implicit_euler": INTEG_SIE, "rk4": INTEG_RK4, "rk23": INTEG_RK23}
 
 # integer state
 J_PHASE = 0       # 0 coarse (mechanism carried rigidly), 1 fine
@@ -96,7 +107,9 @@ J_STEPS = 1       # physics-step-equivalents since start (the clock, in units of
 J_END = 2
 J_STATUS = 3
 J_NEV = 4         # mirrors world I_NEV for record_events (events share the world's helpers)
-J_FINE_STEPS = 5
+J_FINE_STEPS = 5  # coupled steps taken (accepted ones for rk23)
+J_EVALS = 6       # evaluations of the coupled system
+J_REJECTED = 7    # rk23: steps rejected by the error test
 J_LEN = 8
 ST_FIRST = 9      # stats: first contact time (rod runs), -1 before
 
@@ -346,13 +359,193 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
 
 
 @njit(**_JIT)
+def _err_scale_x(i, nm, tol, ttol):
+    """The absolute tolerance of a vehicle's state component i (rt.dynamics.spacecraft layout):
+    position tol, attitude (quaternion ~ half the angle) tol / 2 per metre of lever, velocities
+    tol / ttol, modal coordinates as positions."""
+    if i < S.S_V:
+        return tol
+    if i < S.S_Q:
+        return tol / ttol
+    if i < S.S_W:
+        return 0.5 * tol
+    if i < S.S_ETA:
+        return tol / ttol
+    if i < S.S_ETA + nm:
+        return tol
+    return tol / ttol
+
+
+@njit(**_JIT)
+def _err_scale_r(kind, i, nx, tol, ttol):
+    """The same for the mechanism's state: a ring's [r, angles, v, omega], or a tree's [p, p']
+    (joint coordinates, angles or strokes, per metre of lever)."""
+    if kind == KIND_TREE:
+        return tol if i < nx // 2 else tol / ttol
+    return tol if i < 6 else tol / ttol
+
+
+@njit(**_JIT)
+def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat,
+                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
+                 Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate, stats, ev, evst):
+    """Integrate the coupled system over ``nsteps`` physics steps' time with the Bogacki-Shampine
+    3(2) pair (Bogacki & Shampine 1989; MATLAB's ode23): three new evaluations per step, the last
+    one at the new state (first-same-as-last), the step from the local error's estimate (the
+    difference to the embedded second-order solution), max norm over every state component
+    against an absolute tolerance (:func:`_err_scale_x`, :func:`_err_scale_r`). Steps land on the
+    period's end, so the log's rows are states the integrator reached, never interpolated.
+    Events, statistics and the contact's latch states are committed only for accepted steps
+    (stages evaluate into ``cst_tmp``); a step whose end finds a contact event is retried at half
+    its size until it is at most the physics step ``dt`` long, so events are timed to ``dt`` as with
+    the fixed-step integrators. Returns the mechanism status (0 ok).
+
+    On entry the model has been evaluated at the current state (``xdot``, ``mout``: k1)."""
+    dt = dpar[D_DT]
+    ns = x.shape[1]
+    nm = (ns - S.N_RIGID) // 2
+    nx = xr.shape[0]
+    kind = int(dpar[D_KIND])
+    com = dpar[D_COM:D_COM + 3]
+    ga = dpar[D_GA:D_GA + 4]
+    tol = dpar[D_TOL]
+    ttol = dpar[D_TTOL]
+    hmax = dpar[D_HMAX]
+    hmin = dpar[D_HMIN]
+    t = istate[J_STEPS] * dt
+    tend = (istate[J_STEPS] + nsteps) * dt
+    h = dpar[D_H] if dpar[D_H] > 0.0 else dt
+    x0 = kx[3]
+    xr0 = kr[3]
+    while tend - t > 1e-3 * hmin:
+        hh = h if h < hmax else hmax
+        clamped = False
+        if hh >= tend - t:
+            hh = tend - t
+            clamped = True
+        for s in range(2):
+            for i in range(ns):
+                x0[s, i] = x[s, i]
+                kx[0, s, i] = xdot[s, i]
+        for i in range(nx):
+            xr0[i] = xr[i]
+            kr[0, i] = mout[i]
+        for i in range(6):
+            bwp0[i] = bwp[i]
+        # stages 2 and 3 (contact states into scratch)
+        for stg in range(1, 3):
+            c = 0.5 * hh if stg == 1 else 0.75 * hh
+            for s in range(2):
+                for i in range(ns):
+                    xs[s, i] = x0[s, i] + c * kx[stg - 1, s, i]
+            for i in range(nx):
+                xrs[i] = xr0[i] + c * kr[stg - 1, i]
+            st = digital_eval(kind, par, env, xs, t + c, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
+                              rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links,
+                              latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+            istate[J_EVALS] += 1
+            if st != 0:
+                istate[J_STATUS] = st
+                istate[J_END] = END_MECHANISM
+                return st
+            for s in range(2):
+                for i in range(ns):
+                    kx[stg, s, i] = xdot[s, i]
+            for i in range(nx):
+                kr[stg, i] = mout[i]
+        # the third-order solution, and the model at it (k4: the next step's k1)
+        for s in range(2):
+            for i in range(ns):
+                x[s, i] = x0[s, i] + hh * (2.0 / 9.0 * kx[0, s, i] + 1.0 / 3.0 * kx[1, s, i]
+                                           + 4.0 / 9.0 * kx[2, s, i])
+            qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
+                                 + x[s, S.S_Q + 3] ** 2)
+            for i in range(4):
+                x[s, S.S_Q + i] *= qn
+        for i in range(nx):
+            xr[i] = xr0[i] + hh * (2.0 / 9.0 * kr[0, i] + 1.0 / 3.0 * kr[1, i] + 4.0 / 9.0 * kr[2, i])
+        st = digital_eval(kind, par, env, x, t + hh, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
+                          kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
+                          info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+        istate[J_EVALS] += 1
+        if st != 0:
+            istate[J_STATUS] = st
+            istate[J_END] = END_MECHANISM
+            return st
+        # error estimate: y3 - y2 = h (-5/72 k1 + 1/12 k2 + 1/9 k3 - 1/8 k4), max norm
+        en = 0.0
+        for s in range(2):
+            for i in range(ns):
+                e = hh * (-5.0 / 72.0 * kx[0, s, i] + 1.0 / 12.0 * kx[1, s, i] + 1.0 / 9.0 * kx[2, s, i]
+                          - 0.125 * xdot[s, i])
+                r = abs(e) / _err_scale_x(i, nm, tol, ttol)
+                if r > en:
+                    en = r
+        for i in range(nx):
+            e = hh * (-5.0 / 72.0 * kr[0, i] + 1.0 / 12.0 * kr[1, i] + 1.0 / 9.0 * kr[2, i] - 0.125 * mout[i])
+            r = abs(e) / _err_scale_r(kind, i, nx, tol, ttol)
+            if r > en:
+                en = r
+        fac = 0.9 * (1.0 / en) ** (1.0 / 3.0) if en > 1e-12 else 5.0
+        if fac > 5.0:
+            fac = 5.0
+        event = info[3] != 0 and hh > dt
+        if (en > 1.0 and hh > hmin) or event:
+            # rejected: back to the step's start (its derivative is k1; the lagged base wrench).
+            # A contact event (first contact, a latch, capture) is placed to the physics step:
+            # the step that finds one is halved until it is no longer than dt.
+            for s in range(2):
+                for i in range(ns):
+                    x[s, i] = x0[s, i]
+                    xdot[s, i] = kx[0, s, i]
+            for i in range(nx):
+                xr[i] = xr0[i]
+                mout[i] = kr[0, i]
+            for i in range(6):
+                bwp[i] = bwp0[i]
+            istate[J_REJECTED] += 1
+            h = 0.5 * hh if event else hh * (fac if fac > 0.2 else 0.2)
+            if h < hmin:
+                h = hmin
+            continue
+        t = t + hh if not clamped else tend
+        istate[J_FINE_STEPS] += 1
+        evst[I_NEV] = istate[J_NEV]
+        record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
+        istate[J_NEV] = evst[I_NEV]
+        step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), mech_absorbed_power(kind, mp, mout), hh, stats,
+                   cst_in[CK.S_CAPTURED])
+        if info[0] & CK.ST_PENETRATION:
+            istate[J_END] = END_PENETRATION
+            break
+        hn = hh * fac
+        if clamped and hn < h:
+            hn = h               # the period's end cut this step short: keep the step the error allows
+        h = hn if hn > hmin else hmin
+    dpar[D_H] = h
+    return 0
+
+
+@njit(**_JIT)
 def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
-                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, istate, stats, ev, evst):
+                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate, stats, ev, evst):
     """``nsteps`` physics steps of the coupled system (the model has been evaluated at the
-    current state: derivatives in ``xdot``, ``mout``). Returns the mechanism status (0 ok)."""
+    current state: derivatives in ``xdot``, ``mout``), or with ``rk23`` the same time in steps of
+    its own choosing (:func:`_rk23_period`). Returns the mechanism status (0 ok)."""
     dt = dpar[D_DT]
-    rk4 = dpar[D_INTEG] == 1.0
+    if dpar[D_INTEG] == INTEG_RK23:
+        st = _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat,
+                          featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p,
+                          info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate,
+                          stats, ev, evst)
+        if st == 0:
+            if istate[J_END] == END_PENETRATION:
+                istate[J_STEPS] = int(round(stats[ST_T] / dt))
+            else:
+                istate[J_STEPS] += nsteps
+        return st
+    rk4 = dpar[D_INTEG] == INTEG_RK4
     ns = x.shape[1]
     nx = xr.shape[0]
     kind = int(dpar[D_KIND])
@@ -380,6 +573,7 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                                   rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC,
                                   R_PE)
+                istate[J_EVALS] += 1
                 if st != 0:
                     istate[J_STATUS] = st
                     istate[J_END] = END_MECHANISM
@@ -404,6 +598,7 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
         st = digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin,
                           feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
                           info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+        istate[J_EVALS] += 1
         if st != 0:
             istate[J_STATUS] = st
             istate[J_END] = END_MECHANISM
@@ -423,8 +618,8 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
 @njit(**_JIT)
 def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
-                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, k4, xt4, zero_w, istate, stats, ev, evst,
-                logbuf, lay):
+                Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, k4, xt4, zero_w, istate, stats, ev,
+                evst, logbuf, lay):
     """Integrate up to ``maxrows`` log periods, writing one row per period into ``logbuf``.
     Returns the number of rows written; ``istate[J_END]`` says whether the run ended."""
     dt = dpar[D_DT]
@@ -474,6 +669,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 st = digital_eval(kind, par, env, x, istate[J_STEPS] * dt, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
                                   xdot, ws, rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                                   wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+                istate[J_EVALS] += 1
                 if st != 0:
                     istate[J_STATUS] = st
                     istate[J_END] = END_MECHANISM
@@ -491,15 +687,15 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                     st = _fine_steps(rem, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
                                      rel13, kin, feat, featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P,
                                      wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE,
-                                     kx, kr, xs, xrs, istate, stats, ev, evst)
+                                     kx, kr, xs, xrs, bwp0, istate, stats, ev, evst)
                     if st != 0:
                         return nrow
         else:
             # ---------------- fine phase: the coupled system at the physics step
             st = _fine_steps(spr, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin,
                              feat, featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links,
-                             latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, istate,
-                             stats, ev, evst)
+                             latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0,
+                             istate, stats, ev, evst)
             if st != 0:
                 return nrow
         t = istate[J_STEPS] * dt
@@ -627,6 +823,7 @@ class DigitalResult:
     cpu_s: float = 0.0
     steps: int = 0
     fine_steps: int = 0
+    evaluations: int = 0
     integrator: str = ""
     dt_s: float = 0.0
     message: str = ""
@@ -669,7 +866,8 @@ class DigitalSim:
                  dt: float | None = None, integrator: str | None = None, log_rate_hz: float = 1000.0,
                  coarse: bool = True, coarse_dt: float = 1e-3, gap_margin_m: float = 0.01,
                  duration_s: float | None = None, gravity_P=None, rest_gravity_A=None, hil_coupling: bool = False,
-                 mechanism=None, mechanism_state=None):
+                 mechanism=None, mechanism_state=None, rk23_tol_m: float | None = None, rk23_time_scale_s: float = 0.01,
+                 rk23_max_step_s: float | None = None, rk23_min_step_s: float = 1e-6):
         if not isinstance(case, Case):
             case = load_case(case)
         if emu is None or not isinstance(emu, EmulatorConfig):
@@ -680,9 +878,10 @@ class DigitalSim:
         self.initial_mechanism_state = mechanism_state
         self.model = emu.model
         self.dt = float(dt if dt is not None else emu.physics_dt_s)
-        self.integrator = integrator or (emu.integrator if self.model == "mechanism" else "rk4")
-        if self.integrator not in ("semi_implicit_euler", "rk4"):
-            raise ValueError(f"integrator must be 'semi_implicit_euler' or 'rk4', got {self.integrator!r}")
+        self.integrator = integrator or (emu.digital_integrator if self.model == "mechanism" else "rk4")
+        if self.integrator not in INTEGRATOR_CODES or (self.integrator == "rk23" and self.model != "mechanism"):
+            raise ValueError(f"integrator must be 'semi_implicit_euler', 'rk4' or (a docking mechanism's) 'rk23', "
+                             f"got {self.integrator!r}")
         spr = (1.0 / log_rate_hz) / self.dt
         if abs(spr - round(spr)) > 1e-9 or round(spr) < 1:
             raise ValueError(f"the log period 1/{log_rate_hz:g} s must be a whole number of physics steps ({self.dt:g} s)")
@@ -701,7 +900,11 @@ class DigitalSim:
         d[D_DT] = self.dt
         d[D_DTC] = coarse_dt
         d[D_SPR] = self.spr
-        d[D_INTEG] = 1.0 if self.integrator == "rk4" else 0.0
+        d[D_INTEG] = INTEGRATOR_CODES[self.integrator]
+        d[D_TOL] = emu.digital_tolerance_m if rk23_tol_m is None else rk23_tol_m
+        d[D_TTOL] = rk23_time_scale_s
+        d[D_HMAX] = self.spr * self.dt if rk23_max_step_s is None else rk23_max_step_s
+        d[D_HMIN] = rk23_min_step_s
         d[D_TEND] = case.duration_s if duration_s is None else duration_s
         d[D_SETTLE] = case.end.capture_settle_s
         r0 = self.sc.relative()[S.REL_R:S.REL_R + 3]
@@ -775,6 +978,7 @@ class DigitalSim:
         self.bm = np.zeros(12)
         self.cw = np.zeros(6)
         self.bwp = np.zeros(6)
+        self.bwp0 = np.zeros(6)
         self.kin = np.zeros(KIN_LEN)
         self.kx = np.zeros((4, 2, self.ns))
         # the mechanism at rest on its base (no base acceleration; 0 g in orbit, else
@@ -836,7 +1040,8 @@ class DigitalSim:
                             self.sc.ws.rel, self.rel13, self.kin, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
                             self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
                             self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
-                            self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.k4, self.xt4, self.zero_w,
+                            self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.bwp0, self.k4, self.xt4,
+                            self.zero_w,
                             self.istate, self.stats, self.ev, self.evst, buf, self.lay)
             self._drain_events()
         elif self.model == "grapple":
@@ -947,7 +1152,7 @@ class DigitalSim:
             end_reason=END_NAMES.get(end, "running"), t_end_s=self.t,
             rel_velocity_end_mps=[float(v) for v in rel[S.REL_V:S.REL_V + 3]], events=list(self.events),
             log_path=Path(log_path) if log_path is not None else None, cpu_s=cpu_s, steps=int(self.istate[J_STEPS]),
-            fine_steps=int(self.istate[J_FINE_STEPS]), integrator=self.integrator, dt_s=self.dt, message=msg)
+            fine_steps=int(self.istate[J_FINE_STEPS]), evaluations=int(self.istate[J_EVALS]), integrator=self.integrator, dt_s=self.dt, message=msg)
 
 
 def stand_gravity_P(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
@@ -973,9 +1178,14 @@ def stand_rest_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray
 def stand_conditions(stand, emu: EmulatorConfig | None = None) -> dict:
     """Keyword arguments of :class:`DigitalSim` for the stand's conditions: the stand's 1 g on
     the mechanism (fixed in P; the mechanism at rest under it at the platform's home pose, as the
-    emulated stand resets it) and the HIL coupling (the controller's model of the vehicles' load)."""
-    return {"gravity_P": stand_gravity_P(stand, emu), "rest_gravity_A": stand_rest_gravity_A(stand, emu),
-            "hil_coupling": True}
+    emulated stand resets it), the HIL coupling (the controller's model of the vehicles' load) and,
+    for a docking mechanism, the emulated stand's own integrator at its physics step (so that the
+    difference between a HIL run and this reference is the loop's, not the discretisation's)."""
+    kw = {"gravity_P": stand_gravity_P(stand, emu), "rest_gravity_A": stand_rest_gravity_A(stand, emu),
+          "hil_coupling": True}
+    if emu is not None and emu.model == "mechanism":
+        kw["integrator"] = emu.integrator
+    return kw
 
 
 def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:

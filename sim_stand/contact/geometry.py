@@ -51,6 +51,7 @@ F_BC = 17          # bounding-sphere centre (3)
 F_BR = 20          # bounding-sphere radius (rounding included)
 F_V = 21           # polygon vertices, counter-clockwise about nu, MAXV x 3
 MAXV = 8
+F_STALE = FW - 1   # P rows of active features (featP): 1 while only the centre is transformed
 
 K_POINT = 0
 K_SEGMENT = 1

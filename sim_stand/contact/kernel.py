@@ -38,7 +38,7 @@ from numba import njit
 
 from rt.dynamics import spatial
 from sim_stand.contact.geometry import (
-    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_V, JIT, K_POLYGON, MAXV,
+    F_A, F_B, F_BC, F_BR, F_DEPTH, F_KIND, F_LINK, F_NU, F_NV, F_SIDE, F_STALE, F_V, JIT, K_POLYGON, MAXV,
     circle_annulus, edge_plane, point_face_depth, point_surface, point_surface_depth,
     seg_annulus, seg_face, seg_seg,
 )
@@ -165,8 +165,10 @@ def _point_to_P(feat, featP, i, k, R, px, py, pz):
 
 
 @njit(**JIT)
-def transform_active(feat, featP, link_pose, Rl):
-    """Active feature rows (E_j) -> P rows in ``featP`` (passive rows are left untouched)."""
+def transform_centres(feat, featP, link_pose, Rl):
+    """The links' R_PE into ``Rl`` and every active feature's bounding-sphere centre (E_j) into
+    P; the rest of each active row is marked stale (column ``F_STALE``) for :func:`transform_row`,
+    which the pair loop calls only for features that pass the broad phase."""
     nl = link_pose.shape[0]
     for j in range(nl):
         spatial.quat_to_dcm(link_pose[j, 3:7], Rl[j])
@@ -174,23 +176,43 @@ def transform_active(feat, featP, link_pose, Rl):
         if feat[i, F_SIDE] == 0.0:
             continue
         j = int(feat[i, F_LINK])
-        R = Rl[j]
-        px = link_pose[j, 0]
-        py = link_pose[j, 1]
-        pz = link_pose[j, 2]
-        kind = feat[i, F_KIND]
-        # points: A, B, bounding centre, polygon vertices; vectors: NU
-        for k in (F_A, F_B, F_BC):
-            _point_to_P(feat, featP, i, k, R, px, py, pz)
-        x = feat[i, F_NU]
-        y = feat[i, F_NU + 1]
-        z = feat[i, F_NU + 2]
-        featP[i, F_NU] = R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
-        featP[i, F_NU + 1] = R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
-        featP[i, F_NU + 2] = R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
-        if kind == K_POLYGON:
-            for v in range(int(feat[i, F_NV])):
-                _point_to_P(feat, featP, i, F_V + 3 * v, R, px, py, pz)
+        _point_to_P(feat, featP, i, F_BC, Rl[j], link_pose[j, 0], link_pose[j, 1], link_pose[j, 2])
+        featP[i, F_STALE] = 1.0
+
+
+@njit(**JIT)
+def transform_row(feat, featP, i, link_pose, Rl):
+    """Active feature row i (E_j) -> P in ``featP``: points A, B, polygon vertices and the normal
+    (the centre is done by :func:`transform_centres`), once per evaluation."""
+    if featP[i, F_STALE] == 0.0:
+        return
+    featP[i, F_STALE] = 0.0
+    j = int(feat[i, F_LINK])
+    R = Rl[j]
+    px = link_pose[j, 0]
+    py = link_pose[j, 1]
+    pz = link_pose[j, 2]
+    _point_to_P(feat, featP, i, F_A, R, px, py, pz)
+    _point_to_P(feat, featP, i, F_B, R, px, py, pz)
+    x = feat[i, F_NU]
+    y = feat[i, F_NU + 1]
+    z = feat[i, F_NU + 2]
+    featP[i, F_NU] = R[0, 0] * x + R[0, 1] * y + R[0, 2] * z
+    featP[i, F_NU + 1] = R[1, 0] * x + R[1, 1] * y + R[1, 2] * z
+    featP[i, F_NU + 2] = R[2, 0] * x + R[2, 1] * y + R[2, 2] * z
+    if feat[i, F_KIND] == K_POLYGON:
+        for v in range(int(feat[i, F_NV])):
+            _point_to_P(feat, featP, i, F_V + 3 * v, R, px, py, pz)
+
+
+@njit(**JIT)
+def transform_active(feat, featP, link_pose, Rl):
+    """Active feature rows (E_j) -> P rows in ``featP``, all of them (passive rows are left
+    untouched)."""
+    transform_centres(feat, featP, link_pose, Rl)
+    for i in range(feat.shape[0]):
+        if feat[i, F_SIDE] != 0.0:
+            transform_row(feat, featP, i, link_pose, Rl)
 
 
 @njit(**JIT)
@@ -616,7 +638,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
     worst_pair = -1
     worst_pen = 0.0
     worst_lim = 0.0
-    transform_active(feat, featP, link_pose, Rl)
+    transform_centres(feat, featP, link_pose, Rl)
     npair = pairs.shape[0]
     nrec = 0
     nlat = lat.shape[0]
@@ -735,6 +757,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
         rr = fa[F_BR] + fp[F_BR]
         if dx * dx + dy * dy + dz * dz > rr * rr:
             continue
+        transform_row(feat, featP, pairs[k, P_FA], link_pose, Rl)
         owner = pairs[k, P_OWNER]
         hit = False
         if ptype == PT_SEG_FACE:

@@ -1,0 +1,123 @@
+"""The all-digital reference's integrators (sim_stand/digital.py): the adaptive Bogacki-Shampine
+3(2) default against an independent fine solution (classical RK4 at half the physics step), its
+step state carried between calls, and the choices refused where they do not apply.
+
+Measured on the nominal case over its first 2.4 s (first contact 0.96 s, capture 1.73 s, the peak
+force after it), 2026-11-26: rk23 against RK4 at 5e-5 s: |dr| 0.0007 mm, |dv| 0.011 mm/s,
+force RMS 0.66 N, first contact and capture within 0.02 ms; the semi-implicit Euler at 1e-4 s:
+0.0016 mm, 0.070 mm/s, 0.65 N, 0.05 ms. Over the full 10 s (docs/models/world.md §6): rk23 0.075
+mm / 0.62 mm/s / 1.3 N RMS, Euler 0.15 mm / 1.7 mm/s / 7.2 N, with a third of the evaluations.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim_stand.digital import DigitalSim
+
+REPO = Path(__file__).resolve().parents[2]
+NOMINAL = REPO / "config" / "cases" / "nominal.toml"
+
+
+def _rows(block_rows=1000, **kw):
+    out = []
+    sim = DigitalSim(NOMINAL, duration_s=2.4, **kw)
+    res = sim.run(on_rows=lambda r: out.append(r.copy()), block_rows=block_rows)
+    return np.concatenate(out), sim, res
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return _rows(integrator="rk4", dt=5e-5)
+
+
+@pytest.fixture(scope="module")
+def rk23():
+    return _rows()
+
+
+def _errors(run, ref):
+    r, sim, _ = run
+    q, _, _ = ref
+    off = sim.offsets
+    n = min(len(r), len(q))
+    assert n == len(q) == len(r)
+    seg = lambda a, k, m: a[:n, off[k]:off[k] + m]
+    return {"dr": np.abs(seg(r, "rel_pose", 3) - seg(q, "rel_pose", 3)).max(),
+            "dv": np.abs(seg(r, "rel_twist", 3) - seg(q, "rel_twist", 3)).max(),
+            "f_rms": float(np.sqrt(((seg(r, "w_P", 3) - seg(q, "w_P", 3)) ** 2).mean())),
+            "stroke": np.abs(seg(r, "stroke", 6) - seg(q, "stroke", 6)).max()}
+
+
+def test_rk23_is_the_default_and_matches_a_fine_rk4(rk23, oracle):
+    _, sim, res = rk23
+    _, _, ref = oracle
+    assert res.integrator == "rk23" and res.captured and ref.captured
+    e = _errors(rk23, oracle)
+    assert e["dr"] < 5e-6            # m (measured 0.7 um)
+    assert e["dv"] < 5e-5            # m/s (measured 0.011 mm/s)
+    assert e["f_rms"] < 2.0          # N over the run's rows, contacts up to 3.6 kN (measured 0.66 N)
+    assert e["stroke"] < 1e-5        # m (measured 1.5 um)
+    # events are placed to the physics step (the step finding one is halved down to dt)
+    assert abs(res.time_to_capture_s - ref.time_to_capture_s) <= 1e-4
+    assert abs(res.first_contact_s - ref.first_contact_s) <= 1e-4
+    assert abs(res.energy_absorbed_j - ref.energy_absorbed_j) < 0.01 * ref.energy_absorbed_j
+    assert abs(res.peak_force_n - ref.peak_force_n) < 0.005 * ref.peak_force_n
+    assert int(sim.istate[7]) < res.fine_steps // 5      # few rejected steps
+
+
+def test_rk23_no_less_accurate_than_the_fixed_step_euler(rk23, oracle):
+    sie = _rows(integrator="semi_implicit_euler")
+    e23, esie = _errors(rk23, oracle), _errors(sie, oracle)
+    assert sie[2].evaluations > 2 * rk23[2].evaluations
+    for k in ("dr", "dv", "stroke"):
+        assert e23[k] < esie[k], (k, e23[k], esie[k])
+
+
+def test_rk23_carries_its_step_between_calls(rk23):
+    """The step size is state (dpar[D_H]): rows integrated in blocks of 7 are the same rows."""
+    r, _, res = rk23
+    r7, _, res7 = _rows(block_rows=7)
+    assert np.array_equal(r, r7)
+    assert res7.events == res.events
+
+
+def test_rk23_only_for_a_docking_mechanism():
+    with pytest.raises(ValueError, match="rk23"):
+        DigitalSim(REPO / "config" / "cases" / "elastic_rod.toml", integrator="rk23")
+    with pytest.raises(ValueError, match="integrator must be"):
+        DigitalSim(NOMINAL, integrator="euler")
+
+
+def test_hil_reference_keeps_the_stands_integrator(tmp_path):
+    """A HIL run is judged against the reference at the stand's own discretisation."""
+    from rt.config.case import load_case
+    from rt.config.stand import load_stand
+    from sim_stand.reference import reference_of_run
+    from sim_stand.world_config import load_emulator
+
+    case = load_case(NOMINAL)
+    emu = load_emulator().for_case(case)
+    stand = load_stand(REPO / "config" / "stand.toml")
+    res = reference_of_run(case, stand, emu, tmp_path / "ref.dslog")
+    assert res.integrator == emu.integrator == "semi_implicit_euler"
+
+
+def test_digital_integrator_key_checked(tmp_path):
+    from rt.config import ConfigError
+    from sim_stand.world_config import load_emulator
+
+    src = (REPO / "config" / "emulator" / "default.toml").read_text()
+    assert 'digital_integrator = "rk23"' in src
+    bad = tmp_path / "emu.toml"
+    bad.write_text(src.replace('digital_integrator = "rk23"', 'digital_integrator = "rk45"')
+                   .replace('"../', f'"{REPO}/config/'))
+    with pytest.raises(ConfigError) as e:
+        load_emulator(bad)
+    assert "digital_integrator" in str(e.value) and str(bad) in str(e.value)
+    ok = tmp_path / "emu_sie.toml"
+    ok.write_text(src.replace('digital_integrator = "rk23"', 'digital_integrator = "semi_implicit_euler"')
+                  .replace('"../', f'"{REPO}/config/'))
+    assert DigitalSim(NOMINAL, load_emulator(ok)).integrator == "semi_implicit_euler"
