@@ -191,7 +191,8 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
     for i in range(6):
         w_in[0, i] = wrench_P[i]
         w_in[1, i] = 0.0 if hil else bwp[i]
-    S.derivatives(par, env, x, t, w_in, 1 if hil else 0, xdot, ws, rel)
+    # the ports of x are in ws (above): both vehicle evaluations reuse them
+    S.derivatives_at_ports(par, env, x, t, w_in, 1 if hil else 0, xdot, ws, rel)
     port_accel(par, x, xdot, ws, 0, kin)
     dock_base_motion(kin, bm)
     st = mech_derivatives(kind, mp, mw, xr, bm, cw, mout)
@@ -206,7 +207,7 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
         return 0
     for i in range(6):
         w_in[1, i] = mout[o + i]
-    S.derivatives(par, env, x, t, w_in, 0, xdot, ws, rel)
+    S.derivatives_at_ports(par, env, x, t, w_in, 0, xdot, ws, rel)
     return 0
 
 

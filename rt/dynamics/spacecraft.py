@@ -457,7 +457,15 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     _port(par, x, 0, nm, hw, ws)
     _port(par, x, 1, nm, hw, ws)
+    return derivatives_at_ports(par, env, x, t, w_in, react, xdot, ws, rel)
 
+
+@njit(**_JIT)
+def derivatives_at_ports(par, env, x, t, w_in, react, xdot, ws, rel):
+    """:func:`derivatives` with both ports already in ``ws`` for this ``x`` (``_port``): for a
+    caller that evaluates the same state more than once (the digital reference's coupling)."""
+    nm = (x.shape[1] - N_RIGID) // 2
+    hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     # Wrench on the passive unit in P about P's origin: the input plus the optional coupling.
     # The reacting part acts, opposite, on the active unit with the same line of action.
     f0, f1, f2 = w_in[0, 0], w_in[0, 1], w_in[0, 2]

@@ -162,7 +162,7 @@ def leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd):
                 Cd[3, i] = nR[0] * e0[i, 0] + nR[1] * e0[i, 1] + nR[2] * e0[i, 2]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _lu(A, LU, piv, m):
     """LU with partial pivoting of the m x m block of A; returns False if a pivot is below
     PIVOT_TOL times the largest entry of A (numerically singular)."""
@@ -207,7 +207,7 @@ def _lu_solve(LU, piv, m, x):
     LA.back_substitute(LU, x, x, m)
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _lu_solve_cols(LU, piv, m, B, X):
     """X[:m, c] <- A^{-1} B[:m, c] for the 6 columns c (A = P^T L U), without array views."""
     for c in range(6):
@@ -225,7 +225,7 @@ def _lu_solve_cols(LU, piv, m, B, X):
             X[i, c] = s / LU[i, i]
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _lu_solve_t(LU, piv, m, x):
     """In place x <- A^{-T} x  (A = P^T L U  =>  A^T = U^T L^T P)."""
     for i in range(m):
@@ -631,6 +631,30 @@ def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
 
 
 # ====================================================================== full evaluation
+@njit(inline="always", **_JIT)
+def _reduce(m, Ak, H, h, bk, AH, As, bs):
+    """One leg's share of the reduced ring equation (seed 001 §6): A* += H^T A H (upper
+    triangle), b* += H^T (b - A h). Inlined, so a literal m unrolls it."""
+    for i in range(m):
+        for col in range(6):
+            acc = 0.0
+            for j in range(m):
+                acc += Ak[i, j] * H[j, col]
+            AH[i, col] = acc
+    for r in range(6):
+        for col in range(r, 6):
+            acc = 0.0
+            for i in range(m):
+                acc += H[i, r] * AH[i, col]
+            As[r, col] += acc
+    for i in range(m):
+        acc = bk[i]
+        for j in range(m):
+            acc -= Ak[i, j] * h[j]
+        for r in range(6):
+            bs[r] += H[i, r] * acc
+
+
 @njit(**_JIT)
 def _fail(out, P, code, leg):
     for i in range(out.shape[0]):
@@ -764,7 +788,8 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
         leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0)
         ring_e2(P, lo, aC, e2)
         leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd)
-        if not _lu(Cd, LU, piv, m):
+        ok = _lu(Cd, LU, piv, 4) if m == 4 else _lu(Cd, LU, piv, m)     # literal 4: unrolled
+        if not ok:
             return _fail(out, P, STATUS_SINGULAR, k)
         lc0 = P[lo + L_LC]
         lc1 = P[lo + L_LC + 1]
@@ -784,7 +809,10 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
             for b in range(3):
                 Ci[3, 3 + b] = aC[b, 0] * nR[0] + aC[b, 1] * nR[1] + aC[b, 2] * nR[2]
         # 3. H = C^(d)^-1 C^(i);  p' = H u
-        _lu_solve_cols(LU, piv, m, Ci, H)
+        if m == 4:
+            _lu_solve_cols(LU, piv, 4, Ci, H)
+        else:
+            _lu_solve_cols(LU, piv, m, Ci, H)
         for i in range(m):
             acc = 0.0
             for col in range(3):
@@ -876,24 +904,10 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
         leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0g, dj, Qt, bk, fn0A[k], mn0A[k],
                  oabA[k], eabA[k], wabA[k], tmp)
         # 7. reduction: A* += H^T A H;  b* += H^T (b - A h)
-        for i in range(m):
-            for col in range(6):
-                acc = 0.0
-                for j in range(m):
-                    acc += Ak[i, j] * H[j, col]
-                AH[i, col] = acc
-        for r in range(6):
-            for col in range(r, 6):
-                acc = 0.0
-                for i in range(m):
-                    acc += H[i, r] * AH[i, col]
-                As[r, col] += acc
-        for i in range(m):
-            acc = bk[i]
-            for j in range(m):
-                acc -= Ak[i, j] * h[j]
-            for r in range(6):
-                bs[r] += H[i, r] * acc
+        if m == 4:
+            _reduce(4, Ak, H, h, bk, AH, As, bs)
+        else:
+            _reduce(m, Ak, H, h, bk, AH, As, bs)
     # ---- ring equations (frame 0 translation at the CoM, frame C rotation)
     mC = P[H_MC]
     IC = P[H_IC:H_IC + 9]
@@ -984,7 +998,10 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
             for j in range(m):
                 acc -= Ak[i, j] * pdd[j]
             lam[i] = acc
-        _lu_solve_t(LUA[k], pivA[k], m, lam)
+        if m == 4:
+            _lu_solve_t(LUA[k], pivA[k], 4, lam)
+        else:
+            _lu_solve_t(LUA[k], pivA[k], m, lam)
         # forward: p'' parts of the body accelerations (body frames) -> d'Alembert f^I, m^I
         for b_ in range(n):
             ax = int(P[lo + L_JA + b_])
