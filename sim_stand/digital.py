@@ -360,6 +360,36 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
 
 
 @njit(**_JIT)
+def _rk_stage(stg, c, t, x0, xr0, kind, par, env, xs, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
+              kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
+              Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, istate):
+    """An explicit Runge-Kutta stage: the model at ``(x0, xr0) + c k[stg - 1]``, time ``t + c``,
+    into ``kx[stg]``, ``kr[stg]``; the contact's states into scratch (nothing committed).
+    Returns the mechanism status (0 ok; otherwise the run's end is set)."""
+    ns = x0.shape[1]
+    nx = xr0.shape[0]
+    for s in range(2):
+        for i in range(ns):
+            xs[s, i] = x0[s, i] + c * kx[stg - 1, s, i]
+    for i in range(nx):
+        xrs[i] = xr0[i] + c * kr[stg - 1, i]
+    st = digital_eval(kind, par, env, xs, t + c, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin,
+                      feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links, latch_p, info,
+                      info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+    istate[J_EVALS] += 1
+    if st != 0:
+        istate[J_STATUS] = st
+        istate[J_END] = END_MECHANISM
+        return st
+    for s in range(2):
+        for i in range(ns):
+            kx[stg, s, i] = xdot[s, i]
+    for i in range(nx):
+        kr[stg, i] = mout[i]
+    return 0
+
+
+@njit(**_JIT)
 def _err_scale_x(i, nm, tol, ttol):
     """The absolute tolerance of a vehicle's state component i (rt.dynamics.spacecraft layout):
     position tol, attitude (quaternion ~ half the angle) tol / 2 per metre of lever, velocities
@@ -436,24 +466,12 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         # stages 2 and 3 (contact states into scratch)
         for stg in range(1, 3):
             c = 0.5 * hh if stg == 1 else 0.75 * hh
-            for s in range(2):
-                for i in range(ns):
-                    xs[s, i] = x0[s, i] + c * kx[stg - 1, s, i]
-            for i in range(nx):
-                xrs[i] = xr0[i] + c * kr[stg - 1, i]
-            st = digital_eval(kind, par, env, xs, t + c, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
-                              rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P, wrench_links,
-                              latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
-            istate[J_EVALS] += 1
+            st = _rk_stage(stg, c, t, x0, xr0, kind, par, env, xs, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
+                           xdot, ws, rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
+                           wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr,
+                           istate)
             if st != 0:
-                istate[J_STATUS] = st
-                istate[J_END] = END_MECHANISM
                 return st
-            for s in range(2):
-                for i in range(ns):
-                    kx[stg, s, i] = xdot[s, i]
-            for i in range(nx):
-                kr[stg, i] = mout[i]
         # the third-order solution, and the model at it (k4: the next step's k1)
         for s in range(2):
             for i in range(ns):
@@ -565,25 +583,12 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                 kr[0, i] = mout[i]
             for stg in range(1, 4):
                 h = 0.5 * dt if stg < 3 else dt
-                for s in range(2):
-                    for i in range(ns):
-                        xs[s, i] = x[s, i] + h * kx[stg - 1, s, i]
-                for i in range(nx):
-                    xrs[i] = xr[i] + h * kr[stg - 1, i]
-                st = digital_eval(kind, par, env, xs, t + h, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws,
-                                  rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
-                                  wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC,
-                                  R_PE)
-                istate[J_EVALS] += 1
+                st = _rk_stage(stg, h, t, x, xr, kind, par, env, xs, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
+                               xdot, ws, rel, kin, feat, featP, pairs, mat, lat, cst_in, cst_tmp, rec, wrench_P,
+                               wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr,
+                               istate)
                 if st != 0:
-                    istate[J_STATUS] = st
-                    istate[J_END] = END_MECHANISM
                     return st
-                for s in range(2):
-                    for i in range(ns):
-                        kx[stg, s, i] = xdot[s, i]
-                for i in range(nx):
-                    kr[stg, i] = mout[i]
             for s in range(2):
                 for i in range(ns):
                     x[s, i] += dt / 6.0 * (kx[0, s, i] + 2.0 * (kx[1, s, i] + kx[2, s, i]) + kx[3, s, i])
