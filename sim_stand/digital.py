@@ -885,9 +885,11 @@ class DigitalSim:
         self.model = emu.model
         self.dt = float(dt if dt is not None else emu.physics_dt_s)
         self.integrator = integrator or (emu.digital_integrator if self.model == "mechanism" else "rk4")
-        if self.integrator not in INTEGRATOR_CODES or (self.integrator == "rk23" and self.model != "mechanism"):
-            raise ValueError(f"integrator must be 'semi_implicit_euler', 'rk4' or (a docking mechanism's) 'rk23', "
-                             f"got {self.integrator!r}")
+        if self.integrator not in INTEGRATOR_CODES:
+            raise ValueError(f"integrator must be 'rk23', 'semi_implicit_euler' or 'rk4', got {self.integrator!r}")
+        if self.integrator == "rk23" and self.model != "mechanism":
+            raise ValueError(f"integrator 'rk23' is for a docking mechanism's run; the {self.model} model integrates "
+                             f"with RK4 at the physics step")
         spr = (1.0 / log_rate_hz) / self.dt
         if abs(spr - round(spr)) > 1e-9 or round(spr) < 1:
             raise ValueError(f"the log period 1/{log_rate_hz:g} s must be a whole number of physics steps ({self.dt:g} s)")
