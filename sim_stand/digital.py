@@ -417,6 +417,20 @@ def _err_scale_r(kind, i, nx, tol, ttol):
 
 
 @njit(**_JIT)
+def _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0):
+    """Back to a step's start: the states, their derivatives (k1) and the lagged base wrench."""
+    for s in range(2):
+        for i in range(x.shape[1]):
+            x[s, i] = x0[s, i]
+            xdot[s, i] = kx[0, s, i]
+    for i in range(xr.shape[0]):
+        xr[i] = xr0[i]
+        mout[i] = kr[0, i]
+    for i in range(6):
+        bwp[i] = bwp0[i]
+
+
+@njit(**_JIT)
 def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, kin, feat,
                  featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
                  Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate, stats, ev, evst):
@@ -464,6 +478,7 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         for i in range(6):
             bwp0[i] = bwp[i]
         # stages 2 and 3 (contact states into scratch)
+        st = 0
         for stg in range(1, 3):
             c = 0.5 * hh if stg == 1 else 0.75 * hh
             st = _rk_stage(stg, c, t, x0, xr0, kind, par, env, xs, xrs, com, ga, mp, mw, mout, bm, cw, bwp, w_in,
@@ -471,7 +486,7 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                            wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr,
                            istate)
             if st != 0:
-                return st
+                break
         # the third-order solution, and the model at it (k4: the next step's k1)
         for s in range(2):
             for i in range(ns):
@@ -483,14 +498,24 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 x[s, S.S_Q + i] *= qn
         for i in range(nx):
             xr[i] = xr0[i] + hh * (2.0 / 9.0 * kr[0, i] + 1.0 / 3.0 * kr[1, i] + 4.0 / 9.0 * kr[2, i])
-        st = digital_eval(kind, par, env, x, t + hh, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
-                          kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p,
-                          info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
-        istate[J_EVALS] += 1
+        if st == 0:
+            st = digital_eval(kind, par, env, x, t + hh, xr, com, ga, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel,
+                              kin, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
+                              latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
+            istate[J_EVALS] += 1
         if st != 0:
+            # the mechanism failed at a trial state (out of reach, singular): a shorter step, down
+            # to the physics step, before the run ends with the mechanism's reason
             istate[J_STATUS] = st
             istate[J_END] = END_MECHANISM
-            return st
+            if hh <= dt:
+                return st
+            istate[J_STATUS] = 0
+            istate[J_END] = END_NONE
+            _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0)
+            istate[J_REJECTED] += 1
+            h = 0.25 * hh
+            continue
         # error estimate: y3 - y2 = h (-5/72 k1 + 1/12 k2 + 1/9 k3 - 1/8 k4), max norm
         en = 0.0
         for s in range(2):
@@ -513,15 +538,7 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
             # rejected: back to the step's start (its derivative is k1; the lagged base wrench).
             # A contact event (first contact, a latch, capture) is placed to the physics step:
             # the step that finds one is halved until it is no longer than dt.
-            for s in range(2):
-                for i in range(ns):
-                    x[s, i] = x0[s, i]
-                    xdot[s, i] = kx[0, s, i]
-            for i in range(nx):
-                xr[i] = xr0[i]
-                mout[i] = kr[0, i]
-            for i in range(6):
-                bwp[i] = bwp0[i]
+            _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0)
             istate[J_REJECTED] += 1
             h = 0.5 * hh if event else hh * (fac if fac > 0.2 else 0.2)
             if h < hmin:
