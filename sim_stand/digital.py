@@ -70,9 +70,9 @@ from sim_stand.world_config import EmulatorConfig, load_emulator
 _JIT = dict(KERNEL, error_model="numpy")
 
 # end reasons
-END_NONE, END_DURATION, END_CAPTURE, END_SEPARATED, END_PENETRATION, END_MECHANISM = 0, 1, 2, 3, 4, 5
+END_NONE, END_DURATION, END_CAPTURE, END_SEPARATED, END_PENETRATION, END_MECHANISM, END_DIVERGED = 0, 1, 2, 3, 4, 5, 6
 END_NAMES = {END_DURATION: "duration", END_CAPTURE: "capture_settled", END_SEPARATED: "separated",
-             END_PENETRATION: "penetration_limit", END_MECHANISM: "mechanism_error"}
+             END_PENETRATION: "penetration_limit", END_MECHANISM: "mechanism_error", END_DIVERGED: "diverged"}
 
 # digital parameters (float64)
 D_DT = 0          # physics step
@@ -506,13 +506,13 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         if st != 0:
             # the mechanism failed at a trial state (out of reach, singular): a shorter step, down
             # to the physics step, before the run ends with the mechanism's reason
+            _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0)
             istate[J_STATUS] = st
             istate[J_END] = END_MECHANISM
             if hh <= dt:
-                return st
+                return st           # the run ends at the last accepted state (stats[ST_T])
             istate[J_STATUS] = 0
             istate[J_END] = END_NONE
-            _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0)
             istate[J_REJECTED] += 1
             h = 0.25 * hh
             continue
@@ -530,6 +530,15 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
             r = abs(e) / _err_scale_r(kind, i, nx, tol, ttol)
             if r > en:
                 en = r
+        if not math.isfinite(en):
+            # the trial state is not finite: a shorter step, down to the physics step
+            _step_back(x, x0, xdot, kx, xr, xr0, mout, kr, bwp, bwp0)
+            if hh <= dt:
+                istate[J_END] = END_DIVERGED
+                return -1           # no row: the outputs are the failed trial's
+            istate[J_REJECTED] += 1
+            h = 0.25 * hh
+            continue
         fac = 0.9 * (1.0 / en) ** (1.0 / 3.0) if en > 1e-12 else 5.0
         if fac > 5.0:
             fac = 5.0
@@ -563,6 +572,17 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
 
 
 @njit(**_JIT)
+def run_clock(dpar, istate, stats):
+    """The run's time: the physics-step clock, or for an adaptive run that ended inside a log
+    period (penetration, mechanism, divergence) the time of its last accepted state."""
+    e = istate[J_END]
+    if dpar[D_INTEG] == INTEG_RK23 and istate[J_PHASE] == 1 and (
+            e == END_PENETRATION or e == END_MECHANISM or e == END_DIVERGED):
+        return stats[ST_T]
+    return istate[J_STEPS] * dpar[D_DT]
+
+
+@njit(**_JIT)
 def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin, feat,
                 featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f,
                 Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate, stats, ev, evst):
@@ -575,11 +595,11 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                           featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p,
                           info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, istate,
                           stats, ev, evst)
-        if st == 0:
-            if istate[J_END] == END_PENETRATION:
-                istate[J_STEPS] = int(round(stats[ST_T] / dt))
-            else:
-                istate[J_STEPS] += nsteps
+        if istate[J_END] == END_NONE:
+            istate[J_STEPS] += nsteps
+        else:
+            # ended inside the period, at stats[ST_T] (:func:`run_clock` gives that time)
+            istate[J_STEPS] = int(math.ceil(stats[ST_T] / dt - 1e-9))
         return st
     rk4 = dpar[D_INTEG] == INTEG_RK4
     ns = x.shape[1]
@@ -721,7 +741,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                              istate, stats, ev, evst)
             if st != 0:
                 return nrow
-        t = istate[J_STEPS] * dt
+        t = run_clock(dpar, istate, stats)
         _excursion_and_end(t, par, env, x, ws, rel13, dpar, stats, istate)
         _write_row(kind, logbuf[nrow], lay, t, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2] if
                    istate[J_PHASE] == 1 else 0, xr, mout, mp, stats[ST_EABS], istate[J_PHASE])
@@ -877,7 +897,9 @@ class DigitalSim:
     integrated from the start (no coarse phase carrying it rigidly: it need not be at rest).
     ``hil_coupling``: the active vehicle receives the contact wrench's reaction at A instead of
     the mechanism's base wrench (the mechanism's weight and inertia ride on the platform, as in
-    a HIL run). Both together are the stand's conditions (:func:`stand_conditions`), the ideal
+    a HIL run). ``stand_integrator``: the emulated stand's own integrator (``emu.integrator``) instead
+    of the reference's (``emu.digital_integrator``, adaptive rk23 by default) unless ``integrator``
+    names one. These together are the stand's conditions (:func:`stand_conditions`), the ideal
     loop a HIL run is judged against (docs/validation.md). ``mechanism`` (optional): a parallel
     mechanism's :class:`sim_stand.mechanism.config.MechanismConfig` used instead of the file
     (a campaign's dispersed damper, spring and friction coefficients).
@@ -889,8 +911,8 @@ class DigitalSim:
                  dt: float | None = None, integrator: str | None = None, log_rate_hz: float = 1000.0,
                  coarse: bool = True, coarse_dt: float = 1e-3, gap_margin_m: float = 0.01,
                  duration_s: float | None = None, gravity_P=None, rest_gravity_A=None, hil_coupling: bool = False,
-                 mechanism=None, mechanism_state=None, rk23_tol_m: float | None = None, rk23_time_scale_s: float = 0.01,
-                 rk23_max_step_s: float | None = None, rk23_min_step_s: float = 1e-6):
+                 mechanism=None, mechanism_state=None, stand_integrator: bool = False, rk23_tol_m: float | None = None,
+                 rk23_time_scale_s: float = 0.01, rk23_max_step_s: float | None = None, rk23_min_step_s: float = 1e-6):
         if not isinstance(case, Case):
             case = load_case(case)
         if emu is None or not isinstance(emu, EmulatorConfig):
@@ -901,12 +923,26 @@ class DigitalSim:
         self.initial_mechanism_state = mechanism_state
         self.model = emu.model
         self.dt = float(dt if dt is not None else emu.physics_dt_s)
-        self.integrator = integrator or (emu.digital_integrator if self.model == "mechanism" else "rk4")
-        if self.integrator not in INTEGRATOR_CODES:
-            raise ValueError(f"integrator must be 'rk23', 'semi_implicit_euler' or 'rk4', got {self.integrator!r}")
-        if self.integrator == "rk23" and self.model != "mechanism":
-            raise ValueError(f"integrator 'rk23' is for a docking mechanism's run; the {self.model} model integrates "
-                             f"with RK4 at the physics step")
+        if integrator is not None and integrator not in INTEGRATOR_CODES:
+            raise ValueError(f"integrator must be 'rk23', 'semi_implicit_euler' or 'rk4', got {integrator!r}")
+        if self.model != "mechanism":
+            if integrator not in (None, "rk4"):
+                raise ValueError(f"integrator {integrator!r} is for a docking mechanism's run; the {self.model} model "
+                                 f"integrates with RK4 at the physics step")
+            self.integrator = "rk4"
+        elif integrator is not None:
+            self.integrator = integrator
+        else:
+            self.integrator = emu.integrator if stand_integrator else emu.digital_integrator
+        for name, v in (("rk23_tol_m", rk23_tol_m if rk23_tol_m is not None else emu.digital_tolerance_m),
+                        ("rk23_time_scale_s", rk23_time_scale_s), ("rk23_min_step_s", rk23_min_step_s)):
+            if not (math.isfinite(v) and v > 0.0):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        if rk23_max_step_s is not None and not (math.isfinite(rk23_max_step_s) and rk23_max_step_s > 0.0):
+            raise ValueError(f"rk23_max_step_s must be a positive number, got {rk23_max_step_s!r}")
+        if rk23_min_step_s > 0.25 * self.dt:
+            raise ValueError(f"rk23_min_step_s ({rk23_min_step_s:g} s) must be at most a quarter of the physics step "
+                             f"({self.dt:g} s): events are placed to the physics step by halving")
         spr = (1.0 / log_rate_hz) / self.dt
         if abs(spr - round(spr)) > 1e-9 or round(spr) < 1:
             raise ValueError(f"the log period 1/{log_rate_hz:g} s must be a whole number of physics steps ({self.dt:g} s)")
@@ -1048,7 +1084,7 @@ class DigitalSim:
     # ------------------------------------------------------------------ running
     @property
     def t(self) -> float:
-        return float(self.istate[J_STEPS] * self.dt)
+        return float(run_clock(self.dpar, self.istate, self.stats))
 
     @property
     def ended(self) -> bool:
@@ -1161,6 +1197,9 @@ class DigitalSim:
         if end == END_MECHANISM:
             msg = (str(mech_error(self.mech, int(self.istate[J_STATUS]))) if self.model == "mechanism"
                    else "the arm's mass matrix is not positive definite (the berthing flight diverged)")
+        elif end == END_DIVERGED:
+            msg = (f"the state stopped being finite at t = {self.t:.6f} s even at the physics step (the "
+                   f"integration diverged; the log ends at the last finite state)")
         elif end == END_PENETRATION:
             pens = [d for (_, n, d) in self.event_details if n == "penetration_limit"]
             msg = pens[-1] if pens else "penetration limit exceeded"
@@ -1206,11 +1245,8 @@ def stand_conditions(stand, emu: EmulatorConfig | None = None) -> dict:
     emulated stand resets it), the HIL coupling (the controller's model of the vehicles' load) and,
     for a docking mechanism, the emulated stand's own integrator at its physics step (so that the
     difference between a HIL run and this reference is the loop's, not the discretisation's)."""
-    kw = {"gravity_P": stand_gravity_P(stand, emu), "rest_gravity_A": stand_rest_gravity_A(stand, emu),
-          "hil_coupling": True}
-    if emu is not None and emu.model == "mechanism":
-        kw["integrator"] = emu.integrator
-    return kw
+    return {"gravity_P": stand_gravity_P(stand, emu), "rest_gravity_A": stand_rest_gravity_A(stand, emu),
+            "hil_coupling": True, "stand_integrator": True}
 
 
 def simulate(case, stand=None, emu=None, log_path=None, **kw) -> DigitalResult:

@@ -222,6 +222,11 @@ class Builder:
         of the matching catches behind the strikers (latches), in the same order."""
         if n_faces > 62:
             raise ValueError(f"latch {name!r}: at most 62 candidate faces")
+        for first in (face, back):
+            if first >= 0 and any(self.feat[first + k][G.F_SIDE] != 0.0 for k in range(n_faces)):
+                # the kernel reads these rows as fixed in P (kernel.evaluate transforms an active
+                # row only for a pair that passes the broad phase)
+                raise ValueError(f"latch {name!r}: its faces and catches must be passive features")
         r = np.zeros(K.LW)
         r[K.L_KIND] = 1.0 if sensor else 0.0
         r[K.L_DOF] = 1.0 if rotational else 0.0

@@ -85,10 +85,24 @@ def test_rk23_carries_its_step_between_calls(rk23):
 
 
 def test_rk23_only_for_a_docking_mechanism():
-    with pytest.raises(ValueError, match="rk23"):
-        DigitalSim(REPO / "config" / "cases" / "elastic_rod.toml", integrator="rk23")
+    rod = REPO / "config" / "cases" / "elastic_rod.toml"
+    for name in ("rk23", "semi_implicit_euler"):
+        with pytest.raises(ValueError, match=f"integrator '{name}' is for a docking mechanism's run.*RK4"):
+            DigitalSim(rod, integrator=name)
+    assert DigitalSim(rod).integrator == DigitalSim(rod, integrator="rk4").integrator == "rk4"
     with pytest.raises(ValueError, match="integrator must be"):
         DigitalSim(NOMINAL, integrator="euler")
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(rk23_tol_m=0.0), "rk23_tol_m must be a positive number"),
+    (dict(rk23_time_scale_s=float("nan")), "rk23_time_scale_s must be a positive number"),
+    (dict(rk23_max_step_s=-1e-3), "rk23_max_step_s must be a positive number"),
+    (dict(rk23_min_step_s=1e-4), "at most a quarter of the physics step"),
+])
+def test_rk23_settings_checked(kw, words):
+    with pytest.raises(ValueError, match=words):
+        DigitalSim(NOMINAL, **kw)
 
 
 def test_hil_reference_keeps_the_stands_integrator(tmp_path):
