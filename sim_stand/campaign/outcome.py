@@ -190,7 +190,7 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
         reason = (f"the sampled initial pose is already in contact (first contact at t = {res.first_contact_s:g} s"
                   + (f", penetration up to {1e3 * pen:.2f} mm" if pen is not None and math.isfinite(pen) else "")
                   + "): an infeasible start, not a failure of the mechanism")
-    elif res.end_reason in ("mechanism_error", "penetration_limit"):
+    elif res.end_reason in ("mechanism_error", "penetration_limit", "diverged"):
         outcome, reason = "failure", res.message or res.end_reason
     elif not all(math.isfinite(x) for x in stats):
         outcome, reason = "failure", "non-finite state (the integration diverged)"
