@@ -50,9 +50,10 @@ def add_parsers(sub) -> None:
     s.add_argument("--log-rate", metavar="HZ", type=float, default=1000.0,
                    help="log rows per second (default 1000; up to the physics rate, e.g. 10000 to compare a short "
                         "impact's peak over the HIL run's sampling phase: dockstand compare)")
-    s.add_argument("--integrator", choices=("rk23", "semi_implicit_euler", "rk4"), default=None,
-                   help="default: the emulator config's digital_integrator (rk23, adaptive), with --stand-conditions "
-                        "the emulated stand's own (semi-implicit Euler at the physics rate); docs/models/world.md §6")
+    s.add_argument("--integrator", choices=("auto", "rosw", "rk23", "semi_implicit_euler", "rk4"), default=None,
+                   help="default: the emulator config's digital_integrator (auto: rosw for a leg mechanism, rk23 for "
+                        "a tree), with --stand-conditions the emulated stand's own (semi-implicit Euler at the physics "
+                        "rate); docs/models/world.md §6")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=lazy("cmd_simulate"))
 

@@ -29,7 +29,7 @@ DEFAULT_INTERFACE = ROOT / "config" / "interfaces" / "peripheral_androgynous.tom
 
 MODELS = ("mechanism", "elastic_rod")          # a berthing case brings "grapple" (for_case)
 INTEGRATORS = ("semi_implicit_euler", "rk4")
-DIGITAL_INTEGRATORS = ("rk23", "semi_implicit_euler", "rk4")
+DIGITAL_INTEGRATORS = ("auto", "rosw", "rk23", "semi_implicit_euler", "rk4")
 G0 = 9.80665
 
 # Default servo: second-order per actuator with a low-frequency lag 2 zeta / wn = 2.0 ms
@@ -51,8 +51,8 @@ class EmulatorConfig:
     model: str = "mechanism"                     # "mechanism" | "elastic_rod"
     physics_rate_hz: float = 10000.0
     integrator: str = "semi_implicit_euler"      # "semi_implicit_euler" | "rk4"
-    digital_integrator: str = "rk23"             # the all-digital reference's (sim_stand.digital)
-    digital_tolerance_m: float = 1e-7            # rk23's local error tolerance (positions, m)
+    digital_integrator: str = "auto"             # the all-digital reference's (sim_stand.digital)
+    digital_tolerance_m: float = 1e-7            # rosw / rk23: local error tolerance (positions, m)
     gravity_m_per_s2: float = G0                 # along -z of the lab frame W
     platform: PlatformParams = DEFAULT_PLATFORM
     watchdog_s: float = 0.1                      # platform command watchdog (emulator shell)
@@ -113,7 +113,7 @@ def parse_emulator(t: Table) -> EmulatorConfig:
     ph = t.table("physics", {})
     rate = ph.float("rate_hz", 10000.0, ge=1000.0, le=100000.0)
     integ = ph.str("integrator", "semi_implicit_euler", choices=INTEGRATORS)
-    dinteg = ph.str("digital_integrator", "rk23", choices=DIGITAL_INTEGRATORS)
+    dinteg = ph.str("digital_integrator", "auto", choices=DIGITAL_INTEGRATORS)
     dtol = ph.float("digital_tolerance_m", 1e-7, gt=0.0, le=1e-3)
     g = ph.float("gravity_m_per_s2", G0, ge=0.0, le=20.0)
     ph.done()

@@ -140,3 +140,30 @@ def stop_force(P, lo, s, v):
         f = k * (smin - s) - c * v
         return f if f > 0.0 else 0.0
     return 0.0
+
+
+@njit(cache=True)
+def rate_slope(P, lo, s, v, s_cmd, v_cmd):
+    """d F / d v of the sum of the leg's devices at (s, v): the damper's and EMD's -c, the brake's
+    regularised core, the drive's -kd while unsaturated, an engaged end stop's -c. Its stiff
+    part is the brake's: -F_b / v_r at v = 0 (1.1e5 N s/m on the peripheral preset), what caps an
+    explicit step near 1 ms once the brakes hold (docs/models/world.md §6)."""
+    g = -P[lo + L_DA_C] - P[lo + L_EM_C]
+    fc = P[lo + L_BR_FC]
+    fb = P[lo + L_BR_FB]
+    if fc > 0.0 or fb > 0.0:
+        vs = P[lo + L_BR_VS]
+        vr = P[lo + L_BR_VR]
+        x = v / vs
+        e = math.exp(-x * x)
+        lev = fc + (fb - fc) * e
+        th = math.tanh(v / vr)
+        # F = -lev(v) tanh(v / vr)
+        g += -(-2.0 * x / vs * (fb - fc) * e) * th - lev * (1.0 - th * th) / vr
+    if P[lo + L_DR_ON] != 0.0:
+        f = P[lo + L_DR_KP] * (s_cmd - s) + P[lo + L_DR_KD] * (v_cmd - v)
+        if -P[lo + L_DR_FMAX] < f < P[lo + L_DR_FMAX]:
+            g -= P[lo + L_DR_KD]
+    if P[lo + L_ST_ON] != 0.0 and stop_force(P, lo, s, v) != 0.0:
+        g -= P[lo + L_ST_C]
+    return g

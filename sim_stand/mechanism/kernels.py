@@ -1072,6 +1072,47 @@ def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wr
 
 
 @njit(**_JIT)
+def damping_jacobian(params, workspace, out, G):
+    """G = d(u')/du of the devices' rate dependence at the last evaluation (its workspace and
+    ``out`` must be current): A*^-1 sum_k (dQ_k/dv) h_k h_k^T, with u = [v_C, omega_C] (ring_state
+    6..11), h_k the device joint's row of leg k's H (p'_dj = h_k . u), dQ/dv from
+    ``devices.rate_slope`` and A* the reduced mass matrix (its Cholesky factor, as the evaluation
+    left it). The configuration is held: the part of the Jacobian a Rosenbrock-W step treats
+    implicitly (sim_stand.digital)."""
+    P = params
+    W = workspace
+    nl = int(P[H_NLEGS])
+    HA = W[int(P[H_WS + 10]): int(P[H_WS + 10]) + nl * 24].reshape((nl, 4, 6))
+    As = W[int(P[H_WS + 26]): int(P[H_WS + 26]) + 36].reshape((6, 6))
+    cmd = W[int(P[H_WS + 0]): int(P[H_WS + 0]) + nl * 2].reshape((nl, 2))
+    stroke = out[int(P[H_OUT + 7]): int(P[H_OUT + 7]) + nl]
+    srate = out[int(P[H_OUT + 8]): int(P[H_OUT + 8]) + nl]
+    for i in range(6):
+        for j in range(6):
+            G[i, j] = 0.0
+    for k in range(nl):
+        lo = HDR + k * LP
+        dj = int(P[lo + L_DJ])
+        c = dv.rate_slope(P, lo, stroke[k], srate[k], cmd[k, 0], cmd[k, 1])
+        for i in range(6):
+            hi = c * HA[k, dj, i]
+            for j in range(6):
+                G[i, j] += hi * HA[k, dj, j]
+    # A*^-1 C by the Cholesky factor L (lower triangle of As, diagonal included)
+    for col in range(6):
+        for i in range(6):
+            s_ = G[i, col]
+            for q in range(i):
+                s_ -= As[i, q] * G[q, col]
+            G[i, col] = s_ / As[i, i]
+        for i in range(5, -1, -1):
+            s_ = G[i, col]
+            for q in range(i + 1, 6):
+                s_ -= As[q, i] * G[q, col]
+            G[i, col] = s_ / As[i, i]
+
+
+@njit(**_JIT)
 def mechanism_step_rk4(params, workspace, ring_state, base_motion, contact_wrench, dt, out,
                        k_acc, x_tmp):
     """One classical RK4 step of the ring's 12-state in place (base motion and contact wrench
