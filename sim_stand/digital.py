@@ -778,8 +778,9 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
     W = the mechanism's device damping on the ring's velocities (``damping_jacobian``: the brakes'
     regularised cores, which cap an explicit step near 1 ms, are treated implicitly), writing the
     log's rows up to ``maxrows``; returns the rows written. Steps of the error control's choosing
-    (up to ``D_HMAX``) end at the batch's last row, the duration or the capture-settle end; rows
-    inside a step are interpolated (:func:`_interp_row`). Events, statistics, latches: accepted
+    (up to ``D_HMAX``; cut at the duration and the capture-settle end); rows inside a step are
+    interpolated (:func:`_interp_row`), those beyond ``maxrows`` left for the next call
+    (``D_RWT``, ``D_RWH``, ``rows2``, the step's start in ``x0`` / ``rw``). Events, statistics, latches: accepted
     steps only; a step whose end finds a contact event is halved down to the physics step; a
     mechanism failure or a non-finite state is retried at a quarter of the step down to it."""
     dt = dpar[D_DT]
