@@ -98,7 +98,8 @@ D_HMAX = 24       # adaptive integrator: the largest step (s)
 D_HMIN = 25       # adaptive integrator: the smallest step (s): accepted whatever its error
 D_RWT = 26        # rosw: the last accepted step's start (state, s)
 D_RWH = 27        # rosw: its length (s); 0 before the first
-D_LEN = 28
+D_RWPEN = 28      # rosw: 1 when that step ended on a penetration beyond its limit (state)
+D_LEN = 32
 
 # integrators (D_INTEG)
 INTEG_SIE, INTEG_RK4, INTEG_RK23, INTEG_ROSW = 0, 1, 2, 3
@@ -770,6 +771,27 @@ def _rosw_emit(nrow, maxrows, t, hh, kind, dpar, par, env, x0, xr0, fx0, fr0, x,
 
 
 @njit(**_JIT)
+def _rosw_penetration_end(nrow, maxrows, tn, dpar, istate, rows2, logbuf):
+    """A penetration beyond its limit at the step ending ``tn``, once the grid rows up to it are
+    written: its own row at ``tn`` (``rows2[1]``) unless a grid row fell on it (written on the
+    next call if the block is full), then the run ends there (:func:`run_clock`)."""
+    dt = dpar[D_DT]
+    period = dpar[D_SPR] * dt
+    if istate[J_STEPS] * dt < tn - 1e-9 * period:
+        if nrow >= maxrows:
+            return nrow
+        row = logbuf[nrow]
+        for i in range(row.shape[0]):
+            row[i] = rows2[1, i]
+        nrow += 1
+    istate[J_END] = END_PENETRATION
+    istate[J_STEPS] = int(math.ceil(tn / dt - 1e-9))
+    dpar[D_RWH] = 0.0
+    dpar[D_RWPEN] = 0.0
+    return nrow
+
+
+@njit(**_JIT)
 def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, xdot, ws, rel, rel13, kin,
                feat, featP, pairs, mat, lat, cst_in, cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info,
                info_f, Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, x0, rw, rows2, istate,
@@ -809,6 +831,8 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
         t = t + hh
         if istate[J_END] != 0 or (istate[J_STEPS] // spr + 1) * period <= t + 1e-9 * period:
             return nrow         # still rows of that step pending (or the run ended at one)
+        if dpar[D_RWPEN] != 0.0:
+            return _rosw_penetration_end(nrow, maxrows, t, dpar, istate, rows2, logbuf)
         for i in range(rows2.shape[1]):
             rows2[0, i] = rows2[1, i]
     else:
@@ -819,8 +843,11 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
     while nrow < maxrows and istate[J_END] == 0:
         # where this step may end at the latest: the duration, the settle end
         tcap = dpar[D_TEND]
-        if stats[ST_TCAP] >= 0.0 and stats[ST_TCAP] + dpar[D_SETTLE] < tcap:
-            tcap = stats[ST_TCAP] + dpar[D_SETTLE]
+        if stats[ST_TCAP] >= 0.0:
+            # the settle end is found at the first row at or after it: end the step there
+            ts = math.ceil((stats[ST_TCAP] + dpar[D_SETTLE]) / period - 1e-9) * period
+            if ts < tcap:
+                tcap = ts
         if tcap <= t + 1e-12:
             tcap = t + period
         # W at the step's start, the start saved
@@ -839,8 +866,10 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
             bwp0[i] = bwp[i]
         while True:
             hh = h if h < hmax else hmax
+            cut = False
             if hh > tcap - t:
                 hh = tcap - t
+                cut = True
             if not _w_factor(rw, hh * RW_GAMMA):
                 hh *= 0.25
                 h = hh
@@ -907,6 +936,14 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
                                   latch_p, info, info_f, Rl, cscr, link_pose, link_twist, aC, R_PE)
                 istate[J_EVALS] += 1
             bad = st != 0 or not math.isfinite(en)
+            if not bad:
+                for s in range(2):
+                    for i in range(ns):
+                        if not math.isfinite(xdot[s, i]):
+                            bad = True
+                for i in range(nx):
+                    if not math.isfinite(mout[i]):
+                        bad = True
             event = not bad and info[3] != 0 and hh > dt
             if bad or event or (en > 1.0 and hh > hmin):
                 for s in range(2):
@@ -950,8 +987,10 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
                    mout, mp, stats[ST_EABS], 1)
         fac = 0.9 * en ** (-1.0 / 3.0) if en > 1e-12 else 5.0
         hn = hh * (fac if fac < 5.0 else 5.0)
-        if hh < h and hn < h:
+        if cut and hn < h:
             hn = h              # cut short by an end: keep the step the error allows
+        if hn > hmax:
+            hn = hmax
         h = hn if hn > hmin else hmin
         dpar[D_H] = h
         # the rows in (t, tn]
@@ -959,17 +998,11 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
         dpar[D_RWH] = hh
         nrow = _rosw_emit(nrow, maxrows, t, hh, kind, dpar, par, env, x0, xr0, fx0, fr0, x, xr, xdot, mout, xs, xrs,
                           ws, rel13, rows2, mp, stats, istate, logbuf, lay)
-        if istate[J_END] == 0 and pen_end:
-            istate[J_END] = END_PENETRATION
-            if nrow < maxrows and istate[J_STEPS] * dt < tn - 1e-9 * period:
-                row = logbuf[nrow]
-                for i in range(row.shape[0]):
-                    row[i] = rows2[1, i]
-                nrow += 1
-            istate[J_STEPS] = int(math.ceil(tn / dt - 1e-9))
+        dpar[D_RWPEN] = 1.0 if pen_end else 0.0
         if istate[J_END] == 0 and (istate[J_STEPS] // spr + 1) * period <= tn + 1e-9 * period:
             return nrow         # the batch is full: the rest of this step's rows on the next call
-        dpar[D_RWH] = 0.0 if istate[J_END] != 0 else hh
+        if istate[J_END] == 0 and pen_end:
+            return _rosw_penetration_end(nrow, maxrows, tn, dpar, istate, rows2, logbuf)
         t = tn
         for i in range(rows2.shape[1]):
             rows2[0, i] = rows2[1, i]
@@ -1341,7 +1374,7 @@ class DigitalSim:
             raise ValueError(f"integrator must be 'auto', 'rosw', 'rk23', 'semi_implicit_euler' or 'rk4', "
                              f"got {integrator!r}")
         if self.model != "mechanism":
-            if integrator not in (None, "rk4"):
+            if integrator not in (None, "rk4", "auto"):
                 raise ValueError(f"integrator {integrator!r} is for a docking mechanism's run; the {self.model} model "
                                  f"integrates with RK4 at the physics step")
             self.integrator = "rk4"

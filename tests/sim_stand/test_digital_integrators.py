@@ -115,6 +115,7 @@ def test_rk23_only_for_a_docking_mechanism():
         with pytest.raises(ValueError, match=f"integrator '{name}' is for a docking mechanism's run.*RK4"):
             DigitalSim(rod, integrator=name)
     assert DigitalSim(rod).integrator == DigitalSim(rod, integrator="rk4").integrator == "rk4"
+    assert DigitalSim(rod, integrator="auto").integrator == "rk4"
     with pytest.raises(ValueError, match="integrator must be"):
         DigitalSim(NOMINAL, integrator="euler")
     cone = REPO / "config" / "cases" / "probe_cone.toml"
