@@ -165,3 +165,31 @@ def test_a_sample_that_starts_in_contact_is_an_infeasible_start(tmp_path):
                             "lateral_velocity_z_mps": -0.003171301613455334})
     assert row["outcome"] == "failure" and row["end_reason"] == "initial_interpenetration", row
     assert row["first_contact_s"] == 0.0 and "already in contact" in row["reason"], row
+
+
+@pytest.mark.parametrize("integrator", ["rosw", "rk23"])
+def test_a_penetration_end_does_not_depend_on_the_row_blocks(tmp_path, integrator):
+    # the interpenetrating start above ends on its first step: the adaptive integrators' end
+    # inside a log period (its own last row, the run's end time) is the same whether the rows
+    # are taken one at a time or a thousand at a time
+    import numpy as np
+
+    from sim_stand.campaign.apply import sample_inputs
+    from sim_stand.digital import DigitalSim
+
+    c = load_campaign(short_campaign(tmp_path, 2))
+    values = {"position_y_m": 0.0467365382284433, "position_z_m": -0.07514927561433918,
+              "closing_velocity_mps": 0.11046891340464339, "misalignment_1_deg": 0.4051153421445391,
+              "misalignment_2_deg": -1.365784156966021, "misalignment_3_deg": 0.8183865954277814,
+              "lateral_velocity_y_mps": 0.006411380368989643, "lateral_velocity_z_mps": 0.0034129480897233007}
+    out = []
+    for block in (1000, 1):
+        case, emu, mech = sample_inputs(c, values)
+        rows = []
+        res = DigitalSim(case, emu, mechanism=mech, integrator=integrator).run(
+            on_rows=lambda r: rows.append(r.copy()), block_rows=block)
+        out.append((np.concatenate(rows), res))
+    (a, ra), (b, rb) = out
+    assert ra.end_reason == rb.end_reason == "penetration_limit" and ra.t_end_s <= 1e-3
+    assert np.array_equal(a, b) and ra.t_end_s == rb.t_end_s and ra.events == rb.events
+    assert np.all(np.diff(a[:, 0]) > 0) and a[-1, 0] == ra.t_end_s
