@@ -356,7 +356,17 @@ class Controller:
 
     def execute(self, name: str, client: str | None, args: dict):
         """Carry out a prepared command (loop thread; no file I/O, no parsing): the supervisor's
-        state table and guards, then the controller's part. A refused command changes nothing."""
+        state table and guards, then the controller's part. A refused command changes nothing:
+        for ``arm`` everything that can fail (the run log, opened before; the flight model,
+        built here) is done before the supervisor accepts it (ARM is atomic)."""
+        if name == "arm" and "_flight" not in args and self.case is not None and \
+                self.supervisor.state is State.CONFIGURED:
+            try:
+                args = {**args, "_flight": flight_from_case(self.case)}     # fresh state at every arm
+            except Exception as e:  # noqa: BLE001 - refused, nothing armed
+                return self.supervisor._refuse(name, client, plain_text(
+                    f"the flight model of the case could not be built ({type(e).__name__}: {e}); nothing was armed",
+                    500))
         reply = self.supervisor.command(name, client, **args)
         if reply.ok:
             self._after_command(name, args)
@@ -544,7 +554,7 @@ class Controller:
                     self.telemetry.fields = dict(self.fields)
                     self.telemetry.width = self.row.size
         elif name == "arm":
-            self._begin_arm(args.get("_log"))
+            self._begin_arm(args.get("_log"), args.get("_flight"))
         elif name == "start":
             self._begin_run()
         elif name == "stop":
@@ -578,7 +588,7 @@ class Controller:
             self.phase_t = 0.0
             self._event({"kind": "phase", "phase": ph.name})
 
-    def _begin_arm(self, log_writer=None) -> None:
+    def _begin_arm(self, log_writer=None, flight=None) -> None:
         """The supervisor armed: adopt the run log prepared for it (``log_writer``), then the
         arming phases. Nothing here can fail for want of a file: the log was opened before
         the arm was accepted (ARM is atomic)."""
@@ -587,7 +597,7 @@ class Controller:
         # an expiry seen before this arm belongs to a lease that is gone (a console that
         # wants to be watched acquires the lease; a later expiry trips again)
         self._heartbeat_lost = False
-        self.sc = flight_from_case(self.case)   # fresh state at every arm
+        self.sc = flight if flight is not None else flight_from_case(self.case)   # fresh state at every arm
         self._hil_pack = None
         self.t_run = 0.0
         self.finish_reason = None

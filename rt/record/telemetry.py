@@ -357,11 +357,13 @@ class TelemetryServer:
                     n += 1
                     if self._done:
                         self._send_done()
-                reading = bucket.refill(time.monotonic()) >= 1.0
-                if reading:
-                    poller.register(self.cmd, zmq.POLLIN)
-                else:
-                    poller.unregister(self.cmd)
+                now_reading = bucket.refill(time.monotonic()) >= 1.0
+                if now_reading != reading:
+                    if now_reading:
+                        poller.register(self.cmd, zmq.POLLIN)
+                    else:
+                        poller.unregister(self.cmd)
+                    reading = now_reading
             except Exception as e:  # noqa: BLE001 - the command thread outlives any request
                 self.thread_errors += 1
                 self.last_thread_error = plain_text(f"{type(e).__name__}: {e}", 300)
