@@ -464,6 +464,11 @@ class Controller:
         """Close and remove a run log opened for an arm that was refused (off the loop)."""
         self.recorder.discard(writer)
 
+    def stats_first_contact(self) -> float | None:
+        """This run's first contact, s of run time (None: none yet)."""
+        v = float(self.stats[CK.ST_FIRST_CONTACT])
+        return v if v >= 0.0 else None
+
     def clear_trip(self) -> None:
         """Forget the present trip (the supervisor keeps its state): ``reset``, ``retract``."""
         self._heartbeat_lost = False

@@ -122,6 +122,13 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
                 f"units are latched together and the arming move would pull them apart")
+    if ctl.sensing.tared:                # the last tare holds: a load now is a contact (retract first)
+        from rt.control.recovery import HOW, loaded
+        hit, f, m = loaded(ctl)
+        if hit:
+            return (f"the passive unit carries a load (|f| = {f:.0f} N, |m| = {m:.0f} N·m): the units are in "
+                    f"contact; a tare now would take it as zero and the arming move would drag them. "
+                    f"{HOW['retract']} first")
     why = ctl.health_refusal()
     if why:
         return why

@@ -29,6 +29,7 @@ I/O and allocate only when a command is accepted or refused.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,8 @@ _CAUSE = {
 def loaded(ctl) -> tuple[bool, float, float]:
     """Whether the passive unit carries a contact load now (|f| or |m| of the tared, filtered
     wrench above the stand's contact levels), and the two magnitudes."""
-    f, m = SP.wrench_norms(ctl.sensing.w_P)
+    w = ctl.sensing.w_P
+    f, m = math.hypot(w[0], w[1], w[2]), math.hypot(w[3], w[4], w[5])   # (Python: not a compile in the loop)
     lim = ctl.stand.limits
     return (f > lim.contact_force_n or m > lim.contact_moment_nm), f, m
 
@@ -87,7 +89,7 @@ def next_step(ctl, code: int) -> str:
     cfg = ctl.stand.mechanism_inputs
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         steps.append("release the mechanism (undock) — it reports capture")
-    elif loaded(ctl)[0] or ctl.stats[CK.ST_FIRST_CONTACT] >= 0.0:
+    elif (ctl.sensing.tared and loaded(ctl)[0]) or ctl.stats[CK.ST_FIRST_CONTACT] >= 0.0:
         steps.append(HOW["retract"] + " once the platform is frozen")
     steps += [HOW["reset"], HOW["arm"]]
     return "Next: " + ", then ".join(steps) + "."

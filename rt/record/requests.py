@@ -117,6 +117,11 @@ def parse_request(body: bytes, known: frozenset[str] | None = None) -> Request |
         return f"not a msgpack request ({type(e).__name__})"
     why = check_shape(req)
     if why:
+        if isinstance(req, dict) and req.get("cmd") == "abort":    # an abort is carried out however it came
+            c = req.get("client")
+            ok_name = isinstance(c, str) and 0 < len(c) <= MAX_CLIENT and c.isprintable()
+            return Request("abort", {"reason": f"(the abort request was {why}: its reason was not kept)"},
+                           c if ok_name else None, None)
         return f"request {why}"
     if not isinstance(req, dict):
         return f"a request is a map with a string 'cmd', got {_kind(req)}"
