@@ -358,7 +358,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     lp.done()
 
     rt_t = t.table("realtime", {})
-    aff = rt_t.array("cpu_affinity", None, [], ge=0)
+    aff = rt_t.array("cpu_affinity", None, [], ge=0, le=4095)
     if aff is None or not np.all(aff == np.round(aff)):
         raise rt_t.error("cpu_affinity", "CPU numbers must be integers")
     rto = RealtimeOptions(gc_freeze=rt_t.bool("gc_freeze", True),
@@ -379,9 +379,9 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     if s_internal < s_rate:
         raise st.error("internal_rate_hz", f"the sensor's internal sample rate ({s_internal:g} Hz) cannot be below "
                                            f"its output rate rate_hz ({s_rate:g} Hz)")
-    cpf = st.float("counts_per_force", gt=0.0)
-    cpt = st.float("counts_per_torque", gt=0.0)
-    C = st.array("calibration", (6, -1))
+    cpf = st.float("counts_per_force", gt=0.0, le=1e9)
+    cpt = st.float("counts_per_torque", gt=0.0, le=1e9)
+    C = st.array("calibration", (6, -1), ge=-1e6, le=1e6)
     if C.shape[1] not in (6, 8):
         raise st.error("calibration", f"must be 6x6 or 6x8, got 6x{C.shape[1]}")
     rating = np.concatenate([st.vector("rating_n", 3, gt=0.0), st.vector("rating_nm", 3, gt=0.0)])
@@ -393,7 +393,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     ft = st.table("filter", {"enabled": False})
     f_on = ft.bool("enabled", False)
     cutoff = ft.float("cutoff_hz", 100.0, gt=0.0)
-    damping = ft.float("damping", 1 / math.sqrt(2), gt=0.0)
+    damping = ft.float("damping", 1 / math.sqrt(2), gt=0.0, le=10.0)
     if f_on and not cutoff < rate / 2:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
@@ -452,7 +452,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     limits = SafetyLimits(
         v_max_m_s=li.float("v_max_m_s", gt=0.0), omega_max_rad_s=math.radians(li.float("omega_max_deg_s", gt=0.0)),
         a_max_m_s2=li.float("a_max_m_s2", gt=0.0), alpha_max_rad_s2=math.radians(li.float("alpha_max_deg_s2", gt=0.0)),
-        accel_margin=li.float("accel_margin", 1.5, ge=1.0),
+        accel_margin=li.float("accel_margin", 1.5, ge=1.0, le=100.0),
         sensor_rating=tuple(float(x) for x in rating), rating_fraction=li.float("rating_fraction", 0.9, gt=0.0, le=1.0),
         stale_cycles=stale, burst_window=li.int("burst_window_cycles", 100, ge=1), crc_max=li.int("crc_max", 3, ge=0),
         gap_max=li.int("gap_max", 3, ge=0), overrun_streak_max=li.int("overrun_streak_max", 5, ge=1),

@@ -728,6 +728,13 @@ class Controller:
         if code in (Reason.SENSOR_LINK_LOST, Reason.PLATFORM_LINK_LOST):
             tr = self.links.s_tr if code == Reason.SENSOR_LINK_LOST else self.links.p_tr
             return f"; {self.links.last_frame(tr, self.t)}"
+        if code == Reason.CRC_BURST:
+            c = self.links.s_counters
+            if not self.links.framed_sensor:    # RDT has no CRC: what it counts are bad datagrams
+                return (f" (ATI RDT carries no CRC: these are {c.malformed} datagrams of the wrong length or content "
+                        f"since the link opened; {self.links.s_tr.describe()})")
+            return (f" (since the link opened: {c.crc_errors} frames with a bad CRC, {c.malformed} malformed; "
+                    f"{self.links.s_tr.describe()})")
         if code == Reason.DELAY_OUT_OF_BAND:
             lo, hi = self.stand.delays.identify_band_s
             return (f" [{1e3 * lo:g}, {1e3 * hi:g}] ms (stand [delays] identify_band_s; configured "
