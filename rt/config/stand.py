@@ -171,11 +171,18 @@ class Stand:
     # a run log that cannot be written (a full disk): "trip" (RUNLOG_FAILED while a run is armed or
     # running: the stand stops) or "continue" (an event; the run goes on unrecorded)
     runlog_on_failure: str = "trip"
+    platform_protocol: str = "dockstand"   # [platform] protocol: the interface (drivers.hardware registry)
     fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
 
     @property
     def period_ns(self) -> int:
         return int(round(1e9 / self.rate_hz))
+
+
+def _installed(kind: str) -> tuple[str, ...]:
+    """The protocols of the installed ``dockstand.platforms`` / ``dockstand.sensors`` interfaces."""
+    from drivers.hardware import platform_protocols, sensor_protocols
+    return tuple(platform_protocols() if kind == "platform" else sensor_protocols())
 
 
 def _transport(t: Table, name: str, framing: str | None = None, why: str = "") -> dict:
@@ -405,7 +412,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         raise cg_t.error("off_n", f"must not exceed on_n ({cg.on_n:g} N), got {cg.off_n:g} N")
     cg_t.done()
     kind = st.table("link").str("transport", choices=TRANSPORT_KINDS)
-    protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=("serial", "rdt"))
+    protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=_installed("sensor"))
     sensor_link = _transport(st, "link", "raw" if protocol == "rdt" else "frame",
                              "ATI RDT (datagrams of records)" if protocol == "rdt"
                              else "the serial sensor protocol (whole CRC-checked frames)")
@@ -414,6 +421,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     st.done()
 
     pf = t.table("platform")
+    # the platform's interface (drivers.hardware): the stand's own framed protocol, or a vendor's
+    pprot = pf.str("protocol", "dockstand", choices=_installed("platform"))
     mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
     platform_link = _transport(pf, "link", "frame", "the motion-platform protocol (whole CRC-checked frames)")
     mech_inputs = _mechanism_inputs(pf)
@@ -541,9 +550,23 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
+                 platform_protocol=pprot,
                  mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
                  runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
                  energy_audit_bound_pct=audit_bound, runlog_on_failure=on_failure, fifo_spin_fraction=fifo_frac)
+
+
+def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,
+                   telemetry: dict | None = None) -> Stand:
+    """A copy of the stand with other links (demo/tests: private ipc endpoints)."""
+    kw = {}
+    if sensor_link is not None:
+        kw["sensor_link"] = sensor_link
+    if platform_link is not None:
+        kw["platform_link"] = platform_link
+    if telemetry is not None:
+        kw["telemetry"] = {**stand.telemetry, **telemetry}
+    return replace(stand, **kw)

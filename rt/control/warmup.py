@@ -15,6 +15,7 @@ import rt
 from drivers.framing import MAX_FRAME
 from rt.config.case import load_case
 from rt.control import kernels as CK
+from rt.control.cycle_data import cycle_arrays, pack_cycle
 from rt.dynamics import coupling as CP
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import wire_kernels as WK
@@ -38,11 +39,11 @@ def warm_up(ctl) -> None:
     fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
     sbuf, pbuf = bytes(8), bytes(fr)
     ins, meas, row, rix, timing = cp((ctl.ins, ctl.meas, ctl.row, ctl.rix, ctl._timing))
-    arrays = cp(ctl._hil_arrays(sc))
+    arrays = cp(cycle_arrays(ctl, sc))
     arrays[0][CK.IN_DT] = ctl.period_s          # its ins
     link = ctl._link_inputs(0)
     CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, ctl._ftype, ctl.tau, ctl._mode,
-                        ctl._pack(arrays).table, *link)
+                        pack_cycle(ctl, arrays=arrays).table, *link)
     CK.set_link_inputs(ins, *link)
     CK.ingest(sbuf, pbuf, ctl.sensing.raw.copy(), meas, ins, row, rix)
     CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
