@@ -17,6 +17,8 @@ Not part of ``dockstand bench`` (no ``run``): it takes minutes under valgrind.
 """
 from __future__ import annotations
 
+from rt.control.cycle_data import KINDS, cycle_arrays  # noqa: E402
+
 import json
 import os
 import pickle
@@ -43,7 +45,7 @@ def _save_state(path: str) -> None:
             rig.arm_and_start(_hold_case(2000, c.period_s))
             rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
             rig.run(5)
-            state = {"arrays": [a.copy() for a in c._hil_arrays(c.sc)], "ftype": c._ftype, "tau": c.tau,
+            state = {"arrays": [a.copy() for a in cycle_arrays(c)], "ftype": c._ftype, "tau": c.tau,
                      "mode": c._mode}
         finally:
             rig.close()
@@ -59,7 +61,7 @@ def _calls(path: str, n: int, where: str) -> None:
 
     with open(path, "rb") as f:
         s = pickle.load(f)
-    pk = AP.pack(s["arrays"], [k for _, k in CK.HIL_ARRAYS])
+    pk = AP.pack(s["arrays"], KINDS)      # the declared kinds (rt.control.cycle_data)
     if where == "loop":
         _kernel_loop(n, s["ftype"], s["tau"], s["mode"], pk.table)
     else:

@@ -7,9 +7,9 @@ numba checks a cached function against its own file only, but compiles its calle
 module-level constants it reads into it: after an edit of ``sim_stand/contact/kernel.py`` a
 cached ``sim_stand/world.py`` kernel would still run the old contact code. ``<key>`` is
 therefore a digest of the path, size and modification time of every **kernel source**: each
-file of the packages (rt, drivers, sim_stand, bench) that compiles kernels (imports numba or
-uses ``@njit``) and every project module those of rt, drivers and sim_stand import, however
-indirectly (a constant they read). A change there starts a fresh cache (one full compile,
+file of rt, drivers and sim_stand that compiles kernels (imports numba or uses ``@njit``) and
+every project module those import, however indirectly (a constant they read). A bench's own
+kernels are left to numba's check against their file. A change there starts a fresh cache (one full compile,
 about a minute); an edit of the shell (the controller, its command path, the console, the
 analysis tools, the benches' drivers) leaves the kernels cached. The import graph is found by
 a text scan (``from|import rt.…`` lines), redone only when some source file's stamp changed
@@ -67,15 +67,18 @@ def kernel_sources(stamps: dict[str, str]) -> list[str]:
                 if name and name != "*":
                     ds.update(files_of(f"{mod}.{name}"))
         deps[rel] = ds
-    kernels = {rel for rel, txt in texts.items() if kern.search(txt)}
-    seen = {rel for rel in kernels if not rel.startswith("bench/")}
+    # the benches' own kernels are checked by numba against their own file (their callees, the
+    # project's kernels, are in the key): an edit of a bench does not recompile the stand
+    seen = {rel for rel, txt in texts.items()
+            if kern.search(txt) and not rel.startswith("bench/") and rel != "rt/__init__.py"}
+    deps = {rel: ds - {"rt/__init__.py"} for rel, ds in deps.items()}   # this file: the key, no kernel constant
     stack = list(seen)
     while stack:
         for d in deps[stack.pop()]:
             if d not in seen:
                 seen.add(d)
                 stack.append(d)
-    return sorted(seen | kernels)
+    return sorted(seen)
 
 
 def _source_key() -> str:

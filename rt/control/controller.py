@@ -37,7 +37,7 @@ from drivers.framing import MAX_FRAME, OVERHEAD
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.config.stand import Stand, with_endpoints
-from rt.control import cycle_data as CD
+from rt.control import cycle_store as CD
 from rt.control import failsafe as FS
 from rt.control import kernels as CK
 from rt.control import operator_api as OA
@@ -45,7 +45,7 @@ from rt.control import procedures as PR
 from rt.control import recovery as RC
 from rt.control import trip_texts as TT
 from rt.control.clock import StepClock, WallClock
-from rt.control.cycle_data import pack_cycle
+from rt.control.cycle_store import pack_cycle
 from rt.control.links import Links
 from rt.control.loop import FixedStepLoop
 from rt.control.operator_port import OperatorPort, start_telemetry

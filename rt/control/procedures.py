@@ -29,9 +29,9 @@ import uuid
 import numpy as np
 
 from drivers.motion_platform import Command, PlatformState
-from rt.control import cycle_data as CD
+from rt.control import cycle_store as CD
 from rt.control import end_criteria as EC
-from rt.control.cycle_data import pack_cycle
+from rt.control.cycle_store import pack_cycle
 from rt.control import kernels as CK
 from rt.control import mechanism_inputs as MI
 from rt.control import recovery as RC

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from rt.control import cycle_data as CD
+from rt.control import cycle_store as CS
 from rt.control import kernels as CK
 
 
@@ -43,11 +44,11 @@ def test_a_packing_with_an_array_of_another_shape_is_refused(tmp_path):
     try:
         rig.arm_and_start()
         c = rig.ctl
-        arrays = list(CD.cycle_arrays(c))
-        CD.pack_cycle(c, arrays=tuple(arrays))                     # as declared: packs
+        arrays = list(CS.cycle_arrays(c))
+        CS.pack_cycle(c, arrays=tuple(arrays))                     # as declared: packs
         i, j = CD.HIL.ins, CD.HIL.row                               # both float64 vectors, other lengths
         arrays[i], arrays[j] = arrays[j], arrays[i]
         with pytest.raises(ValueError, match="cycle array 'ins'.*shape"):
-            CD.pack_cycle(c, arrays=tuple(arrays))
+            CS.pack_cycle(c, arrays=tuple(arrays))
     finally:
         rig.close()

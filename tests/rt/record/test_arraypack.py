@@ -10,7 +10,7 @@ from numba import njit
 
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
-from rt.control.cycle_data import cycle_arrays, pack_cycle
+from rt.control.cycle_store import cycle_arrays, pack_cycle
 from rt.dynamics import coupling as CP
 from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
