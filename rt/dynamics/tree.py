@@ -6,7 +6,7 @@ Every kernel is ``algorithm(params, work, ...)`` over the packed arrays of
 :class:`rt.dynamics.tree_model.TreeModel` (``params`` immutable, ``work`` the caller's data),
 ``@njit(**rt.jit.KERNEL)`` and allocation-free: each may be called in the real-time loop once the
 caller has warmed it up. The kernels index the flat arrays directly (block offsets from the
-header, e.g. ``B_j[a, b] = work[oB + 36 j + 6 a + b]``): building reshaped views per call cost
+header, e.g. ``beta_j[a, b] = work[ob + 9 j + 3 a + b]``): building reshaped views per call cost
 three times the kinematics' own arithmetic (docs/models/tree.md §5).
 
 Frames and conventions (seed 000, digest §0/§2):
@@ -38,7 +38,13 @@ from rt.dynamics.tree_model import H_N, H_P, H_W, JOINT_R
 
 
 # ------------------------------------------------------------------ offsets
-@njit(inline="always", **KERNEL)
+#: the kernels' compile options: the real-time loop's (rt.jit.KERNEL) with IEEE division (no
+#: zero-divisor check before each division; every divisor here is tested or a positive mass
+#: term first), which changes no result
+_K = dict(KERNEL, error_model="numpy")
+
+
+@njit(inline="always", **_K)
 def _offsets(P):
     """n and the offsets of every params block (tree_model._PARAM_BLOCKS order) and work block
     (tree_model._WORK_BLOCKS order)."""
@@ -47,11 +53,11 @@ def _offsets(P):
             int(P[H_W]), int(P[H_W + 1]), int(P[H_W + 2]), int(P[H_W + 3]), int(P[H_W + 4]), int(P[H_W + 5]),
             int(P[H_W + 6]), int(P[H_W + 7]), int(P[H_W + 8]), int(P[H_W + 9]), int(P[H_W + 10]),
             int(P[H_W + 11]), int(P[H_W + 12]), int(P[H_W + 13]), int(P[H_W + 14]), int(P[H_W + 15]),
-            int(P[H_W + 16]), int(P[H_W + 17]), int(P[H_W + 18]), int(P[H_W + 19]))
+            int(P[H_W + 16]), int(P[H_W + 17]))
 
 
 # ------------------------------------------------------------------ small spatial helpers (flat)
-@njit(inline="always", **KERNEL)
+@njit(inline="always", **_K)
 def _mv6(A, oa, x, ox, y, oy):
     """y[oy:oy+6] = A x, A the 6x6 block at A[oa] (row-major), x at x[ox]; y may not alias x."""
     for i in range(6):
@@ -60,36 +66,82 @@ def _mv6(A, oa, x, ox, y, oy):
                      + A[r + 3] * x[ox + 3] + A[r + 4] * x[ox + 4] + A[r + 5] * x[ox + 5])
 
 
-@njit(inline="always", **KERNEL)
-def _mtv6_add(A, oa, x, ox, y, oy, sign):
-    """y[oy:oy+6] += sign A^T x (B^T carries a wrench from O_j to O_p(j))."""
-    for i in range(6):
-        y[oy + i] += sign * (A[oa + i] * x[ox] + A[oa + 6 + i] * x[ox + 1] + A[oa + 12 + i] * x[ox + 2]
-                             + A[oa + 18 + i] * x[ox + 3] + A[oa + 24 + i] * x[ox + 4] + A[oa + 30 + i] * x[ox + 5])
+@njit(inline="always", **_K)
+def _xm(W, ob, orr, x0, x1, x2, x3, x4, x5):
+    """B x for B = [beta, -beta r~; 0, beta] (beta at W[ob], r at W[orr]): the motion x of the
+    predecessor at O_p seen at O_j, frame j = [beta (x_l + x_a x r); beta x_a]."""
+    rx = W[orr]
+    ry = W[orr + 1]
+    rz = W[orr + 2]
+    v0 = x0 + x4 * rz - x5 * ry
+    v1 = x1 + x5 * rx - x3 * rz
+    v2 = x2 + x3 * ry - x4 * rx
+    return (W[ob] * v0 + W[ob + 1] * v1 + W[ob + 2] * v2,
+            W[ob + 3] * v0 + W[ob + 4] * v1 + W[ob + 5] * v2,
+            W[ob + 6] * v0 + W[ob + 7] * v1 + W[ob + 8] * v2,
+            W[ob] * x3 + W[ob + 1] * x4 + W[ob + 2] * x5,
+            W[ob + 3] * x3 + W[ob + 4] * x4 + W[ob + 5] * x5,
+            W[ob + 6] * x3 + W[ob + 7] * x4 + W[ob + 8] * x5)
 
 
-@njit(inline="always", **KERNEL)
-def _carry(P, W, opar, oB, oa, j, a0, y, oy):
+@njit(inline="always", **_K)
+def _xm_at(W, ob, orr, x, ox, y, oy):
+    """y[oy:oy+6] = B x[ox:ox+6] (:func:`_xm`); y may alias x only at another offset."""
+    a0, a1, a2, a3, a4, a5 = _xm(W, ob, orr, x[ox], x[ox + 1], x[ox + 2], x[ox + 3], x[ox + 4], x[ox + 5])
+    y[oy] = a0
+    y[oy + 1] = a1
+    y[oy + 2] = a2
+    y[oy + 3] = a3
+    y[oy + 4] = a4
+    y[oy + 5] = a5
+
+
+@njit(inline="always", **_K)
+def _xft_add(W, ob, orr, f0, f1, f2, f3, f4, f5, y, oy, sign):
+    """y[oy:oy+6] += sign B^T f: the wrench f at O_j (frame j) carried to O_p (frame p):
+    B^T f = [beta^T f_l; r x (beta^T f_l) + beta^T f_a]."""
+    rx = W[orr]
+    ry = W[orr + 1]
+    rz = W[orr + 2]
+    g0 = W[ob] * f0 + W[ob + 3] * f1 + W[ob + 6] * f2
+    g1 = W[ob + 1] * f0 + W[ob + 4] * f1 + W[ob + 7] * f2
+    g2 = W[ob + 2] * f0 + W[ob + 5] * f1 + W[ob + 8] * f2
+    y[oy] += sign * g0
+    y[oy + 1] += sign * g1
+    y[oy + 2] += sign * g2
+    y[oy + 3] += sign * (ry * g2 - rz * g1 + W[ob] * f3 + W[ob + 3] * f4 + W[ob + 6] * f5)
+    y[oy + 4] += sign * (rz * g0 - rx * g2 + W[ob + 1] * f3 + W[ob + 4] * f4 + W[ob + 7] * f5)
+    y[oy + 5] += sign * (rx * g1 - ry * g0 + W[ob + 2] * f3 + W[ob + 5] * f4 + W[ob + 8] * f5)
+
+
+@njit(inline="always", **_K)
+def _xft_add_at(W, ob, orr, f, of_, y, oy, sign):
+    """y[oy:oy+6] += sign B^T f[of_:of_+6] (:func:`_xft_add`)."""
+    _xft_add(W, ob, orr, f[of_], f[of_ + 1], f[of_ + 2], f[of_ + 3], f[of_ + 4], f[of_ + 5], y, oy, sign)
+
+
+@njit(inline="always", **_K)
+def _carry(P, W, opar, ob, orr, oa, j, a0, y, oy):
     """y[oy:oy+6] = B_j a_p(j): the predecessor's acceleration (the base's ``a0`` for p(j) = -1)
     seen at O_j, frame j (seed 000 eq. 1 without Phi p'' and h)."""
     pj = int(P[opar + j])
     if pj < 0:
-        _mv6(W, oB + 36 * j, a0, 0, y, oy)
+        _xm_at(W, ob + 9 * j, orr + 3 * j, a0, 0, y, oy)
     else:
-        _mv6(W, oB + 36 * j, W, oa + 6 * pj, y, oy)
+        _xm_at(W, ob + 9 * j, orr + 3 * j, W, oa + 6 * pj, y, oy)
 
 
 # ------------------------------------------------------------------ kinematics
-@njit(**KERNEL)
+@njit(**_K)
 def tree_kinematics(P, W, p, pd, omega0):
     """Pass 1 (seed 000 §2.3, eq. 1; §2.5): for every joint beta_j = alpha_j gamma_j,
-    r_{p(j),j} = l + gamma^T t_j, B_j = [beta, -beta r~; 0, beta], Phi_j, the absolute angular
+    r_{p(j),j} = l + gamma^T t_j (beta and r are B_j = [beta, -beta r~; 0, beta]), Phi_j, the absolute angular
     velocity om_j (from ``omega0``, frame 0), the velocity-product acceleration
     h_j = [beta (om_p x (om_p x r)) + 2 omb x v_rel; omb x om_rel] with omb = beta om_p
     (digest, reconstructed), and the placement relative to the base: tau_j (0 -> j), O_j, the
     velocity of O_j and the angular velocity of j relative to the base (frame 0; seed 002 §4.6)."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
         pj = int(P[opar + j])
         k = int(P[oax + j])
@@ -119,20 +171,6 @@ def tree_kinematics(P, W, p, pd, omega0):
         W[orr + 3 * j] = rx
         W[orr + 3 * j + 1] = ry
         W[orr + 3 * j + 2] = rz
-        BB = oB + 36 * j
-        for a in range(3):
-            b0 = W[bb + 3 * a]
-            b1 = W[bb + 3 * a + 1]
-            b2 = W[bb + 3 * a + 2]
-            for b in range(3):
-                v = W[bb + 3 * a + b]
-                W[BB + 6 * a + b] = v
-                W[BB + 6 * (3 + a) + 3 + b] = v
-                W[BB + 6 * (3 + a) + b] = 0.0
-            # -(beta r~)[a, :]
-            W[BB + 6 * a + 3] = -(b1 * rz - b2 * ry)
-            W[BB + 6 * a + 4] = -(b2 * rx - b0 * rz)
-            W[BB + 6 * a + 5] = -(b0 * ry - b1 * rx)
         for a in range(6):
             W[oph + 6 * j + a] = 0.0
         W[oph + 6 * j + (k + 3 if rev else k)] = 1.0
@@ -215,16 +253,16 @@ def tree_kinematics(P, W, p, pd, omega0):
             W[rel + 3 * j + a] += W[tb + 3 * k + a] * pd[j]
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_frame_state(P, W, j, c, pose0, twist0):
     """A frame E fixed on body ``j`` at ``c`` (frame j) with the body's axes, relative to the base
     after :func:`tree_kinematics`: ``pose0 = [o_E (3), R_0E (9, row-major)]`` and ``twist0 =
     [v_E; omega_j]`` (velocity of E's origin and angular velocity relative to the base, frame 0;
     seed 002 §4.6 r_E^(0), v_E^(0), omega_j^(0))."""
-    otau = int(P[H_W + 7]) + 9 * j
-    oo = int(P[H_W + 8]) + 3 * j
-    ovr = int(P[H_W + 9]) + 3 * j
-    owr = int(P[H_W + 10]) + 3 * j
+    otau = int(P[H_W + 6]) + 9 * j
+    oo = int(P[H_W + 7]) + 3 * j
+    ovr = int(P[H_W + 8]) + 3 * j
+    owr = int(P[H_W + 9]) + 3 * j
     d0 = W[otau] * c[0] + W[otau + 3] * c[1] + W[otau + 6] * c[2]
     d1 = W[otau + 1] * c[0] + W[otau + 4] * c[1] + W[otau + 7] * c[2]
     d2 = W[otau + 2] * c[0] + W[otau + 5] * c[1] + W[otau + 8] * c[2]
@@ -245,12 +283,12 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
     twist0[5] = w2
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_body_bias(P, W, fext):
     """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (digest §2.4, reconstructed), c = m d;
     ``fext[j]`` is the external wrench at O_j, frame j. Needs :func:`tree_kinematics`."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
         wx = W[oom + 3 * j]
         wy = W[oom + 3 * j + 1]
@@ -275,14 +313,14 @@ def tree_body_bias(P, W, fext):
 
 
 # ------------------------------------------------------------------ CRBA, b, solve, base wrench
-@njit(**KERNEL)
+@njit(**_K)
 def tree_crba(P, W, A):
     """The inertia matrix A of A p'' = b (seed 000 §2.7, modified CRBA: column j from a unit
     p''_j with zero velocities, propagated to the subtree of j through B, the wrenches carried back
     through B^T; entries with neither body in the other's subtree are 0). Needs
     :func:`tree_kinematics`."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(n):
         for j in range(n):
             A[i, j] = 0.0
@@ -294,7 +332,7 @@ def tree_crba(P, W, A):
         _mv6(P, oM + 36 * j, W, oa + 6 * j, W, of + 6 * j)
         for i in range(j + 1, n):
             if P[oRB + n * i + j] != 0.0:
-                _mv6(W, oB + 36 * i, W, oa + 6 * int(P[opar + i]), W, oa + 6 * i)
+                _xm_at(W, ob + 9 * i, orr + 3 * i, W, oa + 6 * int(P[opar + i]), W, oa + 6 * i)
                 _mv6(P, oM + 36 * i, W, oa + 6 * i, W, of + 6 * i)
         for i in range(n - 1, j - 1, -1):
             if P[oRB + n * i + j] != 0.0:
@@ -304,19 +342,19 @@ def tree_crba(P, W, A):
                 A[i, j] = v
                 A[j, i] = v
                 if i > j:
-                    _mtv6_add(W, oB + 36 * i, W, of + 6 * i, W, of + 6 * int(P[opar + i]), 1.0)
+                    _xft_add_at(W, ob + 9 * i, orr + 3 * i, W, of + 6 * i, W, of + 6 * int(P[opar + i]), 1.0)
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_bias(P, W, a0, g, b):
     """Generalized forces b of A p'' = b (seed 000 §2.8): the accelerations at p'' = 0 from the
     base's ``a0`` (frame 0, [w_0 - g_0; eps_0]), F_j = M_j a_j - s_j carried to the predecessors,
     b_j = g_j - Phi_j . F_j. Leaves F (the joint wrenches at p'' = 0) in the work's f block.
     Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
-        _carry(P, W, opar, oB, oa, j, a0, W, oa + 6 * j)
+        _carry(P, W, opar, ob, orr, oa, j, a0, W, oa + 6 * j)
         for q in range(6):
             W[oa + 6 * j + q] += W[oh + 6 * j + q]
         _mv6(P, oM + 36 * j, W, oa + 6 * j, W, of + 6 * j)
@@ -329,10 +367,10 @@ def tree_bias(P, W, a0, g, b):
         b[j] = g[j] - v
         pj = int(P[opar + j])
         if pj >= 0:
-            _mtv6_add(W, oB + 36 * j, W, of + 6 * j, W, of + 6 * pj, 1.0)
+            _xft_add_at(W, ob + 9 * j, orr + 3 * j, W, of + 6 * j, W, of + 6 * pj, 1.0)
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_solve(A, b, x, n):
     """x = A^-1 b by Cholesky (A symmetric positive definite); A is overwritten by its factor.
     Returns False (x untouched) if a pivot is not positive."""
@@ -362,7 +400,7 @@ def tree_solve(A, b, x, n):
     return True
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_base_wrench(P, W, a0, g, pdd, S0):
     """The wrench of the mechanism on its base, S0 = [f; m about O_0], frame 0 (seed 000 §2.9):
     forward a_j = B_j a_p + Phi_j p''_j + h_j, d'Alembert fI_j = -M_j a_j + s_j; backward the wrench
@@ -370,13 +408,13 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
     projector E_j that removes the joint's free direction (a prismatic joint passes the force
     across its axis and every moment; a revolute one every force and the moment across its
     axis), S_p += B_j^T X. Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     S = of
     for q in range(6):
         S0[q] = 0.0
     for j in range(n):
-        _carry(P, W, opar, oB, oa, j, a0, W, oa + 6 * j)
+        _carry(P, W, opar, ob, orr, oa, j, a0, W, oa + 6 * j)
         for q in range(6):
             W[oa + 6 * j + q] += W[oh + 6 * j + q] + W[oph + 6 * j + q] * pdd[j]
             W[S + 6 * j + q] = 0.0
@@ -388,74 +426,49 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
         W[oT + free] = -g[j]                                                # -Q + E (fI + S)
         pj = int(P[opar + j])
         if pj < 0:
-            _mtv6_add(W, oB + 36 * j, W, oT, S0, 0, 1.0)
+            _xft_add_at(W, ob + 9 * j, orr + 3 * j, W, oT, S0, 0, 1.0)
         else:
-            _mtv6_add(W, oB + 36 * j, W, oT, W, S + 6 * pj, 1.0)
+            _xft_add_at(W, ob + 9 * j, orr + 3 * j, W, oT, W, S + 6 * pj, 1.0)
 
 
 # ------------------------------------------------------------------ ABA
-@njit(inline="always", **KERNEL)
-def _add_transformed(W, on, obeta, orr, out, T):
-    """W[out] (6x6) += B^T N B for the symmetric N at W[on] and B = [beta, -beta r~; 0, beta]
-    (beta at W[obeta], r at W[orr]): rotate the 3x3 blocks, then shift by r (the inertia
-    transform; T = 27 floats of scratch). With A' = beta^T N11 beta, C' = beta^T N12 beta,
-    D' = beta^T N22 beta and E = C' - A' r~: the result is [A', E; E^T, D' + r~ E - C'^T r~]."""
-    rx = W[orr]
-    ry = W[orr + 1]
-    rz = W[orr + 2]
-    for blk in range(3):        # 0: N11 -> A', 1: N12 -> C', 2: N22 -> D' (into T[9 blk ..])
-        ro = 0 if blk < 2 else 3
-        co = 0 if blk == 0 else 3
-        for a in range(3):
-            # row a of (N_blk beta): x = sum_m N[ro + a, co + m] beta[m, :]
-            n0 = W[on + 6 * (ro + a) + co]
-            n1 = W[on + 6 * (ro + a) + co + 1]
-            n2 = W[on + 6 * (ro + a) + co + 2]
-            for b in range(3):
-                W[T + 27 + 3 * a + b] = n0 * W[obeta + b] + n1 * W[obeta + 3 + b] + n2 * W[obeta + 6 + b]
-        for a in range(3):
-            for b in range(3):
-                W[T + 9 * blk + 3 * a + b] = (W[obeta + a] * W[T + 27 + b] + W[obeta + 3 + a] * W[T + 30 + b]
-                                              + W[obeta + 6 + a] * W[T + 33 + b])
-    A = T
-    C = T + 9
-    D = T + 18
-    E = T + 27
-    for a in range(3):
-        a0 = W[A + 3 * a]
-        a1 = W[A + 3 * a + 1]
-        a2 = W[A + 3 * a + 2]
-        # (A' r~)[a, :] = [a1 rz - a2 ry, a2 rx - a0 rz, a0 ry - a1 rx]
-        W[E + 3 * a] = W[C + 3 * a] - (a1 * rz - a2 * ry)
-        W[E + 3 * a + 1] = W[C + 3 * a + 1] - (a2 * rx - a0 * rz)
-        W[E + 3 * a + 2] = W[C + 3 * a + 2] - (a0 * ry - a1 * rx)
-    for a in range(3):
-        for b in range(3):
-            W[out + 6 * a + b] += W[A + 3 * a + b]
-            W[out + 6 * a + 3 + b] += W[E + 3 * a + b]
-            W[out + 6 * (3 + a) + b] += W[E + 3 * b + a]
-    # D' + r~ E - C'^T r~: (r~ E)[a, b] = (r x E[:, b])_a ; (C'^T r~)[a, b] = (C'[:, a] x r)_b... as rows
-    for b in range(3):
-        e0 = W[E + b]
-        e1 = W[E + 3 + b]
-        e2 = W[E + 6 + b]
-        x0 = ry * e2 - rz * e1
-        x1 = rz * e0 - rx * e2
-        x2 = rx * e1 - ry * e0
-        W[out + 21 + b] += W[D + b] + x0
-        W[out + 27 + b] += W[D + 3 + b] + x1
-        W[out + 33 + b] += W[D + 6 + b] + x2
-    for a in range(3):
-        c0 = W[C + a]
-        c1 = W[C + 3 + a]
-        c2 = W[C + 6 + a]
-        # row a of C'^T r~ = (C'[:, a])^T r~ = -(r x C'[:, a])^T ... = [c1 rz - c2 ry, c2 rx - c0 rz, c0 ry - c1 rx]
-        W[out + 6 * (3 + a) + 3] -= c1 * rz - c2 * ry
-        W[out + 6 * (3 + a) + 4] -= c2 * rx - c0 * rz
-        W[out + 6 * (3 + a) + 5] -= c0 * ry - c1 * rx
+@njit(inline="always", **_K)
+def _rot_sym(x00, x01, x02, x11, x12, x22, b00, b01, b02, b10, b11, b12, b20, b21, b22):
+    """beta^T X beta for a symmetric 3x3 X: its upper entries (00, 01, 02, 11, 12, 22)."""
+    y00 = x00 * b00 + x01 * b10 + x02 * b20
+    y01 = x00 * b01 + x01 * b11 + x02 * b21
+    y02 = x00 * b02 + x01 * b12 + x02 * b22
+    y10 = x01 * b00 + x11 * b10 + x12 * b20
+    y11 = x01 * b01 + x11 * b11 + x12 * b21
+    y12 = x01 * b02 + x11 * b12 + x12 * b22
+    y20 = x02 * b00 + x12 * b10 + x22 * b20
+    y21 = x02 * b01 + x12 * b11 + x22 * b21
+    y22 = x02 * b02 + x12 * b12 + x22 * b22
+    return (b00 * y00 + b10 * y10 + b20 * y20, b00 * y01 + b10 * y11 + b20 * y21,
+            b00 * y02 + b10 * y12 + b20 * y22, b01 * y01 + b11 * y11 + b21 * y21,
+            b01 * y02 + b11 * y12 + b21 * y22, b02 * y02 + b12 * y12 + b22 * y22)
 
 
-@njit(**KERNEL)
+@njit(inline="always", **_K)
+def _rot_gen(x00, x01, x02, x10, x11, x12, x20, x21, x22, b00, b01, b02, b10, b11, b12, b20, b21, b22):
+    """beta^T X beta for a general 3x3 X (row-major, 9 entries)."""
+    y00 = x00 * b00 + x01 * b10 + x02 * b20
+    y01 = x00 * b01 + x01 * b11 + x02 * b21
+    y02 = x00 * b02 + x01 * b12 + x02 * b22
+    y10 = x10 * b00 + x11 * b10 + x12 * b20
+    y11 = x10 * b01 + x11 * b11 + x12 * b21
+    y12 = x10 * b02 + x11 * b12 + x12 * b22
+    y20 = x20 * b00 + x21 * b10 + x22 * b20
+    y21 = x20 * b01 + x21 * b11 + x22 * b21
+    y22 = x20 * b02 + x21 * b12 + x22 * b22
+    return (b00 * y00 + b10 * y10 + b20 * y20, b00 * y01 + b10 * y11 + b20 * y21,
+            b00 * y02 + b10 * y12 + b20 * y22, b01 * y00 + b11 * y10 + b21 * y20,
+            b01 * y01 + b11 * y11 + b21 * y21, b01 * y02 + b11 * y12 + b21 * y22,
+            b02 * y00 + b12 * y10 + b22 * y20, b02 * y01 + b12 * y11 + b22 * y21,
+            b02 * y02 + b12 * y12 + b22 * y22)
+
+
+@njit(**_K)
 def tree_aba(P, W, a0, g, pdd, S0):
     """Articulated-body algorithm for open chains on the moving base (seed 000 §2.10, root n_R =
     the base): pass 2 (backward) the articulated inertias Mh_j = M_j + sum B^T N B and biases,
@@ -464,11 +477,14 @@ def tree_aba(P, W, a0, g, pdd, S0):
     wrench S0 (frame 0, about O_0) is the ABA's own: -sum over the base's children of
     B^T (N B a_0 + n) (digest, reconstructed). Needs :func:`tree_kinematics` and
     :func:`tree_body_bias`. Returns False if an articulated inertia about a joint axis is not
-    positive (a massless subtree)."""
-    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oB, oph, oom, oh, os_, otau, oo, ovr, owr,
-     oa, of, oMh, osh, oU, oaI, oN, onv, oT) = _offsets(P)
-    NB = oT + 36            # 6x6 scratch
-    v6 = oT                 # 6 scratch
+    positive (a massless subtree).
+
+    N is symmetric and Phi a unit vector (every joint moves along or about one axis of its
+    frame): N is held in 21 scalars, B^T N B = [A', E; E^T, D' + r~ E - C'^T r~] with
+    A' = beta^T N11 beta, C' = beta^T N12 beta, D' = beta^T N22 beta, E = C' - A' r~ is formed
+    from beta and r without the 6x6 B (Featherstone 2008, §7.3 and §2.8, the inertia transform)."""
+    (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
+     oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(36 * n):
         W[oMh + i] = P[oM + i]
     for i in range(6 * n):
@@ -480,52 +496,197 @@ def tree_aba(P, W, a0, g, pdd, S0):
         k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
         mh = oMh + 36 * j
         u = oU + 6 * j
-        for q in range(6):
-            W[u + q] = W[mh + 6 * q + k]                  # Mh Phi (Phi = unit vector k)
-        d = W[u + k]
+        mk = mh + 6 * k                                   # row k of Mh = Mh Phi (symmetric)
+        u0 = W[mk]
+        u1 = W[mk + 1]
+        u2 = W[mk + 2]
+        u3 = W[mk + 3]
+        u4 = W[mk + 4]
+        u5 = W[mk + 5]
+        W[u] = u0
+        W[u + 1] = u1
+        W[u + 2] = u2
+        W[u + 3] = u3
+        W[u + 4] = u4
+        W[u + 5] = u5
+        d = W[mk + k]
         if not d > 0.0:
             return False
         W[oaI + j] = d
-        nn = oN + 36 * j
-        for q in range(6):
-            uq = W[u + q] / d
-            for r in range(6):
-                W[nn + 6 * q + r] = W[mh + 6 * q + r] - uq * W[u + r]
-        coef = (g[j] + W[osh + 6 * j + k]) / d
+        # N = Mh - U U^T / d (upper triangle)
+        v0 = u0 / d
+        v1 = u1 / d
+        v2 = u2 / d
+        v3 = u3 / d
+        v4 = u4 / d
+        v5 = u5 / d
+        n00 = W[mh] - v0 * u0
+        n01 = W[mh + 1] - v0 * u1
+        n02 = W[mh + 2] - v0 * u2
+        n03 = W[mh + 3] - v0 * u3
+        n04 = W[mh + 4] - v0 * u4
+        n05 = W[mh + 5] - v0 * u5
+        n11 = W[mh + 7] - v1 * u1
+        n12 = W[mh + 8] - v1 * u2
+        n13 = W[mh + 9] - v1 * u3
+        n14 = W[mh + 10] - v1 * u4
+        n15 = W[mh + 11] - v1 * u5
+        n22 = W[mh + 14] - v2 * u2
+        n23 = W[mh + 15] - v2 * u3
+        n24 = W[mh + 16] - v2 * u4
+        n25 = W[mh + 17] - v2 * u5
+        n33 = W[mh + 21] - v3 * u3
+        n34 = W[mh + 22] - v3 * u4
+        n35 = W[mh + 23] - v3 * u5
+        n44 = W[mh + 28] - v4 * u4
+        n45 = W[mh + 29] - v4 * u5
+        n55 = W[mh + 35] - v5 * u5
+        # n = N h + U (g + Phi^T sh) / d - sh
+        sj = osh + 6 * j
+        coef = (g[j] + W[sj + k]) / d
+        hb = oh + 6 * j
+        h0 = W[hb]
+        h1 = W[hb + 1]
+        h2 = W[hb + 2]
+        h3 = W[hb + 3]
+        h4 = W[hb + 4]
+        h5 = W[hb + 5]
+        nv0 = n00 * h0 + n01 * h1 + n02 * h2 + n03 * h3 + n04 * h4 + n05 * h5 + u0 * coef - W[sj]
+        nv1 = n01 * h0 + n11 * h1 + n12 * h2 + n13 * h3 + n14 * h4 + n15 * h5 + u1 * coef - W[sj + 1]
+        nv2 = n02 * h0 + n12 * h1 + n22 * h2 + n23 * h3 + n24 * h4 + n25 * h5 + u2 * coef - W[sj + 2]
+        nv3 = n03 * h0 + n13 * h1 + n23 * h2 + n33 * h3 + n34 * h4 + n35 * h5 + u3 * coef - W[sj + 3]
+        nv4 = n04 * h0 + n14 * h1 + n24 * h2 + n34 * h3 + n44 * h4 + n45 * h5 + u4 * coef - W[sj + 4]
+        nv5 = n05 * h0 + n15 * h1 + n25 * h2 + n35 * h3 + n45 * h4 + n55 * h5 + u5 * coef - W[sj + 5]
         nv = onv + 6 * j
-        _mv6(W, nn, W, oh + 6 * j, W, nv)
-        for q in range(6):
-            W[nv + q] += W[u + q] * coef - W[osh + 6 * j + q]
+        W[nv] = nv0
+        W[nv + 1] = nv1
+        W[nv + 2] = nv2
+        W[nv + 3] = nv3
+        W[nv + 4] = nv4
+        W[nv + 5] = nv5
         pj = int(P[opar + j])
-        bj = oB + 36 * j
-        if pj >= 0:
-            _add_transformed(W, nn, ob + 9 * j, orr + 3 * j, oMh + 36 * pj, NB)
-            _mtv6_add(W, bj, W, nv, W, osh + 6 * pj, -1.0)
-        else:
+        bb = ob + 9 * j
+        rb = orr + 3 * j
+        if pj < 0:
             # the chain's push on the base: -B^T (N B a_0 + n)
-            _mv6(W, bj, a0, 0, W, NB)
-            _mv6(W, nn, W, NB, W, v6)
-            for q in range(6):
-                W[v6 + q] += W[nv + q]
-            _mtv6_add(W, bj, W, v6, S0, 0, -1.0)
-    w6 = oT + 6
+            x0, x1, x2, x3, x4, x5 = _xm(W, bb, rb, a0[0], a0[1], a0[2], a0[3], a0[4], a0[5])
+            _xft_add(W, bb, rb,
+                     n00 * x0 + n01 * x1 + n02 * x2 + n03 * x3 + n04 * x4 + n05 * x5 + nv0,
+                     n01 * x0 + n11 * x1 + n12 * x2 + n13 * x3 + n14 * x4 + n15 * x5 + nv1,
+                     n02 * x0 + n12 * x1 + n22 * x2 + n23 * x3 + n24 * x4 + n25 * x5 + nv2,
+                     n03 * x0 + n13 * x1 + n23 * x2 + n33 * x3 + n34 * x4 + n35 * x5 + nv3,
+                     n04 * x0 + n14 * x1 + n24 * x2 + n34 * x3 + n44 * x4 + n45 * x5 + nv4,
+                     n05 * x0 + n15 * x1 + n25 * x2 + n35 * x3 + n45 * x4 + n55 * x5 + nv5,
+                     S0, 0, -1.0)
+            continue
+        _xft_add(W, bb, rb, nv0, nv1, nv2, nv3, nv4, nv5, W, osh + 6 * pj, -1.0)
+        # Mh_p += B^T N B
+        b00 = W[bb]
+        b01 = W[bb + 1]
+        b02 = W[bb + 2]
+        b10 = W[bb + 3]
+        b11 = W[bb + 4]
+        b12 = W[bb + 5]
+        b20 = W[bb + 6]
+        b21 = W[bb + 7]
+        b22 = W[bb + 8]
+        rx = W[rb]
+        ry = W[rb + 1]
+        rz = W[rb + 2]
+        a00, a01, a02, a11, a12, a22 = _rot_sym(n00, n01, n02, n11, n12, n22,
+                                                b00, b01, b02, b10, b11, b12, b20, b21, b22)
+        d00, d01, d02, d11, d12, d22 = _rot_sym(n33, n34, n35, n44, n45, n55,
+                                                b00, b01, b02, b10, b11, b12, b20, b21, b22)
+        c00, c01, c02, c10, c11, c12, c20, c21, c22 = _rot_gen(n03, n04, n05, n13, n14, n15, n23, n24, n25,
+                                                               b00, b01, b02, b10, b11, b12, b20, b21, b22)
+        # E = C' - A' r~ ; (A' r~)[a, :] = [a_a1 rz - a_a2 ry, a_a2 rx - a_a0 rz, a_a0 ry - a_a1 rx]
+        e00 = c00 - (a01 * rz - a02 * ry)
+        e01 = c01 - (a02 * rx - a00 * rz)
+        e02 = c02 - (a00 * ry - a01 * rx)
+        e10 = c10 - (a11 * rz - a12 * ry)
+        e11 = c11 - (a12 * rx - a01 * rz)
+        e12 = c12 - (a01 * ry - a11 * rx)
+        e20 = c20 - (a12 * rz - a22 * ry)
+        e21 = c21 - (a22 * rx - a02 * rz)
+        e22 = c22 - (a02 * ry - a12 * rx)
+        # D' + r~ E - C'^T r~ (symmetric): (r~ E)[a, b] = (r x E[:, b])_a,
+        # (C'^T r~)[a, :] = [c1a rz - c2a ry, c2a rx - c0a rz, c0a ry - c1a rx]
+        f00 = d00 + (ry * e20 - rz * e10) - (c10 * rz - c20 * ry)
+        f01 = d01 + (ry * e21 - rz * e11) - (c20 * rx - c00 * rz)
+        f02 = d02 + (ry * e22 - rz * e12) - (c00 * ry - c10 * rx)
+        f11 = d11 + (rz * e01 - rx * e21) - (c21 * rx - c01 * rz)
+        f12 = d12 + (rz * e02 - rx * e22) - (c01 * ry - c11 * rx)
+        f22 = d22 + (rx * e12 - ry * e02) - (c02 * ry - c12 * rx)
+        m = oMh + 36 * pj
+        W[m] += a00
+        W[m + 1] += a01
+        W[m + 2] += a02
+        W[m + 6] += a01
+        W[m + 7] += a11
+        W[m + 8] += a12
+        W[m + 12] += a02
+        W[m + 13] += a12
+        W[m + 14] += a22
+        W[m + 3] += e00
+        W[m + 4] += e01
+        W[m + 5] += e02
+        W[m + 9] += e10
+        W[m + 10] += e11
+        W[m + 11] += e12
+        W[m + 15] += e20
+        W[m + 16] += e21
+        W[m + 17] += e22
+        W[m + 18] += e00
+        W[m + 19] += e10
+        W[m + 20] += e20
+        W[m + 24] += e01
+        W[m + 25] += e11
+        W[m + 26] += e21
+        W[m + 30] += e02
+        W[m + 31] += e12
+        W[m + 32] += e22
+        W[m + 21] += f00
+        W[m + 22] += f01
+        W[m + 23] += f02
+        W[m + 27] += f01
+        W[m + 28] += f11
+        W[m + 29] += f12
+        W[m + 33] += f02
+        W[m + 34] += f12
+        W[m + 35] += f22
     for j in range(n):
-        _carry(P, W, opar, oB, oa, j, a0, W, w6)
-        for q in range(6):
-            W[w6 + q] += W[oh + 6 * j + q]
+        pj = int(P[opar + j])
+        bb = ob + 9 * j
+        rb = orr + 3 * j
+        if pj < 0:
+            w0, w1, w2, w3, w4, w5 = _xm(W, bb, rb, a0[0], a0[1], a0[2], a0[3], a0[4], a0[5])
+        else:
+            ap = oa + 6 * pj
+            w0, w1, w2, w3, w4, w5 = _xm(W, bb, rb, W[ap], W[ap + 1], W[ap + 2], W[ap + 3], W[ap + 4], W[ap + 5])
+        hb = oh + 6 * j
+        w0 += W[hb]
+        w1 += W[hb + 1]
+        w2 += W[hb + 2]
+        w3 += W[hb + 3]
+        w4 += W[hb + 4]
+        w5 += W[hb + 5]
         k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
-        mk = oMh + 36 * j + 6 * k
-        v = (W[mk] * W[w6] + W[mk + 1] * W[w6 + 1] + W[mk + 2] * W[w6 + 2] + W[mk + 3] * W[w6 + 3]
-             + W[mk + 4] * W[w6 + 4] + W[mk + 5] * W[w6 + 5])
+        u = oU + 6 * j
+        v = W[u] * w0 + W[u + 1] * w1 + W[u + 2] * w2 + W[u + 3] * w3 + W[u + 4] * w4 + W[u + 5] * w5
         x = (g[j] + W[osh + 6 * j + k] - v) / W[oaI + j]
         pdd[j] = x
-        for q in range(6):
-            W[oa + 6 * j + q] = W[w6 + q]
-        W[oa + 6 * j + k] += x
+        aj = oa + 6 * j
+        W[aj] = w0
+        W[aj + 1] = w1
+        W[aj + 2] = w2
+        W[aj + 3] = w3
+        W[aj + 4] = w4
+        W[aj + 5] = w5
+        W[aj + k] += x
     return True
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
     """One forward-dynamics evaluation of an open chain in one call (seed 000 §2.11 with ABA):
     :func:`tree_kinematics`, :func:`tree_body_bias`, :func:`tree_aba`. Returns its status."""
@@ -534,7 +695,7 @@ def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
     return tree_aba(P, W, a0, g, pdd, S0)
 
 
-@njit(**KERNEL)
+@njit(**_K)
 def tree_mass_matrix(P, W, p, pd, omega0, A):
     """:func:`tree_kinematics` and :func:`tree_crba` in one call."""
     tree_kinematics(P, W, p, pd, omega0)
