@@ -71,6 +71,36 @@ def interleaved(a: Callable[[], float], b: Callable[[], float], rounds: int, war
     return Ratio(ta_ / tb_, ta_, tb_)
 
 
+@dataclass(frozen=True)
+class Times:
+    """Seconds per operation of several contenders, one row per round (:func:`interleaved_many`)."""
+    t: np.ndarray
+
+    def ratio(self, i: int, j: int) -> Ratio:
+        return Ratio(self.t[:, i] / self.t[:, j], self.t[:, i], self.t[:, j])
+
+
+def interleaved_many(fns: list[Callable[[], float]], rounds: int, warmup: int = 2) -> Times:
+    """:func:`interleaved` for several contenders: each round times each once, the order rotating
+    from round to round (so every contender is as often first as last)."""
+    was = gc.isenabled()
+    gc.disable()
+    k = len(fns)
+    out = np.empty((rounds, k))
+    try:
+        for r in range(warmup + rounds):
+            row = np.empty(k)
+            for i in range(k):
+                c = (i + r) % k
+                row[c] = fns[c]()
+            if r >= warmup:
+                out[r - warmup] = row
+    finally:
+        if was:
+            gc.enable()
+    return Times(out)
+
+
 def batch_timer(fn: Callable[[int], object], n: int) -> Callable[[], float]:
     """A timer for :func:`interleaved`: ``fn(n)`` runs n operations (a compiled loop); seconds
     per operation."""

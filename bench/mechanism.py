@@ -134,7 +134,7 @@ def run(quick: bool = False) -> dict:
                                                         / fig["mechanism_derivative_us"])
     except ImportError as e:
         fig["mujoco_mechanism_step_us"] = None
-        fig["mujoco_mechanism_step_note"] = f"mujoco not installed ({e}); pip install '.[peers]'"
+        fig["mujoco_mechanism_step_note"] = f"mujoco not installed ({e}); pip install -e '.[bench]'"
         fig["mujoco_step_over_mechanism_rk4_step"] = None
         fig["mujoco_step_over_mechanism_derivative"] = None
 
@@ -162,6 +162,6 @@ def run(quick: bool = False) -> dict:
                                                                / fig["pinocchio_crba_leg_us"])
     except ImportError as e:
         fig["pinocchio_crba_leg_us"] = None
-        fig["pinocchio_crba_leg_note"] = f"pinocchio not installed ({e}); pip install '.[test]'"
+        fig["pinocchio_crba_leg_note"] = f"pinocchio not installed ({e}); pip install -e '.[bench]'"
         fig["mechanism_derivative_over_pinocchio_crba_leg"] = None
     return fig
