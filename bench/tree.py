@@ -70,7 +70,8 @@ def run(quick: bool = False) -> dict:
     from sim_stand.tree.model import TreeMechanism
 
     reps, batches = (20000, 5) if quick else (200000, 15)
-    rounds, inner = (15, 2000) if quick else (61, 5000)
+    # short batches (~1 ms), many rounds: a batch the machine interrupts is an outlier the median drops
+    rounds, inner = (41, 1000) if quick else (201, 1000)
     mech = TreeMechanism(PRESET)
     n = mech.n
     P, W = mech.tree.params, mech.tree.new_work()
@@ -105,8 +106,8 @@ def run(quick: bool = False) -> dict:
     fig["tree_aba_pinocchio_max_rel_diff"] = err
     if not err < 1e-9:
         raise RuntimeError(f"bench tree: our ABA and pin.aba differ by {err:.3g} on the benchmarked state")
-    py = interleaved(call_timer(lambda: tree_forward_dynamics(P, W, p, pd, om, fext, a0, g, pdd, S0), inner // 5),
-                     call_timer(lambda: pin.aba(pt.model, pt.data, q, v, tau, fx), inner // 5), rounds)
+    py = interleaved(call_timer(lambda: tree_forward_dynamics(P, W, p, pd, om, fext, a0, g, pdd, S0), inner // 4),
+                     call_timer(lambda: pin.aba(pt.model, pt.data, q, v, tau, fx), inner // 4), rounds)
     fig["pinocchio_aba_us"] = round(float(np.median(py.b_s)) * 1e6, 4)
     fig["pinocchio_aba_note"] = ("pin.aba on the same probe-cone tree (fixed base, gravity, the same external "
                                  "wrench and joint forces), called from Python, results checked equal to 1e-9")

@@ -139,7 +139,8 @@ def tree_kinematics(P, W, p, pd, omega0):
     velocity om_j (from ``omega0``, frame 0), the velocity-product acceleration
     h_j = [beta (om_p x (om_p x r)) + 2 omb x v_rel; omb x om_rel] with omb = beta om_p
     (digest, reconstructed), and the placement relative to the base: tau_j (0 -> j), O_j, the
-    velocity of O_j and the angular velocity of j relative to the base (frame 0; seed 002 §4.6)."""
+    velocity of O_j and the angular velocity of j relative to the base (frame 0; seed 002 §4.6).
+    Each joint's quantities are formed in scalars and stored once."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -147,34 +148,68 @@ def tree_kinematics(P, W, p, pd, omega0):
         k = int(P[oax + j])
         rev = P[ojt + j] == JOINT_R
         gb = og + 9 * j
-        bb = ob + 9 * j
+        g00 = P[gb]
+        g01 = P[gb + 1]
+        g02 = P[gb + 2]
+        g10 = P[gb + 3]
+        g11 = P[gb + 4]
+        g12 = P[gb + 5]
+        g20 = P[gb + 6]
+        g21 = P[gb + 7]
+        g22 = P[gb + 8]
         q = p[j]
+        qd = pd[j]
+        rx = P[ol + 3 * j]
+        ry = P[ol + 3 * j + 1]
+        rz = P[ol + 3 * j + 2]
         if rev:
             # beta = alpha^k(q) gamma: row k kept, rows k+1, k+2 turned (digest §0)
             c = math.cos(q)
             s = math.sin(q)
-            i1 = (k + 1) % 3
-            i2 = (k + 2) % 3
-            for b in range(3):
-                W[bb + 3 * k + b] = P[gb + 3 * k + b]
-                W[bb + 3 * i1 + b] = c * P[gb + 3 * i1 + b] + s * P[gb + 3 * i2 + b]
-                W[bb + 3 * i2 + b] = c * P[gb + 3 * i2 + b] - s * P[gb + 3 * i1 + b]
-            rx = P[ol + 3 * j]
-            ry = P[ol + 3 * j + 1]
-            rz = P[ol + 3 * j + 2]
+            if k == 0:
+                b00, b01, b02 = g00, g01, g02
+                b10, b11, b12 = c * g10 + s * g20, c * g11 + s * g21, c * g12 + s * g22
+                b20, b21, b22 = c * g20 - s * g10, c * g21 - s * g11, c * g22 - s * g12
+            elif k == 1:
+                b10, b11, b12 = g10, g11, g12
+                b20, b21, b22 = c * g20 + s * g00, c * g21 + s * g01, c * g22 + s * g02
+                b00, b01, b02 = c * g00 - s * g20, c * g01 - s * g21, c * g02 - s * g22
+            else:
+                b20, b21, b22 = g20, g21, g22
+                b00, b01, b02 = c * g00 + s * g10, c * g01 + s * g11, c * g02 + s * g12
+                b10, b11, b12 = c * g10 - s * g00, c * g11 - s * g01, c * g12 - s * g02
         else:
-            for a in range(9):
-                W[bb + a] = P[gb + a]
-            rx = P[ol + 3 * j] + P[gb + 3 * k] * q
-            ry = P[ol + 3 * j + 1] + P[gb + 3 * k + 1] * q
-            rz = P[ol + 3 * j + 2] + P[gb + 3 * k + 2] * q
+            b00, b01, b02, b10, b11, b12, b20, b21, b22 = g00, g01, g02, g10, g11, g12, g20, g21, g22
+            if k == 0:
+                rx += g00 * q
+                ry += g01 * q
+                rz += g02 * q
+            elif k == 1:
+                rx += g10 * q
+                ry += g11 * q
+                rz += g12 * q
+            else:
+                rx += g20 * q
+                ry += g21 * q
+                rz += g22 * q
+        bb = ob + 9 * j
+        W[bb] = b00
+        W[bb + 1] = b01
+        W[bb + 2] = b02
+        W[bb + 3] = b10
+        W[bb + 4] = b11
+        W[bb + 5] = b12
+        W[bb + 6] = b20
+        W[bb + 7] = b21
+        W[bb + 8] = b22
         W[orr + 3 * j] = rx
         W[orr + 3 * j + 1] = ry
         W[orr + 3 * j + 2] = rz
+        ph = oph + 6 * j
         for a in range(6):
-            W[oph + 6 * j + a] = 0.0
-        W[oph + 6 * j + (k + 3 if rev else k)] = 1.0
-        # angular velocities
+            W[ph + a] = 0.0
+        W[ph + (k + 3 if rev else k)] = 1.0
+        # angular velocities: om_j = beta om_p (+ e_k pd for a revolute joint)
         if pj < 0:
             wpx = omega0[0]
             wpy = omega0[1]
@@ -183,14 +218,18 @@ def tree_kinematics(P, W, p, pd, omega0):
             wpx = W[oom + 3 * pj]
             wpy = W[oom + 3 * pj + 1]
             wpz = W[oom + 3 * pj + 2]
-        obx = W[bb] * wpx + W[bb + 1] * wpy + W[bb + 2] * wpz
-        oby = W[bb + 3] * wpx + W[bb + 4] * wpy + W[bb + 5] * wpz
-        obz = W[bb + 6] * wpx + W[bb + 7] * wpy + W[bb + 8] * wpz
-        W[oom + 3 * j] = obx
-        W[oom + 3 * j + 1] = oby
-        W[oom + 3 * j + 2] = obz
+        obx = b00 * wpx + b01 * wpy + b02 * wpz
+        oby = b10 * wpx + b11 * wpy + b12 * wpz
+        obz = b20 * wpx + b21 * wpy + b22 * wpz
+        ex = 1.0 if k == 0 else 0.0
+        ey = 1.0 if k == 1 else 0.0
+        ez = 1.0 if k == 2 else 0.0
+        om = oom + 3 * j
+        W[om] = obx
+        W[om + 1] = oby
+        W[om + 2] = obz
         if rev:
-            W[oom + 3 * j + k] += pd[j]
+            W[om + k] += qd
         # h: beta (w x (w x r)) + 2 omb x v_rel ; omb x w_rel
         cx = wpy * rz - wpz * ry
         cy = wpz * rx - wpx * rz
@@ -198,59 +237,98 @@ def tree_kinematics(P, W, p, pd, omega0):
         qx = wpy * cz - wpz * cy
         qy = wpz * cx - wpx * cz
         qz = wpx * cy - wpy * cx
+        h0 = b00 * qx + b01 * qy + b02 * qz
+        h1 = b10 * qx + b11 * qy + b12 * qz
+        h2 = b20 * qx + b21 * qy + b22 * qz
+        ux = (oby * ez - obz * ey) * qd     # omb x e pd
+        uy = (obz * ex - obx * ez) * qd
+        uz = (obx * ey - oby * ex) * qd
         hb = oh + 6 * j
-        for a in range(3):
-            W[hb + a] = W[bb + 3 * a] * qx + W[bb + 3 * a + 1] * qy + W[bb + 3 * a + 2] * qz
-            W[hb + 3 + a] = 0.0
-        ex = 1.0 if k == 0 else 0.0
-        ey = 1.0 if k == 1 else 0.0
-        ez = 1.0 if k == 2 else 0.0
-        ux = (oby * ez - obz * ey) * pd[j]     # omb x e pd
-        uy = (obz * ex - obx * ez) * pd[j]
-        uz = (obx * ey - oby * ex) * pd[j]
         if rev:
+            W[hb] = h0
+            W[hb + 1] = h1
+            W[hb + 2] = h2
             W[hb + 3] = ux
             W[hb + 4] = uy
             W[hb + 5] = uz
         else:
-            W[hb] += 2.0 * ux
-            W[hb + 1] += 2.0 * uy
-            W[hb + 2] += 2.0 * uz
+            W[hb] = h0 + 2.0 * ux
+            W[hb + 1] = h1 + 2.0 * uy
+            W[hb + 2] = h2 + 2.0 * uz
+            W[hb + 3] = 0.0
+            W[hb + 4] = 0.0
+            W[hb + 5] = 0.0
         # placement relative to the base (frame 0): tau_j = beta tau_p, O_j = O_p + tau_p^T r
         tb = otau + 9 * j
         if pj < 0:
-            for a in range(9):
-                W[tb + a] = W[bb + a]
+            t00, t01, t02, t10, t11, t12, t20, t21, t22 = b00, b01, b02, b10, b11, b12, b20, b21, b22
             W[oo + 3 * j] = rx
             W[oo + 3 * j + 1] = ry
             W[oo + 3 * j + 2] = rz
-            for a in range(3):
-                W[owr + 3 * j + a] = 0.0
-                W[ovr + 3 * j + a] = 0.0
+            vx = vy = vz = 0.0
+            w0 = w1 = w2 = 0.0
         else:
             tp = otau + 9 * pj
-            for a in range(3):
-                for b in range(3):
-                    W[tb + 3 * a + b] = (W[bb + 3 * a] * W[tp + b] + W[bb + 3 * a + 1] * W[tp + 3 + b]
-                                         + W[bb + 3 * a + 2] * W[tp + 6 + b])
-            for a in range(3):
-                W[oo + 3 * j + a] = (W[oo + 3 * pj + a] + W[tp + a] * rx + W[tp + 3 + a] * ry
-                                     + W[tp + 6 + a] * rz)
+            p00 = W[tp]
+            p01 = W[tp + 1]
+            p02 = W[tp + 2]
+            p10 = W[tp + 3]
+            p11 = W[tp + 4]
+            p12 = W[tp + 5]
+            p20 = W[tp + 6]
+            p21 = W[tp + 7]
+            p22 = W[tp + 8]
+            t00 = b00 * p00 + b01 * p10 + b02 * p20
+            t01 = b00 * p01 + b01 * p11 + b02 * p21
+            t02 = b00 * p02 + b01 * p12 + b02 * p22
+            t10 = b10 * p00 + b11 * p10 + b12 * p20
+            t11 = b10 * p01 + b11 * p11 + b12 * p21
+            t12 = b10 * p02 + b11 * p12 + b12 * p22
+            t20 = b20 * p00 + b21 * p10 + b22 * p20
+            t21 = b20 * p01 + b21 * p11 + b22 * p21
+            t22 = b20 * p02 + b21 * p12 + b22 * p22
+            W[oo + 3 * j] = W[oo + 3 * pj] + p00 * rx + p10 * ry + p20 * rz
+            W[oo + 3 * j + 1] = W[oo + 3 * pj + 1] + p01 * rx + p11 * ry + p21 * rz
+            W[oo + 3 * j + 2] = W[oo + 3 * pj + 2] + p02 * rx + p12 * ry + p22 * rz
             dx = W[oo + 3 * j] - W[oo + 3 * pj]
             dy = W[oo + 3 * j + 1] - W[oo + 3 * pj + 1]
             dz = W[oo + 3 * j + 2] - W[oo + 3 * pj + 2]
             w0 = W[owr + 3 * pj]
             w1 = W[owr + 3 * pj + 1]
             w2 = W[owr + 3 * pj + 2]
-            W[owr + 3 * j] = w0
-            W[owr + 3 * j + 1] = w1
-            W[owr + 3 * j + 2] = w2
-            W[ovr + 3 * j] = W[ovr + 3 * pj] + w1 * dz - w2 * dy
-            W[ovr + 3 * j + 1] = W[ovr + 3 * pj + 1] + w2 * dx - w0 * dz
-            W[ovr + 3 * j + 2] = W[ovr + 3 * pj + 2] + w0 * dy - w1 * dx
-        rel = owr if rev else ovr
-        for a in range(3):
-            W[rel + 3 * j + a] += W[tb + 3 * k + a] * pd[j]
+            vx = W[ovr + 3 * pj] + w1 * dz - w2 * dy
+            vy = W[ovr + 3 * pj + 1] + w2 * dx - w0 * dz
+            vz = W[ovr + 3 * pj + 2] + w0 * dy - w1 * dx
+        W[tb] = t00
+        W[tb + 1] = t01
+        W[tb + 2] = t02
+        W[tb + 3] = t10
+        W[tb + 4] = t11
+        W[tb + 5] = t12
+        W[tb + 6] = t20
+        W[tb + 7] = t21
+        W[tb + 8] = t22
+        # the joint's own rate along / about row k of tau_j, relative to the base
+        if k == 0:
+            ax, ay, az = t00 * qd, t01 * qd, t02 * qd
+        elif k == 1:
+            ax, ay, az = t10 * qd, t11 * qd, t12 * qd
+        else:
+            ax, ay, az = t20 * qd, t21 * qd, t22 * qd
+        if rev:
+            w0 += ax
+            w1 += ay
+            w2 += az
+        else:
+            vx += ax
+            vy += ay
+            vz += az
+        W[owr + 3 * j] = w0
+        W[owr + 3 * j + 1] = w1
+        W[owr + 3 * j + 2] = w2
+        W[ovr + 3 * j] = vx
+        W[ovr + 3 * j + 1] = vy
+        W[ovr + 3 * j + 2] = vz
 
 
 @njit(**_K)
