@@ -31,13 +31,44 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from rt.jit import KERNEL
 from rt.dynamics.tree_model import H_N, H_P, H_W, JOINT_R
 
 
 # ------------------------------------------------------------------ offsets
+@intrinsic
+def _ld(typingctx, arr, idx):
+    """``arr[idx]`` of a 1-D array without the negative-index wrap-around check (every index here
+    is a non-negative offset built from the layout; numba cannot prove it and emits a compare
+    and a conditional move per access: a quarter of the ABA's instructions)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        return builder.load(builder.gep(ary.data, [i], inbounds=True))
+    return arr.dtype(arr, idx), codegen
+
+
+@intrinsic
+def _st(typingctx, arr, idx, val):
+    """``arr[idx] = val`` without the wrap-around check (:func:`_ld`)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        v = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)
+        builder.store(v, builder.gep(ary.data, [i], inbounds=True))
+        return context.get_dummy_value()
+    return types.none(arr, idx, arr.dtype), codegen
+
+
 #: the kernels' compile options: the real-time loop's (rt.jit.KERNEL) with IEEE division (no
 #: zero-divisor check before each division; every divisor here is tested or a positive mass
 #: term first), which changes no result
@@ -70,18 +101,18 @@ def _mv6(A, oa, x, ox, y, oy):
 def _xm(W, ob, orr, x0, x1, x2, x3, x4, x5):
     """B x for B = [beta, -beta r~; 0, beta] (beta at W[ob], r at W[orr]): the motion x of the
     predecessor at O_p seen at O_j, frame j = [beta (x_l + x_a x r); beta x_a]."""
-    rx = W[orr]
-    ry = W[orr + 1]
-    rz = W[orr + 2]
+    rx = _ld(W, orr)
+    ry = _ld(W, orr + 1)
+    rz = _ld(W, orr + 2)
     v0 = x0 + x4 * rz - x5 * ry
     v1 = x1 + x5 * rx - x3 * rz
     v2 = x2 + x3 * ry - x4 * rx
-    return (W[ob] * v0 + W[ob + 1] * v1 + W[ob + 2] * v2,
-            W[ob + 3] * v0 + W[ob + 4] * v1 + W[ob + 5] * v2,
-            W[ob + 6] * v0 + W[ob + 7] * v1 + W[ob + 8] * v2,
-            W[ob] * x3 + W[ob + 1] * x4 + W[ob + 2] * x5,
-            W[ob + 3] * x3 + W[ob + 4] * x4 + W[ob + 5] * x5,
-            W[ob + 6] * x3 + W[ob + 7] * x4 + W[ob + 8] * x5)
+    return (_ld(W, ob) * v0 + _ld(W, ob + 1) * v1 + _ld(W, ob + 2) * v2,
+            _ld(W, ob + 3) * v0 + _ld(W, ob + 4) * v1 + _ld(W, ob + 5) * v2,
+            _ld(W, ob + 6) * v0 + _ld(W, ob + 7) * v1 + _ld(W, ob + 8) * v2,
+            _ld(W, ob) * x3 + _ld(W, ob + 1) * x4 + _ld(W, ob + 2) * x5,
+            _ld(W, ob + 3) * x3 + _ld(W, ob + 4) * x4 + _ld(W, ob + 5) * x5,
+            _ld(W, ob + 6) * x3 + _ld(W, ob + 7) * x4 + _ld(W, ob + 8) * x5)
 
 
 @njit(inline="always", **_K)
@@ -100,18 +131,18 @@ def _xm_at(W, ob, orr, x, ox, y, oy):
 def _xft_add(W, ob, orr, f0, f1, f2, f3, f4, f5, y, oy, sign):
     """y[oy:oy+6] += sign B^T f: the wrench f at O_j (frame j) carried to O_p (frame p):
     B^T f = [beta^T f_l; r x (beta^T f_l) + beta^T f_a]."""
-    rx = W[orr]
-    ry = W[orr + 1]
-    rz = W[orr + 2]
-    g0 = W[ob] * f0 + W[ob + 3] * f1 + W[ob + 6] * f2
-    g1 = W[ob + 1] * f0 + W[ob + 4] * f1 + W[ob + 7] * f2
-    g2 = W[ob + 2] * f0 + W[ob + 5] * f1 + W[ob + 8] * f2
+    rx = _ld(W, orr)
+    ry = _ld(W, orr + 1)
+    rz = _ld(W, orr + 2)
+    g0 = _ld(W, ob) * f0 + _ld(W, ob + 3) * f1 + _ld(W, ob + 6) * f2
+    g1 = _ld(W, ob + 1) * f0 + _ld(W, ob + 4) * f1 + _ld(W, ob + 7) * f2
+    g2 = _ld(W, ob + 2) * f0 + _ld(W, ob + 5) * f1 + _ld(W, ob + 8) * f2
     y[oy] += sign * g0
     y[oy + 1] += sign * g1
     y[oy + 2] += sign * g2
-    y[oy + 3] += sign * (ry * g2 - rz * g1 + W[ob] * f3 + W[ob + 3] * f4 + W[ob + 6] * f5)
-    y[oy + 4] += sign * (rz * g0 - rx * g2 + W[ob + 1] * f3 + W[ob + 4] * f4 + W[ob + 7] * f5)
-    y[oy + 5] += sign * (rx * g1 - ry * g0 + W[ob + 2] * f3 + W[ob + 5] * f4 + W[ob + 8] * f5)
+    y[oy + 3] += sign * (ry * g2 - rz * g1 + _ld(W, ob) * f3 + _ld(W, ob + 3) * f4 + _ld(W, ob + 6) * f5)
+    y[oy + 4] += sign * (rz * g0 - rx * g2 + _ld(W, ob + 1) * f3 + _ld(W, ob + 4) * f4 + _ld(W, ob + 7) * f5)
+    y[oy + 5] += sign * (rx * g1 - ry * g0 + _ld(W, ob + 2) * f3 + _ld(W, ob + 5) * f4 + _ld(W, ob + 8) * f5)
 
 
 @njit(inline="always", **_K)
@@ -144,24 +175,24 @@ def tree_kinematics(P, W, p, pd, omega0):
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
-        pj = int(P[opar + j])
-        k = int(P[oax + j])
-        rev = P[ojt + j] == JOINT_R
+        pj = int(_ld(P, opar + j))
+        k = int(_ld(P, oax + j))
+        rev = _ld(P, ojt + j) == JOINT_R
         gb = og + 9 * j
-        g00 = P[gb]
-        g01 = P[gb + 1]
-        g02 = P[gb + 2]
-        g10 = P[gb + 3]
-        g11 = P[gb + 4]
-        g12 = P[gb + 5]
-        g20 = P[gb + 6]
-        g21 = P[gb + 7]
-        g22 = P[gb + 8]
+        g00 = _ld(P, gb)
+        g01 = _ld(P, gb + 1)
+        g02 = _ld(P, gb + 2)
+        g10 = _ld(P, gb + 3)
+        g11 = _ld(P, gb + 4)
+        g12 = _ld(P, gb + 5)
+        g20 = _ld(P, gb + 6)
+        g21 = _ld(P, gb + 7)
+        g22 = _ld(P, gb + 8)
         q = p[j]
         qd = pd[j]
-        rx = P[ol + 3 * j]
-        ry = P[ol + 3 * j + 1]
-        rz = P[ol + 3 * j + 2]
+        rx = _ld(P, ol + 3 * j)
+        ry = _ld(P, ol + 3 * j + 1)
+        rz = _ld(P, ol + 3 * j + 2)
         if rev:
             # beta = alpha^k(q) gamma: row k kept, rows k+1, k+2 turned (digest §0)
             c = math.cos(q)
@@ -193,31 +224,31 @@ def tree_kinematics(P, W, p, pd, omega0):
                 ry += g21 * q
                 rz += g22 * q
         bb = ob + 9 * j
-        W[bb] = b00
-        W[bb + 1] = b01
-        W[bb + 2] = b02
-        W[bb + 3] = b10
-        W[bb + 4] = b11
-        W[bb + 5] = b12
-        W[bb + 6] = b20
-        W[bb + 7] = b21
-        W[bb + 8] = b22
-        W[orr + 3 * j] = rx
-        W[orr + 3 * j + 1] = ry
-        W[orr + 3 * j + 2] = rz
+        _st(W, bb, b00)
+        _st(W, bb + 1, b01)
+        _st(W, bb + 2, b02)
+        _st(W, bb + 3, b10)
+        _st(W, bb + 4, b11)
+        _st(W, bb + 5, b12)
+        _st(W, bb + 6, b20)
+        _st(W, bb + 7, b21)
+        _st(W, bb + 8, b22)
+        _st(W, orr + 3 * j, rx)
+        _st(W, orr + 3 * j + 1, ry)
+        _st(W, orr + 3 * j + 2, rz)
         ph = oph + 6 * j
         for a in range(6):
-            W[ph + a] = 0.0
-        W[ph + (k + 3 if rev else k)] = 1.0
+            _st(W, ph + a, 0.0)
+        _st(W, ph + (k + 3 if rev else k), 1.0)
         # angular velocities: om_j = beta om_p (+ e_k pd for a revolute joint)
         if pj < 0:
             wpx = omega0[0]
             wpy = omega0[1]
             wpz = omega0[2]
         else:
-            wpx = W[oom + 3 * pj]
-            wpy = W[oom + 3 * pj + 1]
-            wpz = W[oom + 3 * pj + 2]
+            wpx = _ld(W, oom + 3 * pj)
+            wpy = _ld(W, oom + 3 * pj + 1)
+            wpz = _ld(W, oom + 3 * pj + 2)
         obx = b00 * wpx + b01 * wpy + b02 * wpz
         oby = b10 * wpx + b11 * wpy + b12 * wpz
         obz = b20 * wpx + b21 * wpy + b22 * wpz
@@ -225,11 +256,11 @@ def tree_kinematics(P, W, p, pd, omega0):
         ey = 1.0 if k == 1 else 0.0
         ez = 1.0 if k == 2 else 0.0
         om = oom + 3 * j
-        W[om] = obx
-        W[om + 1] = oby
-        W[om + 2] = obz
+        _st(W, om, obx)
+        _st(W, om + 1, oby)
+        _st(W, om + 2, obz)
         if rev:
-            W[om + k] += qd
+            _st(W, om + k, _ld(W, om + k) + (qd))
         # h: beta (w x (w x r)) + 2 omb x v_rel ; omb x w_rel
         cx = wpy * rz - wpz * ry
         cy = wpz * rx - wpx * rz
@@ -245,39 +276,39 @@ def tree_kinematics(P, W, p, pd, omega0):
         uz = (obx * ey - oby * ex) * qd
         hb = oh + 6 * j
         if rev:
-            W[hb] = h0
-            W[hb + 1] = h1
-            W[hb + 2] = h2
-            W[hb + 3] = ux
-            W[hb + 4] = uy
-            W[hb + 5] = uz
+            _st(W, hb, h0)
+            _st(W, hb + 1, h1)
+            _st(W, hb + 2, h2)
+            _st(W, hb + 3, ux)
+            _st(W, hb + 4, uy)
+            _st(W, hb + 5, uz)
         else:
-            W[hb] = h0 + 2.0 * ux
-            W[hb + 1] = h1 + 2.0 * uy
-            W[hb + 2] = h2 + 2.0 * uz
-            W[hb + 3] = 0.0
-            W[hb + 4] = 0.0
-            W[hb + 5] = 0.0
+            _st(W, hb, h0 + 2.0 * ux)
+            _st(W, hb + 1, h1 + 2.0 * uy)
+            _st(W, hb + 2, h2 + 2.0 * uz)
+            _st(W, hb + 3, 0.0)
+            _st(W, hb + 4, 0.0)
+            _st(W, hb + 5, 0.0)
         # placement relative to the base (frame 0): tau_j = beta tau_p, O_j = O_p + tau_p^T r
         tb = otau + 9 * j
         if pj < 0:
             t00, t01, t02, t10, t11, t12, t20, t21, t22 = b00, b01, b02, b10, b11, b12, b20, b21, b22
-            W[oo + 3 * j] = rx
-            W[oo + 3 * j + 1] = ry
-            W[oo + 3 * j + 2] = rz
+            _st(W, oo + 3 * j, rx)
+            _st(W, oo + 3 * j + 1, ry)
+            _st(W, oo + 3 * j + 2, rz)
             vx = vy = vz = 0.0
             w0 = w1 = w2 = 0.0
         else:
             tp = otau + 9 * pj
-            p00 = W[tp]
-            p01 = W[tp + 1]
-            p02 = W[tp + 2]
-            p10 = W[tp + 3]
-            p11 = W[tp + 4]
-            p12 = W[tp + 5]
-            p20 = W[tp + 6]
-            p21 = W[tp + 7]
-            p22 = W[tp + 8]
+            p00 = _ld(W, tp)
+            p01 = _ld(W, tp + 1)
+            p02 = _ld(W, tp + 2)
+            p10 = _ld(W, tp + 3)
+            p11 = _ld(W, tp + 4)
+            p12 = _ld(W, tp + 5)
+            p20 = _ld(W, tp + 6)
+            p21 = _ld(W, tp + 7)
+            p22 = _ld(W, tp + 8)
             t00 = b00 * p00 + b01 * p10 + b02 * p20
             t01 = b00 * p01 + b01 * p11 + b02 * p21
             t02 = b00 * p02 + b01 * p12 + b02 * p22
@@ -287,27 +318,27 @@ def tree_kinematics(P, W, p, pd, omega0):
             t20 = b20 * p00 + b21 * p10 + b22 * p20
             t21 = b20 * p01 + b21 * p11 + b22 * p21
             t22 = b20 * p02 + b21 * p12 + b22 * p22
-            W[oo + 3 * j] = W[oo + 3 * pj] + p00 * rx + p10 * ry + p20 * rz
-            W[oo + 3 * j + 1] = W[oo + 3 * pj + 1] + p01 * rx + p11 * ry + p21 * rz
-            W[oo + 3 * j + 2] = W[oo + 3 * pj + 2] + p02 * rx + p12 * ry + p22 * rz
-            dx = W[oo + 3 * j] - W[oo + 3 * pj]
-            dy = W[oo + 3 * j + 1] - W[oo + 3 * pj + 1]
-            dz = W[oo + 3 * j + 2] - W[oo + 3 * pj + 2]
-            w0 = W[owr + 3 * pj]
-            w1 = W[owr + 3 * pj + 1]
-            w2 = W[owr + 3 * pj + 2]
-            vx = W[ovr + 3 * pj] + w1 * dz - w2 * dy
-            vy = W[ovr + 3 * pj + 1] + w2 * dx - w0 * dz
-            vz = W[ovr + 3 * pj + 2] + w0 * dy - w1 * dx
-        W[tb] = t00
-        W[tb + 1] = t01
-        W[tb + 2] = t02
-        W[tb + 3] = t10
-        W[tb + 4] = t11
-        W[tb + 5] = t12
-        W[tb + 6] = t20
-        W[tb + 7] = t21
-        W[tb + 8] = t22
+            _st(W, oo + 3 * j, _ld(W, oo + 3 * pj) + p00 * rx + p10 * ry + p20 * rz)
+            _st(W, oo + 3 * j + 1, _ld(W, oo + 3 * pj + 1) + p01 * rx + p11 * ry + p21 * rz)
+            _st(W, oo + 3 * j + 2, _ld(W, oo + 3 * pj + 2) + p02 * rx + p12 * ry + p22 * rz)
+            dx = _ld(W, oo + 3 * j) - _ld(W, oo + 3 * pj)
+            dy = _ld(W, oo + 3 * j + 1) - _ld(W, oo + 3 * pj + 1)
+            dz = _ld(W, oo + 3 * j + 2) - _ld(W, oo + 3 * pj + 2)
+            w0 = _ld(W, owr + 3 * pj)
+            w1 = _ld(W, owr + 3 * pj + 1)
+            w2 = _ld(W, owr + 3 * pj + 2)
+            vx = _ld(W, ovr + 3 * pj) + w1 * dz - w2 * dy
+            vy = _ld(W, ovr + 3 * pj + 1) + w2 * dx - w0 * dz
+            vz = _ld(W, ovr + 3 * pj + 2) + w0 * dy - w1 * dx
+        _st(W, tb, t00)
+        _st(W, tb + 1, t01)
+        _st(W, tb + 2, t02)
+        _st(W, tb + 3, t10)
+        _st(W, tb + 4, t11)
+        _st(W, tb + 5, t12)
+        _st(W, tb + 6, t20)
+        _st(W, tb + 7, t21)
+        _st(W, tb + 8, t22)
         # the joint's own rate along / about row k of tau_j, relative to the base
         if k == 0:
             ax, ay, az = t00 * qd, t01 * qd, t02 * qd
@@ -323,12 +354,12 @@ def tree_kinematics(P, W, p, pd, omega0):
             vx += ax
             vy += ay
             vz += az
-        W[owr + 3 * j] = w0
-        W[owr + 3 * j + 1] = w1
-        W[owr + 3 * j + 2] = w2
-        W[ovr + 3 * j] = vx
-        W[ovr + 3 * j + 1] = vy
-        W[ovr + 3 * j + 2] = vz
+        _st(W, owr + 3 * j, w0)
+        _st(W, owr + 3 * j + 1, w1)
+        _st(W, owr + 3 * j + 2, w2)
+        _st(W, ovr + 3 * j, vx)
+        _st(W, ovr + 3 * j + 1, vy)
+        _st(W, ovr + 3 * j + 2, vz)
 
 
 @njit(**_K)
@@ -368,26 +399,26 @@ def tree_body_bias(P, W, fext):
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
-        wx = W[oom + 3 * j]
-        wy = W[oom + 3 * j + 1]
-        wz = W[oom + 3 * j + 2]
-        cx = P[oc + 3 * j]
-        cy = P[oc + 3 * j + 1]
-        cz = P[oc + 3 * j + 2]
+        wx = _ld(W, oom + 3 * j)
+        wy = _ld(W, oom + 3 * j + 1)
+        wz = _ld(W, oom + 3 * j + 2)
+        cx = _ld(P, oc + 3 * j)
+        cy = _ld(P, oc + 3 * j + 1)
+        cz = _ld(P, oc + 3 * j + 2)
         tx = wy * cz - wz * cy
         ty = wz * cx - wx * cz
         tz = wx * cy - wy * cx
         sb = os_ + 6 * j
-        W[sb] = fext[j, 0] - (wy * tz - wz * ty)
-        W[sb + 1] = fext[j, 1] - (wz * tx - wx * tz)
-        W[sb + 2] = fext[j, 2] - (wx * ty - wy * tx)
+        _st(W, sb, fext[j, 0] - (wy * tz - wz * ty))
+        _st(W, sb + 1, fext[j, 1] - (wz * tx - wx * tz))
+        _st(W, sb + 2, fext[j, 2] - (wx * ty - wy * tx))
         m = oM + 36 * j
-        Ix = P[m + 21] * wx + P[m + 22] * wy + P[m + 23] * wz
-        Iy = P[m + 27] * wx + P[m + 28] * wy + P[m + 29] * wz
-        Iz = P[m + 33] * wx + P[m + 34] * wy + P[m + 35] * wz
-        W[sb + 3] = fext[j, 3] - (wy * Iz - wz * Iy)
-        W[sb + 4] = fext[j, 4] - (wz * Ix - wx * Iz)
-        W[sb + 5] = fext[j, 5] - (wx * Iy - wy * Ix)
+        Ix = _ld(P, m + 21) * wx + _ld(P, m + 22) * wy + _ld(P, m + 23) * wz
+        Iy = _ld(P, m + 27) * wx + _ld(P, m + 28) * wy + _ld(P, m + 29) * wz
+        Iz = _ld(P, m + 33) * wx + _ld(P, m + 34) * wy + _ld(P, m + 35) * wz
+        _st(W, sb + 3, fext[j, 3] - (wy * Iz - wz * Iy))
+        _st(W, sb + 4, fext[j, 4] - (wz * Ix - wx * Iz))
+        _st(W, sb + 5, fext[j, 5] - (wx * Iy - wy * Ix))
 
 
 # ------------------------------------------------------------------ CRBA, b, solve, base wrench
@@ -564,33 +595,33 @@ def tree_aba(P, W, a0, g, pdd, S0):
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(36 * n):
-        W[oMh + i] = P[oM + i]
+        _st(W, oMh + i, _ld(P, oM + i))
     for i in range(6 * n):
-        W[osh + i] = W[os_ + i]
+        _st(W, osh + i, _ld(W, os_ + i))
     for q in range(6):
         S0[q] = 0.0
     for j in range(n - 1, -1, -1):
         # Mh, sh already hold the children's contributions
-        k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
+        k = int(_ld(P, oax + j)) + (3 if _ld(P, ojt + j) == JOINT_R else 0)
         mh = oMh + 36 * j
         u = oU + 6 * j
         mk = mh + 6 * k                                   # row k of Mh = Mh Phi (symmetric)
-        u0 = W[mk]
-        u1 = W[mk + 1]
-        u2 = W[mk + 2]
-        u3 = W[mk + 3]
-        u4 = W[mk + 4]
-        u5 = W[mk + 5]
-        W[u] = u0
-        W[u + 1] = u1
-        W[u + 2] = u2
-        W[u + 3] = u3
-        W[u + 4] = u4
-        W[u + 5] = u5
-        d = W[mk + k]
+        u0 = _ld(W, mk)
+        u1 = _ld(W, mk + 1)
+        u2 = _ld(W, mk + 2)
+        u3 = _ld(W, mk + 3)
+        u4 = _ld(W, mk + 4)
+        u5 = _ld(W, mk + 5)
+        _st(W, u, u0)
+        _st(W, u + 1, u1)
+        _st(W, u + 2, u2)
+        _st(W, u + 3, u3)
+        _st(W, u + 4, u4)
+        _st(W, u + 5, u5)
+        d = _ld(W, mk + k)
         if not d > 0.0:
             return False
-        W[oaI + j] = d
+        _st(W, oaI + j, d)
         # N = Mh - U U^T / d (upper triangle)
         v0 = u0 / d
         v1 = u1 / d
@@ -598,51 +629,51 @@ def tree_aba(P, W, a0, g, pdd, S0):
         v3 = u3 / d
         v4 = u4 / d
         v5 = u5 / d
-        n00 = W[mh] - v0 * u0
-        n01 = W[mh + 1] - v0 * u1
-        n02 = W[mh + 2] - v0 * u2
-        n03 = W[mh + 3] - v0 * u3
-        n04 = W[mh + 4] - v0 * u4
-        n05 = W[mh + 5] - v0 * u5
-        n11 = W[mh + 7] - v1 * u1
-        n12 = W[mh + 8] - v1 * u2
-        n13 = W[mh + 9] - v1 * u3
-        n14 = W[mh + 10] - v1 * u4
-        n15 = W[mh + 11] - v1 * u5
-        n22 = W[mh + 14] - v2 * u2
-        n23 = W[mh + 15] - v2 * u3
-        n24 = W[mh + 16] - v2 * u4
-        n25 = W[mh + 17] - v2 * u5
-        n33 = W[mh + 21] - v3 * u3
-        n34 = W[mh + 22] - v3 * u4
-        n35 = W[mh + 23] - v3 * u5
-        n44 = W[mh + 28] - v4 * u4
-        n45 = W[mh + 29] - v4 * u5
-        n55 = W[mh + 35] - v5 * u5
+        n00 = _ld(W, mh) - v0 * u0
+        n01 = _ld(W, mh + 1) - v0 * u1
+        n02 = _ld(W, mh + 2) - v0 * u2
+        n03 = _ld(W, mh + 3) - v0 * u3
+        n04 = _ld(W, mh + 4) - v0 * u4
+        n05 = _ld(W, mh + 5) - v0 * u5
+        n11 = _ld(W, mh + 7) - v1 * u1
+        n12 = _ld(W, mh + 8) - v1 * u2
+        n13 = _ld(W, mh + 9) - v1 * u3
+        n14 = _ld(W, mh + 10) - v1 * u4
+        n15 = _ld(W, mh + 11) - v1 * u5
+        n22 = _ld(W, mh + 14) - v2 * u2
+        n23 = _ld(W, mh + 15) - v2 * u3
+        n24 = _ld(W, mh + 16) - v2 * u4
+        n25 = _ld(W, mh + 17) - v2 * u5
+        n33 = _ld(W, mh + 21) - v3 * u3
+        n34 = _ld(W, mh + 22) - v3 * u4
+        n35 = _ld(W, mh + 23) - v3 * u5
+        n44 = _ld(W, mh + 28) - v4 * u4
+        n45 = _ld(W, mh + 29) - v4 * u5
+        n55 = _ld(W, mh + 35) - v5 * u5
         # n = N h + U (g + Phi^T sh) / d - sh
         sj = osh + 6 * j
-        coef = (g[j] + W[sj + k]) / d
+        coef = (g[j] + _ld(W, sj + k)) / d
         hb = oh + 6 * j
-        h0 = W[hb]
-        h1 = W[hb + 1]
-        h2 = W[hb + 2]
-        h3 = W[hb + 3]
-        h4 = W[hb + 4]
-        h5 = W[hb + 5]
-        nv0 = n00 * h0 + n01 * h1 + n02 * h2 + n03 * h3 + n04 * h4 + n05 * h5 + u0 * coef - W[sj]
-        nv1 = n01 * h0 + n11 * h1 + n12 * h2 + n13 * h3 + n14 * h4 + n15 * h5 + u1 * coef - W[sj + 1]
-        nv2 = n02 * h0 + n12 * h1 + n22 * h2 + n23 * h3 + n24 * h4 + n25 * h5 + u2 * coef - W[sj + 2]
-        nv3 = n03 * h0 + n13 * h1 + n23 * h2 + n33 * h3 + n34 * h4 + n35 * h5 + u3 * coef - W[sj + 3]
-        nv4 = n04 * h0 + n14 * h1 + n24 * h2 + n34 * h3 + n44 * h4 + n45 * h5 + u4 * coef - W[sj + 4]
-        nv5 = n05 * h0 + n15 * h1 + n25 * h2 + n35 * h3 + n45 * h4 + n55 * h5 + u5 * coef - W[sj + 5]
+        h0 = _ld(W, hb)
+        h1 = _ld(W, hb + 1)
+        h2 = _ld(W, hb + 2)
+        h3 = _ld(W, hb + 3)
+        h4 = _ld(W, hb + 4)
+        h5 = _ld(W, hb + 5)
+        nv0 = n00 * h0 + n01 * h1 + n02 * h2 + n03 * h3 + n04 * h4 + n05 * h5 + u0 * coef - _ld(W, sj)
+        nv1 = n01 * h0 + n11 * h1 + n12 * h2 + n13 * h3 + n14 * h4 + n15 * h5 + u1 * coef - _ld(W, sj + 1)
+        nv2 = n02 * h0 + n12 * h1 + n22 * h2 + n23 * h3 + n24 * h4 + n25 * h5 + u2 * coef - _ld(W, sj + 2)
+        nv3 = n03 * h0 + n13 * h1 + n23 * h2 + n33 * h3 + n34 * h4 + n35 * h5 + u3 * coef - _ld(W, sj + 3)
+        nv4 = n04 * h0 + n14 * h1 + n24 * h2 + n34 * h3 + n44 * h4 + n45 * h5 + u4 * coef - _ld(W, sj + 4)
+        nv5 = n05 * h0 + n15 * h1 + n25 * h2 + n35 * h3 + n45 * h4 + n55 * h5 + u5 * coef - _ld(W, sj + 5)
         nv = onv + 6 * j
-        W[nv] = nv0
-        W[nv + 1] = nv1
-        W[nv + 2] = nv2
-        W[nv + 3] = nv3
-        W[nv + 4] = nv4
-        W[nv + 5] = nv5
-        pj = int(P[opar + j])
+        _st(W, nv, nv0)
+        _st(W, nv + 1, nv1)
+        _st(W, nv + 2, nv2)
+        _st(W, nv + 3, nv3)
+        _st(W, nv + 4, nv4)
+        _st(W, nv + 5, nv5)
+        pj = int(_ld(P, opar + j))
         bb = ob + 9 * j
         rb = orr + 3 * j
         if pj < 0:
@@ -659,18 +690,18 @@ def tree_aba(P, W, a0, g, pdd, S0):
             continue
         _xft_add(W, bb, rb, nv0, nv1, nv2, nv3, nv4, nv5, W, osh + 6 * pj, -1.0)
         # Mh_p += B^T N B
-        b00 = W[bb]
-        b01 = W[bb + 1]
-        b02 = W[bb + 2]
-        b10 = W[bb + 3]
-        b11 = W[bb + 4]
-        b12 = W[bb + 5]
-        b20 = W[bb + 6]
-        b21 = W[bb + 7]
-        b22 = W[bb + 8]
-        rx = W[rb]
-        ry = W[rb + 1]
-        rz = W[rb + 2]
+        b00 = _ld(W, bb)
+        b01 = _ld(W, bb + 1)
+        b02 = _ld(W, bb + 2)
+        b10 = _ld(W, bb + 3)
+        b11 = _ld(W, bb + 4)
+        b12 = _ld(W, bb + 5)
+        b20 = _ld(W, bb + 6)
+        b21 = _ld(W, bb + 7)
+        b22 = _ld(W, bb + 8)
+        rx = _ld(W, rb)
+        ry = _ld(W, rb + 1)
+        rz = _ld(W, rb + 2)
         a00, a01, a02, a11, a12, a22 = _rot_sym(n00, n01, n02, n11, n12, n22,
                                                 b00, b01, b02, b10, b11, b12, b20, b21, b22)
         d00, d01, d02, d11, d12, d22 = _rot_sym(n33, n34, n35, n44, n45, n55,
@@ -696,71 +727,71 @@ def tree_aba(P, W, a0, g, pdd, S0):
         f12 = d12 + (rz * e02 - rx * e22) - (c01 * ry - c11 * rx)
         f22 = d22 + (rx * e12 - ry * e02) - (c02 * ry - c12 * rx)
         m = oMh + 36 * pj
-        W[m] += a00
-        W[m + 1] += a01
-        W[m + 2] += a02
-        W[m + 6] += a01
-        W[m + 7] += a11
-        W[m + 8] += a12
-        W[m + 12] += a02
-        W[m + 13] += a12
-        W[m + 14] += a22
-        W[m + 3] += e00
-        W[m + 4] += e01
-        W[m + 5] += e02
-        W[m + 9] += e10
-        W[m + 10] += e11
-        W[m + 11] += e12
-        W[m + 15] += e20
-        W[m + 16] += e21
-        W[m + 17] += e22
-        W[m + 18] += e00
-        W[m + 19] += e10
-        W[m + 20] += e20
-        W[m + 24] += e01
-        W[m + 25] += e11
-        W[m + 26] += e21
-        W[m + 30] += e02
-        W[m + 31] += e12
-        W[m + 32] += e22
-        W[m + 21] += f00
-        W[m + 22] += f01
-        W[m + 23] += f02
-        W[m + 27] += f01
-        W[m + 28] += f11
-        W[m + 29] += f12
-        W[m + 33] += f02
-        W[m + 34] += f12
-        W[m + 35] += f22
+        _st(W, m, _ld(W, m) + (a00))
+        _st(W, m + 1, _ld(W, m + 1) + (a01))
+        _st(W, m + 2, _ld(W, m + 2) + (a02))
+        _st(W, m + 6, _ld(W, m + 6) + (a01))
+        _st(W, m + 7, _ld(W, m + 7) + (a11))
+        _st(W, m + 8, _ld(W, m + 8) + (a12))
+        _st(W, m + 12, _ld(W, m + 12) + (a02))
+        _st(W, m + 13, _ld(W, m + 13) + (a12))
+        _st(W, m + 14, _ld(W, m + 14) + (a22))
+        _st(W, m + 3, _ld(W, m + 3) + (e00))
+        _st(W, m + 4, _ld(W, m + 4) + (e01))
+        _st(W, m + 5, _ld(W, m + 5) + (e02))
+        _st(W, m + 9, _ld(W, m + 9) + (e10))
+        _st(W, m + 10, _ld(W, m + 10) + (e11))
+        _st(W, m + 11, _ld(W, m + 11) + (e12))
+        _st(W, m + 15, _ld(W, m + 15) + (e20))
+        _st(W, m + 16, _ld(W, m + 16) + (e21))
+        _st(W, m + 17, _ld(W, m + 17) + (e22))
+        _st(W, m + 18, _ld(W, m + 18) + (e00))
+        _st(W, m + 19, _ld(W, m + 19) + (e10))
+        _st(W, m + 20, _ld(W, m + 20) + (e20))
+        _st(W, m + 24, _ld(W, m + 24) + (e01))
+        _st(W, m + 25, _ld(W, m + 25) + (e11))
+        _st(W, m + 26, _ld(W, m + 26) + (e21))
+        _st(W, m + 30, _ld(W, m + 30) + (e02))
+        _st(W, m + 31, _ld(W, m + 31) + (e12))
+        _st(W, m + 32, _ld(W, m + 32) + (e22))
+        _st(W, m + 21, _ld(W, m + 21) + (f00))
+        _st(W, m + 22, _ld(W, m + 22) + (f01))
+        _st(W, m + 23, _ld(W, m + 23) + (f02))
+        _st(W, m + 27, _ld(W, m + 27) + (f01))
+        _st(W, m + 28, _ld(W, m + 28) + (f11))
+        _st(W, m + 29, _ld(W, m + 29) + (f12))
+        _st(W, m + 33, _ld(W, m + 33) + (f02))
+        _st(W, m + 34, _ld(W, m + 34) + (f12))
+        _st(W, m + 35, _ld(W, m + 35) + (f22))
     for j in range(n):
-        pj = int(P[opar + j])
+        pj = int(_ld(P, opar + j))
         bb = ob + 9 * j
         rb = orr + 3 * j
         if pj < 0:
             w0, w1, w2, w3, w4, w5 = _xm(W, bb, rb, a0[0], a0[1], a0[2], a0[3], a0[4], a0[5])
         else:
             ap = oa + 6 * pj
-            w0, w1, w2, w3, w4, w5 = _xm(W, bb, rb, W[ap], W[ap + 1], W[ap + 2], W[ap + 3], W[ap + 4], W[ap + 5])
+            w0, w1, w2, w3, w4, w5 = _xm(W, bb, rb, _ld(W, ap), _ld(W, ap + 1), _ld(W, ap + 2), _ld(W, ap + 3), _ld(W, ap + 4), _ld(W, ap + 5))
         hb = oh + 6 * j
-        w0 += W[hb]
-        w1 += W[hb + 1]
-        w2 += W[hb + 2]
-        w3 += W[hb + 3]
-        w4 += W[hb + 4]
-        w5 += W[hb + 5]
-        k = int(P[oax + j]) + (3 if P[ojt + j] == JOINT_R else 0)
+        w0 += _ld(W, hb)
+        w1 += _ld(W, hb + 1)
+        w2 += _ld(W, hb + 2)
+        w3 += _ld(W, hb + 3)
+        w4 += _ld(W, hb + 4)
+        w5 += _ld(W, hb + 5)
+        k = int(_ld(P, oax + j)) + (3 if _ld(P, ojt + j) == JOINT_R else 0)
         u = oU + 6 * j
-        v = W[u] * w0 + W[u + 1] * w1 + W[u + 2] * w2 + W[u + 3] * w3 + W[u + 4] * w4 + W[u + 5] * w5
-        x = (g[j] + W[osh + 6 * j + k] - v) / W[oaI + j]
+        v = _ld(W, u) * w0 + _ld(W, u + 1) * w1 + _ld(W, u + 2) * w2 + _ld(W, u + 3) * w3 + _ld(W, u + 4) * w4 + _ld(W, u + 5) * w5
+        x = (g[j] + _ld(W, osh + 6 * j + k) - v) / _ld(W, oaI + j)
         pdd[j] = x
         aj = oa + 6 * j
-        W[aj] = w0
-        W[aj + 1] = w1
-        W[aj + 2] = w2
-        W[aj + 3] = w3
-        W[aj + 4] = w4
-        W[aj + 5] = w5
-        W[aj + k] += x
+        _st(W, aj, w0)
+        _st(W, aj + 1, w1)
+        _st(W, aj + 2, w2)
+        _st(W, aj + 3, w3)
+        _st(W, aj + 4, w4)
+        _st(W, aj + 5, w5)
+        _st(W, aj + k, _ld(W, aj + k) + (x))
     return True
 
 
