@@ -46,29 +46,14 @@ class Ratio:
                 f"{key}_rounds": int(self.ratios.size)}
 
 
-def interleaved(a: Callable[[], float], b: Callable[[], float], rounds: int, warmup: int = 2) -> Ratio:
+def interleaved(a: Callable[[], float], b: Callable[[], float], rounds: int, warmup: int = 2,
+                repeats: int = 3) -> Ratio:
     """``a`` and ``b`` each time one batch and return seconds per operation; ``rounds`` rounds
-    of both, order alternating, gc off (module docstring). The first ``warmup`` rounds are
-    run and dropped."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        ta, tb = [], []
-        for r in range(warmup + rounds):
-            if r % 2 == 0:
-                x = a()
-                y = b()
-            else:
-                y = b()
-                x = a()
-            if r >= warmup:
-                ta.append(x)
-                tb.append(y)
-    finally:
-        if was:
-            gc.enable()
-    ta_, tb_ = np.asarray(ta), np.asarray(tb)
-    return Ratio(ta_ / tb_, ta_, tb_)
+    of both, order alternating, gc off (module docstring); within a round each side is timed
+    ``repeats`` times back to back, alternating, and its fastest batch kept (the machine's
+    interruptions only ever add time). The first ``warmup`` rounds are run and dropped."""
+    t = interleaved_many([a, b], rounds, warmup, repeats)
+    return t.ratio(0, 1)
 
 
 @dataclass(frozen=True)
@@ -80,19 +65,21 @@ class Times:
         return Ratio(self.t[:, i] / self.t[:, j], self.t[:, i], self.t[:, j])
 
 
-def interleaved_many(fns: list[Callable[[], float]], rounds: int, warmup: int = 2) -> Times:
-    """:func:`interleaved` for several contenders: each round times each once, the order rotating
-    from round to round (so every contender is as often first as last)."""
+def interleaved_many(fns: list[Callable[[], float]], rounds: int, warmup: int = 2, repeats: int = 3) -> Times:
+    """:func:`interleaved` for several contenders: in each round every contender is timed
+    ``repeats`` times, the contenders taking turns, the order rotating from round to round (so
+    every contender is as often first as last); a contender's time in the round is its fastest."""
     was = gc.isenabled()
     gc.disable()
     k = len(fns)
     out = np.empty((rounds, k))
     try:
         for r in range(warmup + rounds):
-            row = np.empty(k)
-            for i in range(k):
-                c = (i + r) % k
-                row[c] = fns[c]()
+            row = np.full(k, np.inf)
+            for rep in range(repeats):
+                for i in range(k):
+                    c = (i + r + rep) % k
+                    row[c] = min(row[c], fns[c]())
             if r >= warmup:
                 out[r - warmup] = row
     finally:

@@ -216,7 +216,7 @@ def run(quick: bool = False) -> dict:
     out = {"spacecraft_step_us_loop": round(loop, 4), "spacecraft_step_us_call": round(call, 4)}
     # the rigid pair against the peers: trajectories first, then interleaved rounds
     # batches of ~2 ms each (steps per contender), many rounds: an interrupted batch is an outlier
-    rounds = 31 if quick else 101
+    rounds = 15 if quick else 51
     batch = {"ours": 2000, "mujoco": 100, "basilisk": 40}
     runners = {"ours": _ours_runner(rigid_pair())}
     notes = {}

@@ -71,7 +71,7 @@ def run(quick: bool = False) -> dict:
 
     reps, batches = (20000, 5) if quick else (200000, 15)
     # short batches (~1 ms), many rounds: a batch the machine interrupts is an outlier the median drops
-    rounds, inner = (41, 1000) if quick else (201, 1000)
+    rounds, inner = (21, 1000) if quick else (101, 1000)
     mech = TreeMechanism(PRESET)
     n = mech.n
     P, W = mech.tree.params, mech.tree.new_work()

@@ -29,7 +29,7 @@ def test_interleaved_alternates_the_order_and_takes_the_median_of_per_round_rati
     def b():
         calls.append("b")
         return next(b_times)
-    r = IL.interleaved(a, b, rounds=5, warmup=2)
+    r = IL.interleaved(a, b, rounds=5, warmup=2, repeats=1)
     assert calls[:4] == ["a", "b", "b", "a"]            # A B, then B A: neither side always first
     assert r.ratios.tolist() == [2.0, 2.0, 2.0, 100.0, 2.0]
     assert r.median == 2.0                               # the interrupted round does not move it
@@ -38,17 +38,24 @@ def test_interleaved_alternates_the_order_and_takes_the_median_of_per_round_rati
     assert f == {"x": 2.0, "x_iqr": [2.0, 2.0], "x_rounds": 5}
 
 
+def test_each_round_keeps_each_sides_fastest_batch():
+    a = iter([5.0, 1.0, 3.0] * 2)       # interrupted, fast, slower
+    b = iter([2.0, 9.0, 2.0] * 2)
+    r = IL.interleaved(lambda: next(a), lambda: next(b), rounds=2, warmup=0, repeats=3)
+    assert r.a_s.tolist() == [1.0, 1.0] and r.b_s.tolist() == [2.0, 2.0] and r.median == 0.5
+
+
 def test_interleaved_turns_gc_off_while_timing_and_back_on():
     seen = []
     assert gc.isenabled()
-    IL.interleaved(lambda: seen.append(gc.isenabled()) or 1.0, lambda: 1.0, rounds=3, warmup=0)
+    IL.interleaved(lambda: seen.append(gc.isenabled()) or 1.0, lambda: 1.0, rounds=3, warmup=0, repeats=1)
     assert seen == [False, False, False] and gc.isenabled()
 
 
 def test_interleaved_many_rotates_every_contender_through_every_position():
     order = []
     fns = [(lambda k=k: order.append(k) or float(k + 1)) for k in range(3)]
-    t = IL.interleaved_many(fns, rounds=3, warmup=0)
+    t = IL.interleaved_many(fns, rounds=3, warmup=0, repeats=1)
     assert order == [0, 1, 2, 1, 2, 0, 2, 0, 1]
     assert t.t.tolist() == [[1.0, 2.0, 3.0]] * 3
     assert t.ratio(0, 2).median == pytest.approx(1.0 / 3.0)
