@@ -215,10 +215,13 @@ def run(quick: bool = False) -> dict:
     call = _call_us(six_mode_pair(), n // 2, reps)
     out = {"spacecraft_step_us_loop": round(loop, 4), "spacecraft_step_us_call": round(call, 4)}
     # the rigid pair against the peers: trajectories first, then interleaved rounds
-    # batches of a few ms each (steps per contender); Basilisk's longer: each ExecuteSimulation
-    # call costs ~0.1-1 ms of Python before its C++ loop, to be spread over many steps
+    # batches of equal duration (a loaded machine interrupts a long batch more often than a short
+    # one: batches of unequal length bias the ratio), long enough for Basilisk's: each
+    # ExecuteSimulation call costs ~0.1-1 ms of Python before its C++ loop, spread over >= 200 steps
     rounds = 11 if quick else 31
-    batch = {"ours": 2000, "mujoco": 200, "basilisk": 500}
+    per_step = {k: min(_timed(runners[k][0], 200) for _ in range(3)) for k in runners}
+    target = max(5e-3, 200 * per_step.get("basilisk", 0.0))
+    batch = {k: max(1, int(round(target / per_step[k]))) for k in runners}
     runners = {"ours": _ours_runner(rigid_pair())}
     notes = {}
     for name, make, pkg in (("mujoco", _mujoco_runner, "mujoco"), ("basilisk", _basilisk_runner, "bsk")):
