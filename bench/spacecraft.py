@@ -219,9 +219,6 @@ def run(quick: bool = False) -> dict:
     # one: batches of unequal length bias the ratio), long enough for Basilisk's: each
     # ExecuteSimulation call costs ~0.1-1 ms of Python before its C++ loop, spread over >= 200 steps
     rounds = 11 if quick else 31
-    per_step = {k: min(_timed(runners[k][0], 200) for _ in range(3)) for k in runners}
-    target = max(5e-3, 200 * per_step.get("basilisk", 0.0))
-    batch = {k: max(1, int(round(target / per_step[k]))) for k in runners}
     runners = {"ours": _ours_runner(rigid_pair())}
     notes = {}
     for name, make, pkg in (("mujoco", _mujoco_runner, "mujoco"), ("basilisk", _basilisk_runner, "bsk")):
@@ -244,6 +241,9 @@ def run(quick: bool = False) -> dict:
         if not diff < 1e-9:
             notes[name] = f"trajectories differ by {diff:.3g} after {CHECK_STEPS} steps: no ratio"
             del runners[name]
+    per_step = {k: min(_timed(runners[k][0], 200) for _ in range(3)) for k in runners}
+    target = max(5e-3, 200 * per_step.get("basilisk", 0.0))
+    batch = {k: max(1, int(round(target / per_step[k]))) for k in runners}
     names = list(runners)
     times = interleaved_many([(lambda st=runners[k][0], b=batch[k]: _timed(st, b)) for k in names], rounds)
     for i, name in enumerate(names[1:], start=1):
