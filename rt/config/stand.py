@@ -132,6 +132,54 @@ def _mechanism_inputs(pf: Table) -> MechanismInputs:
     return MechanismInputs(cap, tuple(raw))
 
 
+def _mechanism_io(t: Table):
+    """``[mechanism_io]``: the docking mechanism's control unit over Modbus TCP
+    (drivers.mechanism_io; docs/platforms.md, "Mechanism I/O"), or None (not configured)."""
+    from drivers.mechanism_io import MechanismMap
+    if not t.has("mechanism_io"):
+        return None
+    mt = t.table("mechanism_io")
+    host = mt.str("host", "127.0.0.1")
+    if not host or any(c.isspace() for c in host):
+        raise mt.error("host", f"a host name or address, got {host!r}")
+    port = mt.int("port", 502, ge=1, le=65535)
+
+    def address(key: str) -> int | None:
+        return mt.int(key, None, ge=0, le=65535) if mt.has(key) else None
+
+    def addresses(key: str) -> tuple[int, ...]:
+        raw = mt._get(key, [])
+        if not isinstance(raw, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in raw):
+            raise mt.error(key, f"expected an array of Modbus data addresses (0..65535), got {raw!r}")
+        bad = [a for a in raw if not 0 <= a <= 65535]
+        if bad:
+            raise mt.error(key, f"address {bad[0]} is outside 0..65535")
+        return tuple(raw)
+    caps, latches, hooks = address("capture"), addresses("latches"), addresses("hooks")
+    ring = address("ring_in_position")
+    used = [a for a in ((caps,) + latches + hooks + (ring,)) if a is not None]
+    dup = sorted({a for a in used if used.count(a) > 1})
+    if dup:
+        raise mt.error("latches", f"discrete input {dup[0]} carries two signals")
+    if not used:
+        raise mt.error("", "maps no signal: give capture, latches, hooks or ring_in_position (discrete inputs)")
+    faults = {}
+    ft = mt.table("faults", {})
+    for k in list(ft.data):
+        if not k.isdigit() or not 1 <= int(k) <= 65535:
+            raise ft.error(k, "a fault code (1..65535) naming the fault")
+        faults[int(k)] = ft.str(k)
+    ft.done()
+    mp = MechanismMap(host=host, port=port, device_id=mt.int("device_id", 1, ge=0, le=255),
+                      poll_hz=mt.float("poll_hz", 200.0, ge=1.0, le=1000.0),
+                      timeout_s=mt.float("timeout_s", 0.05, gt=0.0, le=5.0), capture=caps, latches=latches,
+                      hooks=hooks, ring_in_position=ring, fault_register=address("fault_register"), faults=faults,
+                      release_coil=address("release_coil"))
+    release_s = mt.float("release_timeout_s", 10.0, gt=0.0, le=120.0)
+    mt.done()
+    return mp, release_s
+
+
 @dataclass(frozen=True)
 class Stand:
     file: Path
@@ -172,6 +220,10 @@ class Stand:
     # running: the stand stops) or "continue" (an event; the run goes on unrecorded)
     runlog_on_failure: str = "trip"
     platform_protocol: str = "dockstand"   # [platform] protocol: the interface (drivers.hardware registry)
+    # [mechanism_io]: the docking mechanism's control unit over Modbus TCP (drivers.mechanism_io
+    # MechanismMap), None: not configured; and how long UNDOCK waits for the latches to open
+    mechanism_io: object = None
+    undock_release_timeout_s: float = 10.0
     fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
 
     @property
@@ -537,6 +589,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  "query_rate_hz": te.float("query_rate_hz", 50.0, ge=1.0, le=1000.0)}
     te.done()
 
+    mio = _mechanism_io(t)
+
     rl = t.table("runlog", {})
     rdir = t.relative(rl.str("directory")) if rl.has("directory") else default_runlog_dir()
     flush = rl.float("flush_interval_s", 0.05, gt=0.0, le=0.1)
@@ -550,7 +604,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
-                 platform_protocol=pprot,
+                 platform_protocol=pprot, mechanism_io=mio[0] if mio else None,
+                 undock_release_timeout_s=mio[1] if mio else 10.0,
                  mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,

@@ -173,7 +173,7 @@ def fifo_margin_cap_ns(stand) -> int | None:
     """The adaptive margin's ceiling for the stand's loop: under SCHED_FIFO with RT throttling
     on (``sched_rt_runtime_us`` not -1), ``[loop] fifo_spin_fraction`` of the period, so that the
     loop sleeps the rest of each period and is never throttled; otherwise None (no cap)."""
-    if getattr(stand.realtime, "sched_fifo_priority", 0) <= 0 or stand.wait_policy != "hybrid":
+    if getattr(getattr(stand, "realtime", None), "sched_fifo_priority", 0) <= 0 or stand.wait_policy != "hybrid":
         return None
     thr = rt_runtime_us()
     if thr is not None and thr[0] < 0:

@@ -40,6 +40,7 @@ from rt.config.stand import Stand, with_endpoints
 from rt.control import cycle_store as CD
 from rt.control import failsafe as FS
 from rt.control import kernels as CK
+from rt.control import mechanism_link as ML
 from rt.control import operator_api as OA
 from rt.control import procedures as PR
 from rt.control import recovery as RC
@@ -178,12 +179,16 @@ class Controller:
         """The device links, then the command and telemetry endpoints with their command thread
         (rt.control.operator_port.start_telemetry). Not real-time."""
         self.links.open()
+        if self.mechanism_io is None:
+            self.mechanism_io = ML.start(self)
         if self.telemetry_enabled and self.telemetry is None:
             self.telemetry = start_telemetry(self)
             self.recorder.publish = self.telemetry.publish_event
 
     def close(self) -> None:
         self.port.close()
+        if self.mechanism_io is not None:
+            self.mechanism_io.close()
         self.recorder.close(block=True)
         self.session.leave()
         if self.telemetry is not None:
@@ -256,6 +261,8 @@ class Controller:
         self.dt = dt
         self.t += dt
         self.links.read(self.sensing.raw)
+        if self.mechanism_io is not None:
+            ML.cycle(self)
         sv = self.supervisor
         sv.cycle = cycle
         sv.t_ns = t_ns

@@ -33,6 +33,7 @@ from rt.control.supervisor import State
 from rt.dynamics import spacecraft as SCM
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.record.requests import plain_text
+from rt.control import mechanism_link as ML
 from rt.control import procedures as PR
 
 
@@ -238,6 +239,12 @@ def mechanism(ctl) -> dict:
     d = MI.describe(cfg, int(ctl.ins[CK.IN_INPUTS]))
     d.update(wired=cfg.wired, capture_bit=cfg.capture, latch_bits=list(cfg.latches),
              capture_t_run=ctl.capture_t_run)
+    link = ML.describe(ctl)
+    if link is not None:            # the mechanism's own link says it, not the platform's inputs
+        d.update(wired=True, capture=link["capture"] if link["ok"] else None,
+                 latches=link["latches"] if link["ok"] else [None] * len(link["latches"]), link=link)
+    elif not cfg.wired:
+        d["state"] = "unknown (no mechanism link and no platform inputs wired)"
     return d
 
 
@@ -265,6 +272,10 @@ def summary(ctl) -> dict:
             "first_contact_s": (float(ctl.stats[CK.ST_FIRST_CONTACT]) if ctl.stats[CK.ST_FIRST_CONTACT] >= 0
                                 else None),
             "capture_signal_s": ctl.capture_t_run,
+            # did the mechanism say so: True (its capture signal rose in the run), False (it was
+            # watched and never did), None (nothing watches it: no link, no wired input)
+            "captured": (True if ctl.capture_t_run is not None else
+                         False if (ctl.mechanism_io is not None or ctl.stand.mechanism_inputs.capture >= 0) else None),
             "peak_force_n": float(ctl.stats[CK.ST_PEAK_F]), "peak_moment_nm": float(ctl.stats[CK.ST_PEAK_M]),
             "max_platform_excursion_m": float(ctl.stats[CK.ST_MAX_EXC]),
             "cycles": lp.cycles if lp else 0, "overruns": lp.overruns if lp else 0,

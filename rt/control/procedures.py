@@ -34,6 +34,7 @@ from rt.control import end_criteria as EC
 from rt.control.cycle_store import pack_cycle
 from rt.control import kernels as CK
 from rt.control import mechanism_inputs as MI
+from rt.control import mechanism_link as ML
 from rt.control import recovery as RC
 from rt.control import supervision as SV
 from rt.control.recorder import closed_sink
@@ -91,6 +92,8 @@ def after_command(ctl, name: str, args: dict) -> None:
         RC.begin_retract(ctl)
     elif name == "park":
         RC.begin_park(ctl)
+    elif name == "undock":
+        ML.begin_undock(ctl)
 
 
 def begin_arm(ctl, log_writer=None, flight=None) -> None:
@@ -418,6 +421,10 @@ def init_state(ctl) -> None:
     ctl.cycle_failures = 0         # cycles whose work raised (rt.control.failsafe): each a safe stop
     ctl._failing = 0               # consecutive ones (3: the fail-safe hold)
     ctl.failsafe = None            # why the fail-safe hold is on (None: the normal cycle)
+    ctl.mechanism_io = None        # the mechanism's Modbus link (rt.control.mechanism_link), when configured
+    ctl._mio_seq = 0               # its last poll seen by the loop
+    from drivers.mechanism_io import MechanismState
+    ctl._mio_state = MechanismState()
 
 
 def lease_lost(ctl, holder: str, why: str = "silent") -> None:

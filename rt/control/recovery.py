@@ -70,7 +70,10 @@ def next_step(ctl, code: int) -> str:
                                                                                 Reason.PLATFORM_ESTOP):
         steps.append(HOW["reset_fault"])
     cfg = ctl.stand.mechanism_inputs
-    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+    if _link_latched(ctl):
+        from rt.control.mechanism_link import HOW_UNDOCK
+        steps.append(HOW_UNDOCK + " once the platform is frozen")
+    elif MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         steps.append("release the mechanism (undock) — it reports capture")
     elif (ctl.sensing.tared and loaded(ctl)[0]) or ctl.stats[CK.ST_FIRST_CONTACT] >= 0.0:
         steps.append(HOW["retract"] + " once the platform is frozen")
@@ -90,7 +93,7 @@ def guard_reset_fault(ctl, **_: Any) -> str | None:
     return None
 
 
-def guard_retract(ctl, **_: Any) -> str | None:
+def guard_retract(ctl, undock: bool = False, **_: Any) -> str | None:
     ph = ctl.phase.name
     if ph == "RETRACT":
         return "a retract is already under way"
@@ -108,10 +111,17 @@ def guard_retract(ctl, **_: Any) -> str | None:
     if not ctl.sensing.tared:
         return "the F/T sensor has not been tared since the controller started: a retract watches the load"
     cfg = ctl.stand.mechanism_inputs
-    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])) and not undock:
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}); a "
                 "retract would pull the latched units apart")
+    if not undock and _link_latched(ctl):
+        return "the mechanism reports its latches closed: undock instead (it opens them, then retracts)"
     return None
+
+
+def _link_latched(ctl) -> bool:
+    from rt.control.mechanism_link import latched
+    return latched(ctl)
 
 
 def guard_park(ctl, **_: Any) -> str | None:
@@ -136,7 +146,12 @@ def guard_park(ctl, **_: Any) -> str | None:
     return None
 
 
-GUARDS = {"reset_fault": guard_reset_fault, "retract": guard_retract, "park": guard_park}
+def _guard_undock(ctl, **args):
+    from rt.control.mechanism_link import guard_undock
+    return guard_undock(ctl, **args)
+
+
+GUARDS = {"reset_fault": guard_reset_fault, "retract": guard_retract, "park": guard_park, "undock": _guard_undock}
 
 
 # ---------------------------------------------------------------------- procedures (loop thread)
@@ -178,6 +193,18 @@ def step_retract(ctl, dt: float, pstate) -> bool:
     """One cycle of the retract; returns whether it commands a set-point this cycle."""
     r = ctl._retract
     lim = ctl.stand.limits
+    if not r["engaged"] and r.get("undock"):
+        from rt.control import mechanism_link as ML
+        got = ML.undock_released(ctl)
+        if got is None:
+            ML.undock_finished(ctl)
+            ctl._event({"kind": "undock_failed", "why": f"the latches did not report open within "
+                                                        f"{ctl.stand.undock_release_timeout_s:g} s of the release"})
+            ctl._set_phase(Phase.FROZEN if ctl.platform_state() is not None and
+                           ctl.platform_state().name in ("FROZEN", "ENGAGED") else Phase.IDLE)
+            return False
+        if not got:
+            return False
     if not r["engaged"]:
         if not r["sent"]:
             ctl._pending_cmd = Command.ENGAGE
@@ -213,5 +240,8 @@ def step_retract(ctl, dt: float, pstate) -> bool:
         ctl._pending_cmd = Command.FREEZE
         ctl.xlim[CK.XL_TRACK_ON] = 0.0
         ctl._event({"kind": "retract_done", "distance_m": lim.retract_distance_m, "f_n": f})
+        if r.get("undock"):
+            from rt.control import mechanism_link as ML
+            ML.undock_finished(ctl)
         ctl._set_phase(Phase.FROZEN)
     return True

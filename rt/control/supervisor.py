@@ -15,8 +15,8 @@
   guard or before the command is issued; ``start`` is refused until the ``start`` guard says
   the platform is ready.
 * ``tare`` (CONFIGURED, ARMED): no state change; an event.
-* ``reset_fault``, ``retract``, ``park`` (any state but ARMED and RUNNING): the ways back after
-  a trip (rt.control.recovery); no state change.
+* ``reset_fault``, ``retract``, ``park``, ``undock`` (any state but ARMED and RUNNING): the ways
+  back after a trip (rt.control.recovery, rt.control.mechanism_link); no state change.
 * ``abort``: accepted in **every** state, always; never refused by a guard. In DONE the run's
   outcome is kept (the state stays DONE; the controller stops whatever still moves).
 * ``trip(reason)``: from the safety monitor, any state -> SAFE (ABORTED stays ABORTED).
@@ -48,7 +48,7 @@ class State(IntEnum):
 
 
 SAFE_STATES = (State.SAFE, State.ABORTED)
-COMMANDS = ("load_case", "arm", "start", "stop", "abort", "tare", "reset", "reset_fault", "retract", "park")
+COMMANDS = ("load_case", "arm", "start", "stop", "abort", "tare", "reset", "reset_fault", "retract", "park", "undock")
 #: the ways back (rt.control.recovery): legal whenever no run is armed or running; no state change
 _WAY_BACK = {s: s for s in (State.IDLE, State.CONFIGURED, State.DONE, State.SAFE, State.ABORTED)}
 
@@ -64,6 +64,7 @@ _TABLE: dict[str, dict[State, State]] = {
     "reset_fault": _WAY_BACK,
     "retract": _WAY_BACK,
     "park": _WAY_BACK,
+    "undock": _WAY_BACK,
 }
 #: the operator's step from a state towards CONFIGURED (a refusal of a command legal there says it)
 _REACH_CONFIGURED: dict[State, str] = {State.IDLE: "load a case", State.DONE: "reset", State.SAFE: "reset",

@@ -125,7 +125,7 @@ def cmd_run(args) -> int:
     return 0 if ctl.supervisor.state is not State.SAFE else 1
 
 
-LEASED = {"load", "arm", "start", "stop", "tare", "reset", "reset-fault", "retract", "park"}
+LEASED = {"load", "arm", "start", "stop", "tare", "reset", "reset-fault", "retract", "park", "undock"}
 #: ctl's action -> the controller's command
 _COMMAND = {"load": "load_case", "reload-keys": "reload_keys", "reset-fault": "reset_fault"}
 
@@ -248,7 +248,7 @@ def cmd_ctl(args) -> int:
         print(json.dumps(r, default=str), flush=True)
         if not r.get("ok"):
             return 1
-        if args.action in ("start", "retract") and not args.detach:
+        if args.action in ("start", "retract", "undock") and not args.detach:
             return _attend(cli, args.action, ask)
         return 0
     finally:
@@ -328,10 +328,11 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset",
-                                      "reset-fault", "retract", "park", "reload-keys"],
+                                      "reset-fault", "retract", "park", "undock", "reload-keys"],
                    help="reset-fault: clear the platform's FAULT/E_STOPPED; retract: move the active unit away from "
                         "the passive one along the docking axis (after a trip in contact); park: the platform to "
-                        "its park pose, servos off (docs/controller.md, 'Ways back')")
+                        "its park pose, servos off; undock: open the mechanism's latches over its Modbus link, "
+                        "then retract (docs/controller.md, 'Ways back')")
     c.add_argument("case", nargs="?", help="with load: the case file")
     c.add_argument("--stand", help="where the command endpoint is configured (default: $DOCKSTAND_STAND, "
                                    "./config/stand.toml, the installed one)")

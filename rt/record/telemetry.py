@@ -90,7 +90,8 @@ import zmq
 from rt.config.stand import endpoint_is_local
 from rt.record.requests import check_arguments, parse_request, plain_event, plain_text
 
-LEASED = frozenset({"load_case", "arm", "start", "stop", "tare", "reset", "reset_fault", "retract", "park"})
+LEASED = frozenset({"load_case", "arm", "start", "stop", "tare", "reset", "reset_fault", "retract", "park",
+                    "undock"})
 BUILTINS = frozenset({"acquire", "release", "heartbeat", "ping", "describe", "reload_keys"})
 QUERIES = frozenset({"status", "events", "describe"})    # rate-limited per client
 DEFAULT_PUB = "tcp://127.0.0.1:5561"

@@ -83,6 +83,8 @@ class Reason(IntEnum):
     RUNLOG_FAILED = 28      # the run log could not be written (a full disk) and [runlog] on_failure = "trip"
     CYCLE_FAILURE = 29      # the controller's own cycle raised (a defect): safe stop, never an exit
     RETRACT_LOAD = 30       # the load on the passive unit grew during a retract (the units are held together)
+    MECHANISM_FAULT = 31    # the docking mechanism's control unit reports a fault (its Modbus link)
+    ROBOT_CYCLE_MISSED = 32  # an industrial robot platform's reply windows missed in a row (its adapter)
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
