@@ -155,6 +155,7 @@ class Controller:
     recorder_health = OA.recorder_health
     mechanism = OA.mechanism
     health_refusal = OA.health_refusal
+    mechanism_refusal = ML.arm_refusal
     load_allowed = OA.load_allowed
     arm_allowed = OA.arm_allowed
     prepare_arm_log = OA.prepare_arm_log

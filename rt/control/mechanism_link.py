@@ -122,34 +122,7 @@ def describe(ctl) -> dict | None:
             "age_s": None, "counters": dict(io.counters)}
 
 
-# ---------------------------------------------------------------------- undock
-def guard_undock(ctl, **_) -> str | None:
-    io = ctl.mechanism_io
-    if io is None:
-        return ("this stand has no mechanism link ([mechanism_io]): open the latches at the mechanism's own control "
-                "unit, then retract")
-    if ctl.stand.mechanism_io.release_coil is None:
-        return ("the mechanism map has no release output ([mechanism_io] release_coil): open the latches at the "
-                "mechanism's control unit, then retract")
-    st = io.state
-    if not st.ok:
-        return f"the mechanism's I/O link is silent ({st.error})"
-    if st.fault:
-        return f"the docking mechanism reports a fault: {st.fault_name} (code {st.fault})"
-    from rt.control.recovery import guard_retract
-    return guard_retract(ctl, undock=True)
-
-
-def begin_undock(ctl) -> None:
-    """UNDOCK: the release output on, then (recovery.step_retract) the retreat once every latch
-    reports open."""
-    from rt.control.recovery import begin_retract
-    ctl.mechanism_io.release(True)
-    begin_retract(ctl)
-    ctl._retract.update(undock=True, released=False, t_release=ctl.phase_t)
-    ctl._event({"kind": "undock_start", "release": True})
-
-
+# ---------------------------------------------------------------------- undock (the way back: rt.control.recovery)
 def undock_released(ctl) -> bool | None:
     """The retract's release stage: True once every latch reports open, False while waiting,
     None when it took longer than ``release_timeout_s`` (the retract stops)."""

@@ -146,8 +146,7 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
             return (f"the passive unit carries a load (|f| = {f:.0f} N, |m| = {m:.0f} N·m): the units are in "
                     f"contact; a tare now would take it as zero and the arming move would drag them. "
                     f"{HOW['retract']} first")
-    from rt.control.mechanism_link import arm_refusal
-    why = arm_refusal(ctl) or ctl.health_refusal()
+    why = ctl.mechanism_refusal() or ctl.health_refusal()
     if why:
         return why
     if _log_error:

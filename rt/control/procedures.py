@@ -34,7 +34,6 @@ from rt.control import end_criteria as EC
 from rt.control.cycle_store import pack_cycle
 from rt.control import kernels as CK
 from rt.control import mechanism_inputs as MI
-from rt.control import mechanism_link as ML
 from rt.control import recovery as RC
 from rt.control import supervision as SV
 from rt.control.recorder import closed_sink
@@ -93,7 +92,7 @@ def after_command(ctl, name: str, args: dict) -> None:
     elif name == "park":
         RC.begin_park(ctl)
     elif name == "undock":
-        ML.begin_undock(ctl)
+        RC.begin_undock(ctl)
 
 
 def begin_arm(ctl, log_writer=None, flight=None) -> None:

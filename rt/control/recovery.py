@@ -36,6 +36,7 @@ import numpy as np
 from drivers.motion_platform import Command, PlatformState
 from rt.control import kernels as CK
 from rt.control import mechanism_inputs as MI
+from rt.control import mechanism_link as ML
 from rt.control.phases import HOW, Phase, loaded
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
@@ -70,9 +71,8 @@ def next_step(ctl, code: int) -> str:
                                                                                 Reason.PLATFORM_ESTOP):
         steps.append(HOW["reset_fault"])
     cfg = ctl.stand.mechanism_inputs
-    if _link_latched(ctl):
-        from rt.control.mechanism_link import HOW_UNDOCK
-        steps.append(HOW_UNDOCK + " once the platform is frozen")
+    if ML.latched(ctl):
+        steps.append(ML.HOW_UNDOCK + " once the platform is frozen")
     elif MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         steps.append("release the mechanism (undock) — it reports capture")
     elif (ctl.sensing.tared and loaded(ctl)[0]) or ctl.stats[CK.ST_FIRST_CONTACT] >= 0.0:
@@ -114,14 +114,9 @@ def guard_retract(ctl, undock: bool = False, **_: Any) -> str | None:
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])) and not undock:
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}); a "
                 "retract would pull the latched units apart")
-    if not undock and _link_latched(ctl):
+    if not undock and ML.latched(ctl):
         return "the mechanism reports its latches closed: undock instead (it opens them, then retracts)"
     return None
-
-
-def _link_latched(ctl) -> bool:
-    from rt.control.mechanism_link import latched
-    return latched(ctl)
 
 
 def guard_park(ctl, **_: Any) -> str | None:
@@ -146,12 +141,32 @@ def guard_park(ctl, **_: Any) -> str | None:
     return None
 
 
-def _guard_undock(ctl, **args):
-    from rt.control.mechanism_link import guard_undock
-    return guard_undock(ctl, **args)
+def guard_undock(ctl, **_) -> str | None:
+    io = ctl.mechanism_io
+    if io is None:
+        return ("this stand has no mechanism link ([mechanism_io]): open the latches at the mechanism's own control "
+                "unit, then retract")
+    if ctl.stand.mechanism_io.release_coil is None:
+        return ("the mechanism map has no release output ([mechanism_io] release_coil): open the latches at the "
+                "mechanism's control unit, then retract")
+    st = io.state
+    if not st.ok:
+        return f"the mechanism's I/O link is silent ({st.error})"
+    if st.fault:
+        return f"the docking mechanism reports a fault: {st.fault_name} (code {st.fault})"
+    return guard_retract(ctl, undock=True)
 
 
-GUARDS = {"reset_fault": guard_reset_fault, "retract": guard_retract, "park": guard_park, "undock": _guard_undock}
+def begin_undock(ctl) -> None:
+    """UNDOCK: the release output on, then (recovery.step_retract) the retreat once every latch
+    reports open."""
+    ctl.mechanism_io.release(True)
+    begin_retract(ctl)
+    ctl._retract.update(undock=True, released=False, t_release=ctl.phase_t)
+    ctl._event({"kind": "undock_start", "release": True})
+
+
+GUARDS = {"reset_fault": guard_reset_fault, "retract": guard_retract, "park": guard_park, "undock": guard_undock}
 
 
 # ---------------------------------------------------------------------- procedures (loop thread)
@@ -194,7 +209,6 @@ def step_retract(ctl, dt: float, pstate) -> bool:
     r = ctl._retract
     lim = ctl.stand.limits
     if not r["engaged"] and r.get("undock"):
-        from rt.control import mechanism_link as ML
         got = ML.undock_released(ctl)
         if got is None:
             ML.undock_finished(ctl)
@@ -241,7 +255,6 @@ def step_retract(ctl, dt: float, pstate) -> bool:
         ctl.xlim[CK.XL_TRACK_ON] = 0.0
         ctl._event({"kind": "retract_done", "distance_m": lim.retract_distance_m, "f_n": f})
         if r.get("undock"):
-            from rt.control import mechanism_link as ML
             ML.undock_finished(ctl)
         ctl._set_phase(Phase.FROZEN)
     return True
