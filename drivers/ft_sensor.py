@@ -180,6 +180,7 @@ class FtSensor(SensorInterface):
             raise TransportConfigError("rdt_command", f"must be 'realtime' or 'buffered', got {rdt_command!r}")
         self.transport = transport
         self.protocol = protocol
+        self.fast_read = transport.poll_messages if protocol == "serial" else None   # drivers.hardware
         self.channels = channels
         self.ft_rate_hz = float(ft_rate_hz)
         self.rerequest_s = float(rerequest_s)

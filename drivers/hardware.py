@@ -45,6 +45,10 @@ class PlatformInterface:
     protocol = ""
     transport: Any = None
     seq = 0
+    # optional: a callable the loop may call instead of read / write (the same result, one call
+    # fewer: e.g. the transport's own poll when the wire is the canonical frames)
+    fast_read = None
+    fast_write = None
 
     def configure(self, link: dict, stand) -> None:
         raise NotImplementedError
@@ -76,6 +80,7 @@ class SensorInterface:
     framed = True
     channels = 6
     transport: Any = None
+    fast_read = None      # as PlatformInterface.fast_read
 
     def configure(self, link: dict, stand) -> None:
         raise NotImplementedError

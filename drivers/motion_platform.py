@@ -196,6 +196,8 @@ class MotionPlatform(PlatformInterface):
             raise TransportConfigError("framing", "the motion-platform protocol needs framing = 'frame' (every "
                                                   "message a whole, CRC-checked dockstand frame)")
         self.transport = transport
+        self.fast_read = transport.poll_messages     # the wire is the canonical frames (drivers.hardware)
+        self.fast_write = self.send_encoded
         self.heartbeat_s = heartbeat_s
         self.status_timeout_s = status_timeout_s
         self.seq = 0

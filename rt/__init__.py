@@ -7,8 +7,9 @@ numba checks a cached function against its own file only, but compiles its calle
 module-level constants it reads into it: after an edit of ``sim_stand/contact/kernel.py`` a
 cached ``sim_stand/world.py`` kernel would still run the old contact code. ``<key>`` is
 therefore a digest of the path, size and modification time of every **kernel source**: each
-file of rt, drivers and sim_stand that compiles kernels (imports numba or uses ``@njit``) and
-every project module those import, however indirectly (a constant they read). A bench's own
+file of rt, drivers and sim_stand that compiles kernels (imports numba or uses ``@njit``), every
+kernel file those import however indirectly, and every other project module a kernel file
+imports (a constant it reads) — but not what that module imports in turn. A bench's own
 kernels are left to numba's check against their file. A change there starts a fresh cache (one full compile,
 about a minute); an edit of the shell (the controller, its command path, the console, the
 analysis tools, the benches' drivers) leaves the kernels cached. The import graph is found by
@@ -72,12 +73,14 @@ def kernel_sources(stamps: dict[str, str]) -> list[str]:
     seen = {rel for rel, txt in texts.items()
             if kern.search(txt) and not rel.startswith("bench/") and rel != "rt/__init__.py"}
     deps = {rel: ds - {"rt/__init__.py"} for rel, ds in deps.items()}   # this file: the key, no kernel constant
+    kernels = set(seen)
     stack = list(seen)
     while stack:
         for d in deps[stack.pop()]:
             if d not in seen:
                 seen.add(d)
-                stack.append(d)
+                if d in kernels:        # through kernel files only: a module a kernel reads a
+                    stack.append(d)     # constant of counts, not the shell behind that module
     return sorted(seen)
 
 
