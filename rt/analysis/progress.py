@@ -28,23 +28,23 @@ class Stages:
             print(f"dockstand {self.cmd}: [{self.elapsed_s:6.1f} s] {text}", file=self.stream or sys.stderr,
                   flush=True)
 
-    def bar(self, total: float, desc: str, unit: str = "s"):
+    def bar(self, total: float, desc: str, unit: str = "s", delay_s: float = 0.0):
         """A progress bar to ``total`` (``update(value)`` sets the value reached, ``close()``),
-        or a silent stand-in when quiet."""
-        return Bar(total, f"dockstand {self.cmd}: {desc}", unit, self.stream or sys.stderr, self.quiet)
+        or a silent stand-in when quiet; ``delay_s``: shown only once the work has taken that long."""
+        return Bar(total, f"dockstand {self.cmd}: {desc}", unit, self.stream or sys.stderr, self.quiet, delay_s)
 
 
 class Bar:
     """A tqdm bar that is told the value reached (not increments): ``update(v)``; ``close()``."""
 
-    def __init__(self, total: float, desc: str, unit: str, stream, quiet: bool = False):
+    def __init__(self, total: float, desc: str, unit: str, stream, quiet: bool = False, delay_s: float = 0.0):
         self.value = 0.0
         self.bar = None
         if not quiet:
             from tqdm import tqdm
             fmt = "{desc}: {percentage:3.0f}%|{bar:30}| {n:.2f}/{total:.2f} " + unit + " [{elapsed}<{remaining}]"
             self.bar = tqdm(total=float(total), desc=desc, file=stream, bar_format=fmt, mininterval=0.5,
-                            dynamic_ncols=False, leave=True)
+                            dynamic_ncols=False, leave=True, delay=delay_s)
 
     def update(self, value: float) -> None:
         if self.bar is not None and value > self.value:

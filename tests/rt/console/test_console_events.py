@@ -119,7 +119,7 @@ def test_a_silent_platform_link_marks_its_state_stale():
     fresh = {"links": {"platform": {"last_frame_age_s": 0.001, "status": "connected"}}}
     assert "stale" not in fmt_links(sample, fresh)
     silent = {"links": {"platform": {"last_frame_age_s": 2.5, "status": "connected"}}}
-    assert "platform ENGAGED  fault 0  (stale: the last STATUS came 2.5 s ago)" in fmt_links(sample, silent)
+    assert "platform ENGAGED  no fault  (stale: the last STATUS came 2.5 s ago)" in fmt_links(sample, silent)
 
 
 def test_the_wrench_title_says_whether_it_is_tared():

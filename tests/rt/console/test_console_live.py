@@ -179,7 +179,7 @@ def test_lease_watch_only_and_abort_from_a_console(tmp_path):
                 await pilot.press("s")
                 await pilot.press("y")
                 assert await _until(pilot, lambda: "start refused" in other_app.message), other_app.message
-                assert "needs the control lease (held by holder)" in other_app.message
+                assert "needs control of the stand, and holder has it" in other_app.message
                 await pilot.press("c")        # the holder is alive: no takeover
                 assert await _until(pilot, lambda: "acquire refused" in other_app.message)
                 assert "held by holder" in other_app.message and not other.holds_lease
