@@ -9,6 +9,8 @@ returning a Figure. Not for the real-time loop.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
@@ -17,8 +19,7 @@ from matplotlib.ticker import MaxNLocator
 from rt.analysis import numbers as NUM
 
 from sim_stand.campaign.store import ResultStore
-from sim_stand.campaign.summary import (INFEASIBLE, LOAD_NAMES, LOAD_UNITS, LOADS, Summary, load_ratios, max_ratio,
-                                        sample_lines)
+from sim_stand.campaign.summary import INFEASIBLE, LOAD_NAMES, LOAD_UNITS, LOADS, Summary, load_ratios, max_ratio
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches (as rt.analysis.figures)
 OVER = "#b00000"            # anything over a limit (as rt.analysis.figures)
@@ -177,36 +178,100 @@ def delay_page(rows: list[dict], s: Summary) -> Figure:
     return fig
 
 
+WORST_ROWS = 28        # samples per page of the worst-samples tables
+
+
+def _table(fig, rect, header, rows, widths, red=(), fontsize=7.5):
+    """A matplotlib table in ``rect`` of ``fig``; cells ``(row, col)`` in ``red`` bold red."""
+    ax = fig.add_axes(rect)
+    ax.axis("off")
+    tab = ax.table(cellText=rows, colLabels=header, loc="upper left", cellLoc="right", colWidths=widths)
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(fontsize)
+    for (r, c), cell in tab.get_celld().items():
+        cell.set_linewidth(0.3)
+        cell.PAD = 0.03
+        if r == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("0.92")
+            cell.set_height(cell.get_height() * (0.9 + 0.9 * max(str(h).count("\n") + 1 for h in header)))
+        elif (r - 1, c) in red:
+            cell.set_text_props(color=OVER, weight="bold")
+    return tab
+
+
 def worst_page(s: Summary) -> list[Figure]:
-    """The worst samples (the summary's order: every one over a limit first), each as the
-    terminal gives it (rt: :func:`sim_stand.campaign.summary.sample_lines`), a heading line in
-    bold (red when over a limit) and its loads, start, inputs and end below; as many pages as
-    they need."""
-    skip = {"sample", "worker", "cpu_s", "outcome", "reason", "end_reason", "t_end_s", "lateral_offset_m",
-            "angular_misalignment_deg", "closing_speed_mps", "capture_time_s", "first_contact_s",
-            "energy_absorbed_j", "max_penetration_m", "min_stroke_margin_m", *LOAD_NAMES}
-    names = [k for k in (s.worst[0] if s.worst else {}) if k not in skip]
-    pages: list[Figure] = []
-    fig, y = None, 0.0
-    for r in s.worst:
-        lines = sample_lines(r, s.limits, names)
-        need = 0.024 * len(lines) + 0.02
-        if fig is None or y - need < 0.03:
-            fig = Figure(figsize=PAGE)
-            fig.suptitle(f"{s.name}: worst samples — every one over a load limit (red), then failures, no captures "
-                         "and the highest loads; infeasible starts apart" + (f" ({len(pages) + 1})" if pages else ""))
-            pages.append(fig)
-            y = 0.93
-        bad = r["outcome"] != "failure" and max_ratio(r, s.limits) > 1.0
-        for i, ln in enumerate(lines):
-            fig.text(0.03 if i == 0 else 0.035, y, ln, va="top", family="monospace", fontsize=8.5 if i == 0 else 7.8,
-                     weight="bold" if i == 0 else "normal", color=OVER if bad and i < 2 else "black")
-            y -= 0.024
-        y -= 0.02
-    if not pages:
+    """The worst samples in the summary's order (every one over a load limit first), as tables a
+    reviewer reads down: one row per sample with its outcome, each load with its ratio to the
+    limit (red where over), its start and how it ended; then one row per sample with its
+    sampled inputs. As many pages as they need."""
+    rows = s.worst
+    if not rows:
         fig = Figure(figsize=PAGE)
         fig.suptitle(f"{s.name}: worst samples")
         fig.text(0.03, 0.9, "no samples", fontsize=10, va="top")
+        return [fig]
+    pages: list[Figure] = []
+    cols = [c for c, _, _ in LOADS if any(r.get(c) is not None for r in rows)]
+    for p0 in range(0, len(rows), WORST_ROWS):
+        chunk = rows[p0:p0 + WORST_ROWS]
+        fig = Figure(figsize=PAGE)
+        fig.suptitle(f"{s.name}: worst samples ({p0 + 1}–{p0 + len(chunk)} of {len(rows)}) — every one over a load "
+                     "limit first (red), then failures, no captures, the highest loads", fontsize=11)
+        header = ["sample", "outcome"] + [f"{LOAD_NAMES[c]}\n(value, × limit)" for c in cols] + \
+            ["lateral\noffset", "misalign-\nment", "closing\nspeed", "end"]
+        body, red = [], set()
+        for i, r in enumerate(chunk):
+            ratios = load_ratios(r, s.limits) if r["outcome"] != "failure" else {}
+            line = [str(r["sample"]), r["outcome"].replace("_", " ")]
+            for j, c in enumerate(cols):
+                v = r.get(c)
+                if v is None:
+                    line.append("—")
+                    continue
+                text = NUM.quantity(v, LOAD_UNITS[c])
+                if c in ratios:
+                    text += f"  {NUM.ratio(ratios[c])}"
+                    if ratios[c] > 1.0:
+                        red.add((i, 2 + j))
+                line.append(text)
+            if any(x > 1.0 for x in ratios.values()):
+                red.update({(i, 0), (i, 1)})
+            line += [NUM.quantity(r.get("lateral_offset_m"), "m"), NUM.quantity(r.get("angular_misalignment_deg"), "deg"),
+                     NUM.quantity(r.get("closing_speed_mps"), "m/s"),
+                     (r.get("end_reason") or "") + (f" {r['t_end_s']:.2f} s" if r.get("t_end_s") is not None else "")]
+            body.append(line)
+        _table(fig, (0.02, 0.03, 0.96, 0.88), header, body,
+               [0.05, 0.08] + [0.115] * len(cols) + [0.075, 0.075, 0.085, 0.14], red)
+        pages.append(fig)
+    skip = {"sample", "worker", "cpu_s", "outcome", "reason", "end_reason", "t_end_s", "lateral_offset_m",
+            "angular_misalignment_deg", "closing_speed_mps", "capture_time_s", "first_contact_s",
+            "energy_absorbed_j", "max_penetration_m", "min_stroke_margin_m", *LOAD_NAMES}
+    names = [k for k in rows[0] if k not in skip and isinstance(rows[0].get(k), float)]
+    if names:
+        for p0 in range(0, len(rows), WORST_ROWS):
+            chunk = rows[p0:p0 + WORST_ROWS]
+            fig = Figure(figsize=PAGE)
+            fig.suptitle(f"{s.name}: the worst samples' sampled inputs ({p0 + 1}–{p0 + len(chunk)} of {len(rows)}), "
+                         "in the order of the table before", fontsize=11)
+            header = ["sample"] + ["\n".join(textwrap.wrap(n.replace("_", " "), 10, break_long_words=False)) for n in names]
+            body = [[str(r["sample"])] + [f"{r[n]:.4g}" if isinstance(r.get(n), float) else "—" for n in names]
+                    for r in chunk]
+            red = {(i, 0) for i, r in enumerate(chunk) if max_ratio(r, s.limits) > 1.0}
+            _table(fig, (0.02, 0.03, 0.96, 0.88), header, body, [0.05] + [0.93 / len(names)] * len(names), red,
+                   fontsize=6.8 if len(names) > 12 else 7.5)
+            pages.append(fig)
+    reasons = [r for r in rows if r.get("reason") and r["outcome"] == "failure"]
+    if reasons:           # a failure's reason is a sentence (a no capture's is its end column)
+        fig = Figure(figsize=PAGE)
+        fig.suptitle(f"{s.name}: why the worst samples that failed ended so", fontsize=11)
+        y = 0.92
+        for r in reasons:
+            for ln in textwrap.wrap(f"sample {r['sample']} ({r['outcome'].replace('_', ' ')}): {r['reason']}", 150):
+                fig.text(0.03, y, ln, fontsize=8, family="monospace", va="top")
+                y -= 0.024
+            if y < 0.05:
+                break
         pages.append(fig)
     return pages
 

@@ -185,7 +185,7 @@ def sample_lines(r: dict, lim: dict, inputs: list[str]) -> list[str]:
         start.append(f"closing speed {NUM.quantity(r['closing_speed_mps'], 'm/s')}")
     if start:
         out.append("  start  " + ", ".join(start))
-    vals = [f"{k} {r[k]:.4g}" for k in inputs if isinstance(r.get(k), float)]
+    vals = [f"{k}={r[k]:.4g}" for k in inputs if isinstance(r.get(k), float)]     # a pair never wraps apart
     if vals:
         out += textwrap.wrap("inputs " + ", ".join(vals), WIDTH - 6, initial_indent="  ", subsequent_indent="         ")
     ends = []

@@ -94,7 +94,8 @@ def test_summary_pdf_and_cli(tmp_path):
     assert "capture probability 0.5000" in r.stdout
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
-    assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") == 4     # summary, envelopes, loads, worst
+    # summary, envelopes, loads, the worst samples' loads and their inputs, why they ended
+    assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") == 6
     for argv in ([str(tmp_path / "nothing")], [str(st.root), "--worst", "-2"],
                  [str(st.root), "-o", str(tmp_path / "no" / "dir" / "s.pdf")]):
         r = subprocess.run([sys.executable, "-m", "rt.cli", "campaign", "summary", *argv],
@@ -167,5 +168,9 @@ def test_summary_pdf_marks_exceedances_and_counts_in_whole_samples(tmp_path):
     assert sum(p.get_height() for p in red) == 1                    # sample 25's bar, past the limit
     assert "1 sample OVER THE LIMIT" in force.get_title()
     pages = worst_page(s)
-    heads = [t.get_text() for p in pages for t in p.texts if t.get_text().startswith("sample ")]
-    assert [h.split(":")[0] for h in heads[:3]] == ["sample 25", "sample 12", "sample 31"]
+    cells = pages[0].axes[0].tables[0].get_celld()
+    assert [cells[(i, 0)].get_text().get_text() for i in (1, 2, 3)] == ["25", "12", "31"]
+    assert all(cells[(i, 0)].get_text().get_color() == OVER for i in (1, 2, 3))
+    assert cells[(4, 0)].get_text().get_color() != OVER                 # a failure: not over a limit
+    force = next(c for (r, c), cell in cells.items() if r == 0 and cell.get_text().get_text().startswith("force"))
+    assert cells[(1, force)].get_text().get_text() == "15488.0 N  2.15×" and cells[(1, force)].get_text().get_color() == OVER
