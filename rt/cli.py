@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description=textwrap.fill(DESCRIPTION, 100),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"dockstand {rt.__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS, prog="dockstand")
 
     c = sub.add_parser("check-config", help="validate config files (exit 1 if any is wrong)")
     c.add_argument("files", nargs="+", metavar="FILE", help="config files, or directories (every .toml below)")

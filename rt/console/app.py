@@ -46,7 +46,7 @@ Sparkline { height: 2; margin: 0 0; }
 .spark-label { width: 13; }
 .spark-row { height: 2; }
 #events { height: 1fr; border: round $primary; }
-#message { height: 1; background: $panel; padding: 0 1; }
+#message { height: auto; max-height: 3; background: $panel; padding: 0 1; }
 ConfirmScreen, PickerScreen { align: center middle; }
 #dialog { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
 """
@@ -137,6 +137,7 @@ class ConsoleApp(App):
         self.last_t_run: float | None = None       # the run clock's last value (the header after a run)
         self.run_end: str | None = None            # how and when the last run ended, for the header
         self._phase: int | None = None             # the previous sample's phase (a tare's end clears the plots)
+        self._run_start: dict | None = None        # the run's run_start event (its clocks: event t -> t_run)
         self._taring = False
 
     # ------------------------------------------------------------------ layout
@@ -190,13 +191,14 @@ class ConsoleApp(App):
             self.w["events"].clear()
             self._capture_ev = None
             self.alert, self.run_end = "", None      # the events up to the new time say them again
+            self._run_start = None
+        for r in replies:          # the replies first: a trip that came with them is the newer news
+            self.replies.append(r)
+            self._on_reply(r)
         for ev in events:
             self._note_event(ev)
             self.w["events"].write(V.fmt_event(ev))
             self._message_for_event(ev)
-        for r in replies:
-            self.replies.append(r)
-            self._on_reply(r)
         if sample is not None:
             t0 = time.perf_counter()
             self.render_sample(sample)
@@ -239,6 +241,7 @@ class ConsoleApp(App):
         title = V.wrench_title(s, st)
         if self.shown.get("wrench_title") != title:
             self.w["wrench"].border_title = title
+            self.w["plots"].border_title = V.plots_title(self.plot_s, "UNTARED" not in title)
             self.shown["wrench_title"] = title
         win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n, after_tare=True)
         for k, n in enumerate(V.WRENCH):
@@ -255,19 +258,33 @@ class ConsoleApp(App):
         self.events.append(ev)
         kind = ev.get("kind")
         if kind in ("supervisor_trip", "trip"):
-            t = ev.get("t_run") if isinstance(ev.get("t_run"), (int, float)) else self.last_t_run
+            t = self._event_t_run(ev)
             self.run_end = f"tripped: {ev.get('reason')}" + (f" at t_run {t:.3f} s" if t is not None else "")
         elif kind in ("supervisor_finish", "finish"):
-            t = self.last_t_run
+            t = self._event_t_run(ev)
             self.run_end = f"ended: {ev.get('reason')}" + (f" at t_run {t:.3f} s" if t is not None else "")
-        elif kind == "supervisor_transition" and ev.get("state") == "ABORTED" and self.last_t_run is not None \
-                and self.run_end is None:
-            self.run_end = f"aborted at t_run {self.last_t_run:.3f} s"
+        elif kind == "supervisor_transition" and ev.get("state") == "ABORTED" and self.run_end is None:
+            t = self._event_t_run(ev)
+            self.run_end = "aborted" + (f" at t_run {t:.3f} s" if t is not None else "")
         if kind == "run_start":
+            self._run_start = ev
             self._capture_ev = None
+        elif kind == "supervisor_transition" and ev.get("state") == "ARMED":
+            self._run_start = None                 # a new arming: the last run's clock no longer applies
         elif ev.get("kind") == "capture":
             self._capture_ev = ev.get("t_run")      # None outside a run (e.g. latched at start-up)
             self._capture_ev_newer = True
+
+    def _event_t_run(self, ev: dict) -> float | None:
+        """An event's run time: its own ``t_run``, else from the run's ``run_start`` (same clock:
+        its ``t`` and its ``t_run``) — None outside a run (before its start, or no start seen)."""
+        if isinstance(ev.get("t_run"), (int, float)):
+            return float(ev["t_run"])
+        rs = getattr(self, "_run_start", None)
+        if rs is None or not isinstance(ev.get("t"), (int, float)) or not isinstance(rs.get("t"), (int, float)) \
+                or not isinstance(rs.get("t_run"), (int, float)) or ev["t"] < rs["t"]:
+            return None
+        return float(rs["t_run"]) + float(ev["t"]) - float(rs["t"])
 
     def _capture_time(self, st: dict) -> float | None:
         """The run's capture time for the mechanism line. Live, the controller's own
@@ -318,16 +335,16 @@ class ConsoleApp(App):
         if ev.get("history"):
             return
         if kind in ("supervisor_trip", "trip"):
-            detail = f": {ev['detail']}" if ev.get("detail") else ""
-            self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/]{detail} — the platform is brought to "
-                          f"rest; once the cause is cleared, reset{V._key_hint('reset')}")
+            detail = f" · {ev['detail']}" if ev.get("detail") else ""
+            self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] the platform is brought to rest; once "
+                          f"the cause is cleared, reset{V._key_hint('reset')}{detail}")
         elif kind in ("supervisor_finish", "finish"):
             self.alert = f"[bold blue]run finished[/]: {ev.get('reason')} — reset{V._key_hint('reset')} for another run"
         elif kind == "supervisor_transition" and ev.get("state") == "ABORTED":
             self.alert = (f"[bold red]ABORTED[/] ({ev.get('reason') or ev.get('command') or 'abort'}) — the platform "
                           f"is brought to rest; reset{V._key_hint('reset')} when it is")
         elif kind == "supervisor_transition" and ev.get("state") in ("CONFIGURED", "IDLE") and ev.get("command") == "reset":
-            self.alert = ""
+            self.alert, self.run_end = "", None
         else:
             return
         if self.alert:
@@ -376,6 +393,12 @@ class ConsoleApp(App):
         if action == "command":
             return bool(self.source.live)
         return True
+
+    def on_key(self, event) -> None:
+        """A command key pressed in a replay (where the footer offers none): said, not silent."""
+        if not self.source.live and event.key in {k.key for k in V.COMMAND_KEYS}:
+            k = next(k for k in V.COMMAND_KEYS if k.key == event.key)
+            self.say(f"[yellow]{k.label}: a replay sends no command[/] (p play/pause, ← → [ ] seek, + - speed, q quit)")
 
     def action_command(self, command: str) -> None:
         """The key of :data:`rt.console.view.COMMAND_KEYS` for ``command``: asks first where the

@@ -315,7 +315,7 @@ class ReplaySource:
         self.index = 0
         self._ev = 0
         self._t_play = float(self.t[0]) if self.n else 0.0
-        self._last = clock()
+        self._last: float | None = None     # the playback clock starts at the first poll, not at loading
         self.ended = self.n == 0
         self.holds_lease = False
         self.watch = True
@@ -363,7 +363,7 @@ class ReplaySource:
 
     def poll(self, max_messages: int = 0) -> tuple[dict | None, list[dict], list[dict]]:
         now = self.clock()
-        if not self.paused and not self.ended:
+        if not self.paused and not self.ended and self._last is not None:
             self._t_play += (now - self._last) * self.speed
         self._last = now
         if not self.n:

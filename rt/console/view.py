@@ -24,7 +24,7 @@ STALE_STATUS_S = 0.1      # a platform state older than this is shown as stale (
 #: each panel's title (its border), so that every number on the screen says what it is
 PANEL_TITLES = {
     "wrench": "contact wrench",          # replaced by wrench_title(): tared or not
-    "plots": "wrench, last {plot_s:g} s since the tare · each plot its own range (top / bottom)",
+    "plots": "wrench, last {plot_s:g} s · each plot its own range (top / bottom)",
     "relative": "relative state · A in P · mechanism signals",
     "platform": "motion platform · commanded vs measured, legs",
     "margins": "safety margins · share of each trip level",
@@ -171,6 +171,12 @@ def wrench_title(sample: dict | None, status: dict) -> str:
     if status.get("taring") or (status.get("replay") and sample is not None and name_of(PHASES, sample["phase"]) == "TARE"):
         return "contact wrench · [yellow]UNTARED: taring now[/]"
     return "contact wrench · [yellow]UNTARED (no tare yet: the unit's weight and the sensor offset included)[/]"
+
+
+def plots_title(plot_s: float, tared: bool) -> str:
+    """The wrench plots' title: their window, whether it starts at the last tare, their scaling."""
+    return (f"wrench, last {plot_s:g} s" + (" (since the tare)" if tared else " [yellow](untared)[/]")
+            + " · each plot its own range (top / bottom)")
 
 
 def fmt_relative(rel_pose, rel_twist) -> str:
@@ -396,7 +402,11 @@ def spark_label(name: str, data) -> str:
     if not len(data):
         return name
     hi, lo = float(max(data)), float(min(data))
-    return f"{name} {_short(hi):>6} {unit}\n   {_short(lo):>6} {unit}"
+    top, bottom = _short(hi), _short(lo)
+    if top == bottom and hi != lo:          # a small range about a large value: enough digits to tell
+        d = min(3, max(1, 1 - int(math.floor(math.log10(hi - lo)))))
+        top, bottom = f"{hi:+.{d}f}", f"{lo:+.{d}f}"
+    return f"{name} {top:>6} {unit}\n   {bottom:>6} {unit}"
 
 
 def _short(v: float) -> str:

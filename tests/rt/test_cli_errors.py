@@ -94,3 +94,10 @@ def test_help_lists_every_command_once_by_who_uses_it():
     assert "dispatch only" not in text and "COMMAND ..." in text.splitlines()[0]
     assert max(len(ln) for ln in lines) <= 100
     assert not [n for n in names if not any(n in g for _, g in GROUPS)]     # no command left "other"
+
+
+def test_a_commands_help_names_it_after_dockstand():
+    from rt.cli import build_parser
+    p = build_parser()
+    sub = next(a for a in p._actions if a.dest == "command")
+    assert sub.choices["run"].format_usage().startswith("usage: dockstand run [-h]")
