@@ -51,9 +51,11 @@ def energy_verdict(path: str | Path, bound_pct: float) -> dict:
 def format_verdict(v: dict) -> str:
     """One line for the operator: ``energy audit: approach 8.000 J, net work on the mechanism 7.99 J,
     loop +0.012 J (+0.15 %, bound ±1 %): PASS``."""
+    from rt.analysis.numbers import percent, quantity
+
     def j(x):
-        return "—" if x is None else f"{x:.4g} J"
-    inj = "—" if v.get("stand_injected_j") is None else f"{v['stand_injected_j']:+.4g} J"
-    pct = "" if v.get("injected_pct") is None else f" ({v['injected_pct']:+.3f} %, bound ±{v['bound_pct']:g} %)"
+        return "—" if x is None else quantity(x, "J")
+    inj = "—" if v.get("stand_injected_j") is None else quantity(v["stand_injected_j"], "J", sign=True)
+    pct = "" if v.get("injected_pct") is None else f" ({percent(v['injected_pct'], sign=True)}, bound ±{v['bound_pct']:g} %)"
     s = f"energy audit: approach {j(v.get('approach_j'))}, net work on the mechanism {j(v.get('mechanism_j'))}, loop {inj}{pct}: {v['verdict']}"
     return s + (f" ({v['note']})" if v.get("note") else "")

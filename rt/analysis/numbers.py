@@ -25,8 +25,11 @@ def quantity(v, unit: str, sign: bool = False) -> str:
     else:
         shown, k, d = DISPLAY.get(unit, (unit, 1.0, 4))
     text = f"{v * k:{'+' if sign else ''}.{d}f}"
-    if text.lstrip("+-") == f"{0:.{d}f}" and v != 0.0:     # a small nonzero value does not read as 0
-        text = f"{v * k:{'+' if sign else ''}.2e}"
+    zero = f"{0:.{d}f}"
+    if text.lstrip("+-") == zero and abs(v * k) >= 10.0 ** -(d + 3):
+        text = f"{v * k:{'+' if sign else ''}.2e}"      # a small value within reach does not read as 0
+    elif text.lstrip("+-") == zero:
+        text = ("+" if sign else "") + zero               # numerically zero: no "-0.00"
     return f"{text} {shown}".rstrip()
 
 

@@ -245,7 +245,7 @@ class ConsoleApp(App):
             self.shown["wrench_title"] = title
         win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n, after_tare=True)
         for k, n in enumerate(V.WRENCH):
-            data = list(self.trend.wrench[k]) if win is None else win[:, k].tolist()
+            data = V.plot_data(n, self.trend.wrench[k] if win is None else win[:, k])
             self.w[f"spark-{n}"].data = data
             label = V.spark_label(n, data)       # each plot scales to its own range: say which
             if self.shown.get(f"spark-label-{n}") != label:
@@ -331,9 +331,7 @@ class ConsoleApp(App):
     def _message_for_event(self, ev: dict) -> None:
         """The message line follows what the operator must know now: a trip replaces an older
         reply (``arm: ok → ARMED`` must not stand under a red SAFE), and says the way back."""
-        kind = ev.get("kind")
-        if ev.get("history"):
-            return
+        kind = ev.get("kind")          # (history too: a console attaching after a trip says it, a reset since clears it)
         if kind in ("supervisor_trip", "trip"):
             detail = f" · {ev['detail']}" if ev.get("detail") else ""
             self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] the platform is brought to rest; once "

@@ -384,6 +384,9 @@ def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
         return ("cycle timing not recorded: a stepped run (lockstep or a test rig: no wall clock)\n"
                 f"missed deadlines {int(sample['missed'])}")
     tn = np.asarray(sample["timing_ns"], dtype=float) * 1e-3
+    if not np.any(tn):
+        return ("cycle timing all zero: a stepped loop (lockstep: the emulator sets the pace) is not timed\n"
+                f"missed deadlines {int(sample['missed'])}")
     return (f"cycle {tn[1] + tn[2] + tn[3]:7.1f} µs  (read {tn[1]:.0f} update {tn[2]:.0f} write {tn[3]:.0f})\n"
             f"lateness now {tn[0]:7.1f} µs  p99 {trend.lateness_p99():7.1f} µs\n"
             f"missed deadlines {int(sample['missed'])}")
@@ -393,6 +396,18 @@ def extreme(values) -> float:
     """A plot column's value: the sample of largest magnitude, sign kept (Textual's Sparkline
     draws each column's maximum by default, so a negative peak would not show as a dip)."""
     return max(values, key=abs) if len(values) else 0.0
+
+
+#: the wrench plots' resolution (N, N m): well below the sensor's noise, so nothing real is lost,
+#: and a filter's decaying 1e-5 N residue after a tare draws as the flat line it is, not as a
+#: full-height signal scaled to its own nano-range
+PLOT_RESOLUTION = {"F": 0.05, "T": 0.005}
+
+
+def plot_data(name: str, data) -> list[float]:
+    """A wrench plot's values rounded to :data:`PLOT_RESOLUTION` (no negative zero)."""
+    r = PLOT_RESOLUTION[name[0]]
+    return [float(round(v / r) * r) + 0.0 for v in data]
 
 
 def spark_label(name: str, data) -> str:

@@ -38,7 +38,8 @@ def test_the_energy_audit_line_gives_the_verdict():
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "approach_j": 34.99, "vehicles_j": 32.66,
                       "mechanism_j": 32.62, "stand_injected_j": -0.0407, "injected_pct": -0.116, "verdict": "PASS",
                       "note": ""})
-    assert "[green]energy audit: approach 34.99 J" in line and "(-0.116 %, bound ±1 %): PASS" in line
+    assert "[green]energy audit: approach 34.99 J, net work on the mechanism 32.62 J, loop -0.04 J" in line
+    assert "(-0.12 %, bound ±1 %): PASS" in line
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "injected_pct": 13.8, "stand_injected_j": 1.0,
                       "verdict": "FAIL", "note": ""})
     assert "[bold red]" in line and "FAIL" in line
