@@ -398,5 +398,8 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
     limits = limit_uses(run, lo, hi) if run.kind != "digital" else []
     over = [u for u in limits if u.over]
     if over:
-        notes.insert(0, "OVER A LIMIT: " + "; ".join(f"{u.what}: {u.peak:.4g} > {u.limit:.4g} {u.unit}" for u in over))
+        from rt.analysis.numbers import quantity
+        notes.insert(0, "OVER A LIMIT: " + "; ".join(f"{u.what}: {quantity(u.peak, u.unit)} > {quantity(u.limit, u.unit)}"
+                                                    + (f" at t = {u.t_s:.3f} s" if u.t_s is not None else "")
+                                                    for u in over))
     return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes, limits, table)
