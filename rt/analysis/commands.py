@@ -158,6 +158,10 @@ def cmd_report(args: argparse.Namespace) -> int:
                 st.say(f"simulating the digital reference of {run.case_name} (not kept: --reference-log PATH "
                        "keeps it; a machine's first run compiles the kernels first: about a minute)")
             ref = load_run(reuse if reuse is not None else simulate_reference(run, dest, st))
+            import numpy as np
+            t_ref = ref.t[np.isfinite(ref.t)] if ref.n_records else np.zeros(0)
+            if len(t_ref):
+                st.say(f"the reference ends at {float(t_ref[-1]):.3f} s of case time ({ref.verdict})")
         st.say("energy audit, limits" + (", fidelity against the reference" if ref is not None else ""))
         rep = build_report(run, ref)
         if scratch is not None and rep.comparison is not None:
