@@ -19,9 +19,10 @@ def add_parsers(sub) -> None:
     e.add_argument("--emulator", default=None, help="emulator config (default config/emulator/default.toml)")
     e.add_argument("--case", help="a case whose contact model the emulated hardware should carry")
     e.add_argument("--lockstep", action="store_true", help="advance one period per platform frame")
-    e.add_argument("--fault", action="append", metavar="NAME@T",
-                   help="inject a fault at emulator time T s: sensor_dropout, garbage, sensor_frozen, "
-                        "platform_fault, platform_lag, platform_slower, link_loss (repeatable)")
+    e.add_argument("--fault", action="append", metavar="NAME@T[:T_END]",
+                   help="inject a fault from emulator time T s (until T_END s): sensor_dropout, garbage, "
+                        "sensor_frozen, sensor_saturated, platform_fault, platform_lag, platform_slower, link_loss, "
+                        "status_loss, load_spike (repeatable)")
     e.add_argument("--sensor-endpoint", help="override the sensor link's zmq endpoint")
     e.add_argument("--platform-endpoint", help="override the platform link's zmq endpoint")
     e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")

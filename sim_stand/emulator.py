@@ -52,19 +52,26 @@ from sim_stand.ft_sensor_model import seed as ft_seed
 log = logging.getLogger("dockstand.emulator")
 
 FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "sensor_saturated", "platform_fault", "platform_lag",
-               "platform_slower", "link_loss")
+               "platform_slower", "link_loss", "status_loss", "load_spike")
 
 
 @dataclass
 class Faults:
-    """Injected faults: name -> start time (s of emulator time). ``platform_lag_s`` is the
-    extra command delay of the ``platform_lag`` fault (beyond spec), ``platform_slower_s`` that
-    of ``platform_slower`` (within spec: a platform whose delay grows mid-run)."""
+    """Injected faults: name -> start time (s of emulator time), and optionally name -> end
+    time (``until``: the fault is over from then on; ``--fault NAME@T0:T1``). ``platform_lag_s``
+    is the extra command delay of the ``platform_lag`` fault (beyond spec),
+    ``platform_slower_s`` that of ``platform_slower`` (within spec: a platform whose delay grows
+    mid-run); ``status_loss`` silences the platform's STATUS only (the sensor streams on);
+    ``load_spike`` adds ``load_spike_n`` along the passive unit's y axis to what the sensor
+    measures (a blow on the stand). A running emulator's faults may be switched by another
+    thread (:meth:`start`, :meth:`end`: one dict assignment each; the recovery drills)."""
 
     at: dict[str, float] = field(default_factory=dict)
+    until: dict[str, float] = field(default_factory=dict)
     platform_lag_s: float = 0.2
     platform_slower_s: float = 0.001
     garbage_bytes: int = 64
+    load_spike_n: float = 8000.0
 
     @classmethod
     def parse(cls, specs: list[str] | None) -> "Faults":
@@ -73,15 +80,37 @@ class Faults:
             name, _, t = spec.partition("@")
             if name not in FAULT_NAMES:
                 raise ValueError(f"--fault {spec!r}: unknown fault {name!r}; known: {', '.join(FAULT_NAMES)}")
+            t0, _, t1 = t.partition(":")
             try:
-                f.at[name] = float(t) if t else 0.0
+                f.at[name] = float(t0) if t0 else 0.0
+                if t1:
+                    f.until[name] = float(t1)
             except ValueError:
-                raise ValueError(f"--fault {spec!r}: the time after @ must be a number of seconds") from None
+                raise ValueError(f"--fault {spec!r}: the times after @ must be seconds (T0 or T0:T1)") from None
+            if name in f.until and not f.until[name] > f.at[name]:
+                raise ValueError(f"--fault {spec!r}: the end must come after the start")
         return f
 
     def active(self, name: str, t: float) -> bool:
         t0 = self.at.get(name)
-        return t0 is not None and t >= t0
+        if t0 is None or t < t0:
+            return False
+        t1 = self.until.get(name)
+        return t1 is None or t < t1
+
+    def start(self, name: str, t: float, duration_s: float | None = None) -> None:
+        """Switch ``name`` on from ``t`` (for ``duration_s``, or until :meth:`end`)."""
+        if name not in FAULT_NAMES:
+            raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULT_NAMES)}")
+        if duration_s is None:
+            self.until.pop(name, None)
+        else:
+            self.until[name] = t + duration_s
+        self.at[name] = t
+
+    def end(self, name: str) -> None:
+        self.at.pop(name, None)
+        self.until.pop(name, None)
 
 
 class PlatformDevice:
@@ -199,6 +228,7 @@ class SensorDevice:
                 self.frozen_counts = self.model.raw.astype(np.int64)
             self.counts[:] = self.frozen_counts
         else:
+            self.frozen_counts = None        # a later freeze holds the values of its own start
             self.counts[:] = self.model.raw
         if self.protocol == "rdt":
             self.dev.poll()
@@ -395,13 +425,15 @@ class Emulator:
         self.platform.check(t, self.world.platform_fault, self.world.lengths)
         self.w_true[:] = self.world.wrench_P
         self.w_true += self.weight_P
+        if F.active("load_spike", t):
+            self.w_true[1] += F.load_spike_n
         silent = F.active("link_loss", t)
         if not silent and not F.active("sensor_dropout", t):
             self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t),
                                saturated=F.active("sensor_saturated", t))
         if not silent and F.active("garbage", t):
             self.sensor.garbage(F.garbage_bytes, self._rng)
-        if not silent:
+        if not silent and not F.active("status_loss", t):
             p = self.platform
             self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
                                   p.mode, device_time=t, inputs=self.world.input_word(self.stand.mechanism_inputs))

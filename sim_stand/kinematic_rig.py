@@ -100,6 +100,12 @@ class Rig:
                 self.state = PlatformState.ENGAGED
             elif c.command is Command.FREEZE and self.state is PlatformState.ENGAGED:
                 self.state = PlatformState.FROZEN
+            elif c.command is Command.E_STOP:
+                self.state = PlatformState.E_STOPPED
+            elif c.command is Command.RESET_FAULT and self.state in (PlatformState.FAULT, PlatformState.E_STOPPED):
+                self.state, self.fault = PlatformState.IDLE, 0
+            elif c.command is Command.PARK and self.state in (PlatformState.ENGAGED, PlatformState.FROZEN):
+                self.state = PlatformState.IDLE
             elif c.command is Command.POSE and self.state is PlatformState.ENGAGED:
                 self.lag.append(np.array(c.values))
             elif c.command is Command.LENGTHS and self.state is PlatformState.ENGAGED:

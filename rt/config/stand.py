@@ -40,6 +40,7 @@ class RealtimeOptions:
     mlockall: bool = False
     switch_interval_us: float = 500.0
     timer_slack_ns: int = 1            # PR_SET_TIMERSLACK for the loop thread (0 = leave as is)
+    allow_failed_preflight: bool = False   # dockstand run arms even when its pre-flight timing check failed
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,10 @@ class Stand:
     # loop's injected energy, % of the approach energy, of its verdict
     energy_audit: bool = True
     energy_audit_bound_pct: float = 1.0
+    # a run log that cannot be written (a full disk): "trip" (RUNLOG_FAILED while a run is armed or
+    # running: the stand stops) or "continue" (an event; the run goes on unrecorded)
+    runlog_on_failure: str = "trip"
+    fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
 
     @property
     def period_ns(self) -> int:
@@ -346,7 +351,10 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         raise lp.error("spin_margin_us", f"must be shorter than the period ({1e6 / rate:g} us)")
     adaptive = lp.bool("adaptive_margin", True)
     half_life_s = lp.float("adaptive_margin_half_life_s", 1.0, ge=1e-3, le=3600.0)
-    warn_s = lp.float("overrun_warn_interval_s", 1.0, gt=0.0)
+    warn_s = lp.float("overrun_warn_interval_s", 1.0, gt=0.0, le=3600.0)
+    # under SCHED_FIFO with the kernel's RT throttling on, the adaptive margin spins at most this
+    # fraction of the period (rt.control.clock.fifo_margin_cap_ns; docs/deploy.md)
+    fifo_frac = lp.float("fifo_spin_fraction", 0.5, gt=0.0, le=0.9)
     lp.done()
 
     rt_t = t.table("realtime", {})
@@ -358,7 +366,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                           cpu_affinity=tuple(int(c) for c in aff.ravel()),
                           mlockall=rt_t.bool("mlockall", False),
                           switch_interval_us=rt_t.float("switch_interval_us", 500.0, gt=0.0),
-                          timer_slack_ns=rt_t.int("timer_slack_ns", 1, ge=0, le=1_000_000))
+                          timer_slack_ns=rt_t.int("timer_slack_ns", 1, ge=0, le=1_000_000),
+                          allow_failed_preflight=rt_t.bool("allow_failed_preflight", False))
     rt_t.done()
 
     # ---- sensor
@@ -462,7 +471,13 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         contact_force_n=li.float("contact_force_n", 50.0, gt=0.0),
         contact_moment_nm=li.float("contact_moment_nm", 20.0, gt=0.0),
         capture_speed_max_m_s=li.float("capture_speed_max_m_s", 0.005, gt=0.0),
-        capture_rate_max_rad_s=math.radians(li.float("capture_rate_max_deg_s", 0.2, gt=0.0)))
+        capture_rate_max_rad_s=math.radians(li.float("capture_rate_max_deg_s", 0.2, gt=0.0)),
+        retract_distance_m=li.float("retract_distance_m", 0.05, gt=0.0, le=0.5),
+        retract_speed_m_s=li.float("retract_speed_m_s", 0.005, gt=0.0, le=0.1),
+        retract_accel_m_s2=li.float("retract_accel_m_s2", 0.05, gt=0.0, le=1.0),
+        retract_force_margin_n=li.float("retract_force_margin_n", 100.0, gt=0.0, le=10000.0),
+        arm_health_window_s=li.float("arm_health_window_s", 5.0, gt=0.0, le=60.0),
+        failsafe_action=li.str("failsafe_action", "freeze", choices=("freeze", "e_stop")))
     if limits.contact_force_n >= min(limits.sensor_rating[:3]) * limits.rating_fraction:
         raise li.error("contact_force_n", "must be below the force trip level (rating_fraction x rating_n)")
     if limits.contact_moment_nm >= min(limits.sensor_rating[3:]) * limits.rating_fraction:
@@ -506,7 +521,11 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         raise te.error("rate_hz", f"cannot exceed the loop rate ({rate:g} Hz)")
     telemetry = {"pub_endpoint": pub, "cmd_endpoint": cmd, "decimation": max(1, int(round(rate / tel_rate))),
                  "sndhwm": te.int("sndhwm", 4, ge=1), "lease_timeout_s": te.float("lease_timeout_s", 2.0, gt=0.0),
-                 "curve": _curve_keys(te, pub, cmd, check_files)}
+                 "curve": _curve_keys(te, pub, cmd, check_files),
+                 # the request path's limits (rt.record.telemetry, rt.control.operator_port)
+                 "command_budget_us": te.float("command_budget_us", 200.0, ge=10.0, le=900.0),
+                 "max_requests_per_s": te.float("max_requests_per_s", 2000.0, ge=10.0, le=100000.0),
+                 "query_rate_hz": te.float("query_rate_hz", 50.0, ge=1.0, le=1000.0)}
     te.done()
 
     rl = t.table("runlog", {})
@@ -514,6 +533,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     flush = rl.float("flush_interval_s", 0.05, gt=0.0, le=0.1)
     audit_on = rl.bool("energy_audit", True)
     audit_bound = rl.float("energy_audit_bound_pct", 1.0, gt=0.0, le=100.0)
+    on_failure = rl.str("on_failure", "trip", choices=("trip", "continue"))
     rl.done()
     t.done()
 
@@ -526,4 +546,4 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
                  runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
-                 energy_audit_bound_pct=audit_bound)
+                 energy_audit_bound_pct=audit_bound, runlog_on_failure=on_failure, fifo_spin_fraction=fifo_frac)

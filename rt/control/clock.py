@@ -60,7 +60,7 @@ class WallClock:
     """
 
     def __init__(self, policy: str = "hybrid", margin_ns: int = 200_000, *, adaptive: bool = False,
-                 half_life_ns: int = 1_000_000_000, late_ns: int = 10_000,
+                 half_life_ns: int = 1_000_000_000, late_ns: int = 10_000, max_margin_ns: int | None = None,
                  sleep: Callable[[float], None] = time.sleep, now_ns: Callable[[], int] = time.monotonic_ns):
         if policy not in WAIT_POLICIES:
             raise ValueError(f"wait policy must be one of {WAIT_POLICIES}, got {policy!r}")
@@ -75,6 +75,10 @@ class WallClock:
         self.adaptive = bool(adaptive)
         self.half_life_ns = int(half_life_ns)
         self.late_ns = int(late_ns)
+        # the adaptive margin's ceiling (None: up to spinning the whole period). Under SCHED_FIFO
+        # with the kernel's RT throttling on, a loop that spins ~100 % is throttled for the rest of
+        # each second (sched_rt_runtime_us): from_stand caps the margin there (docs/deploy.md)
+        self.max_margin_ns = None if max_margin_ns is None else max(int(margin_ns), int(max_margin_ns))
         self._decay_per_ns = math.log(2.0) / self.half_life_ns
         self._sleep = sleep
         self.now_ns = now_ns
@@ -91,7 +95,7 @@ class WallClock:
         ``adaptive_margin``, ``adaptive_margin_half_life_s``; rt.config.stand.Stand), with
         keyword ``override``s (e.g. ``policy="spin"``)."""
         kw = dict(policy=stand.wait_policy, margin_ns=stand.spin_margin_ns, adaptive=stand.adaptive_margin,
-                  half_life_ns=stand.margin_half_life_ns)
+                  half_life_ns=stand.margin_half_life_ns, max_margin_ns=fifo_margin_cap_ns(stand))
         kw.update(override)
         return cls(**kw)
 
@@ -100,11 +104,13 @@ class WallClock:
         peak = self._peak
         if peak:
             peak *= math.exp((self._peak_t - self.now_ns()) * self._decay_per_ns)
-        return max(self.margin_ns, int(peak))
+        m = max(self.margin_ns, int(peak))
+        return m if self.max_margin_ns is None else min(m, self.max_margin_ns)
 
     def report(self) -> dict:
         """The wait's state for status and summaries (not for the hot path)."""
         return {"policy": self.policy, "adaptive": self.adaptive, "margin_us": self.margin_now_ns() / 1e3,
+                "max_margin_us": None if self.max_margin_ns is None else self.max_margin_ns / 1e3,
                 "sleeps": self.sleeps, "late_sleeps": self.late_sleeps,
                 "max_oversleep_us": self.max_oversleep_ns / 1e3}
 
@@ -118,6 +124,9 @@ class WallClock:
                 peak *= _exp((self._peak_t - t) * self._decay_per_ns)
                 if peak > margin:
                     margin = int(peak)
+                    cap = self.max_margin_ns
+                    if cap is not None and margin > cap:
+                        margin = cap
                 else:
                     self._peak = 0.0     # decayed below the minimum: it cannot set the margin again
             wake = deadline_ns - margin
@@ -145,6 +154,31 @@ class WallClock:
         while t < deadline_ns:
             t = now()
         return t
+
+
+def rt_runtime_us() -> tuple[int, int] | None:
+    """The kernel's RT throttling: (``sched_rt_runtime_us``, ``sched_rt_period_us``); runtime -1
+    means off; None where /proc does not say. Not real-time (reads /proc)."""
+    try:
+        with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+            rt_us = int(f.read().strip())
+        with open("/proc/sys/kernel/sched_rt_period_us") as f:
+            per_us = int(f.read().strip())
+        return rt_us, per_us
+    except (OSError, ValueError):
+        return None
+
+
+def fifo_margin_cap_ns(stand) -> int | None:
+    """The adaptive margin's ceiling for the stand's loop: under SCHED_FIFO with RT throttling
+    on (``sched_rt_runtime_us`` not -1), ``[loop] fifo_spin_fraction`` of the period, so that the
+    loop sleeps the rest of each period and is never throttled; otherwise None (no cap)."""
+    if getattr(stand.realtime, "sched_fifo_priority", 0) <= 0 or stand.wait_policy != "hybrid":
+        return None
+    thr = rt_runtime_us()
+    if thr is not None and thr[0] < 0:
+        return None
+    return int(getattr(stand, "fifo_spin_fraction", 0.5) * 1e9 / stand.rate_hz)
 
 
 class StepClock:

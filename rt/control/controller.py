@@ -63,9 +63,13 @@ from rt.control.clock import StepClock, WallClock
 from rt.config._schema import ConfigError
 from rt.config.case import Case, load_case
 from rt.config.stand import Stand
+from rt.control import failsafe as FS
+from rt.control import recovery as RC
 from rt.control.links import Links
 from rt.control.loop import FixedStepLoop
+from rt.control.operator_port import OperatorPort, read_case_file
 from rt.control.phases import ENGAGED_PHASES, GUARDS, Phase, check_transition
+from rt.record.requests import plain_text
 from rt.control.recorder import Recorder, closed_sink, record_fields
 from rt.control.session import RealtimeSession
 from rt.control.warmup import warm_up
@@ -126,7 +130,7 @@ class Controller:
         self.safe_stop = SafeStop(self.period_s, lim.a_max_m_s2, lim.alpha_max_rad_s2)
         self.geo = stand_geometry(stand)
         self.tau = stand.delays.total_s
-        self.supervisor = Supervisor(guards={name: partial(g, self) for name, g in GUARDS.items()},
+        self.supervisor = Supervisor(guards={name: partial(g, self) for name, g in {**GUARDS, **RC.GUARDS}.items()},
                                      listeners=[self._on_event])
         self.runup_lead = 0.0
         self.t_dynamics_start: float | None = None   # controller time (s) when the dynamics began
@@ -139,6 +143,15 @@ class Controller:
         self.session = RealtimeSession(stand.realtime.gc_freeze)   # gc frozen while RUNNING
         self.telemetry_enabled = bool(telemetry)
         self.telemetry = None
+        # operator requests: decoded and prepared off the loop, carried out by drain() in write
+        self.port = OperatorPort(self, budget_us=stand.telemetry.get("command_budget_us", 200.0))
+        # health gates (rt.control.phases.guard_arm): the pre-flight timing check's failure, if
+        # dockstand run's check failed and the stand does not allow it
+        self.preflight_failure: str | None = None
+        self.cycle_failures = 0          # cycles whose work raised (cycle_failed): each a safe stop
+        self._failing = 0                # consecutive ones (3: the fail-safe hold)
+        self.failsafe: str | None = None  # why the fail-safe hold is on (None: the normal cycle)
+        self._retract: dict = {}
         self.loop: FixedStepLoop | None = None
         self.stop_when: Callable[["Controller"], bool] | None = None
         # numeric state (allocated once; resized only when a case with other mode count loads)
@@ -188,7 +201,7 @@ class Controller:
         self._phase_step = {Phase.IDLE: self._step_none, Phase.ENGAGE: self._step_engage, Phase.TARE: self._step_tare,
                             Phase.MOVE: self._step_move, Phase.READY: self._step_ready, Phase.RUNUP: self._step_runup,
                             Phase.DYNAMICS: self._step_none, Phase.STOP: self._step_stop,
-                            Phase.FROZEN: self._step_none}
+                            Phase.FROZEN: self._step_none, Phase.RETRACT: partial(RC.step_retract, self)}
 
     # the parts' state, under the names the controller has always shown
     sensor = property(lambda self: self.links.sensor, doc="the F/T sensor driver")
@@ -275,17 +288,25 @@ class Controller:
             if tc.get("curve"):
                 from rt.record.curve import CurveServer
                 curve = CurveServer(tc["curve"]["secret_file"], tc["curve"]["authorized_dir"])
+            port = self.port
+            # the command thread serves the requests (rt.record.telemetry, "Threads"); what it
+            # learns for the loop (lease, CURVE refusals) reaches the loop as notices
             self.telemetry = TelemetryServer(self.fields, pub_endpoint=tc["pub_endpoint"],
                                              curve=curve, commands=(*COMMANDS, "status", "events"),
-                                             on_auth_denied=self._event,
+                                             on_auth_denied=lambda ev: port.notice(self._event, ev),
                                              cmd_endpoint=tc["cmd_endpoint"], decimation=tc["decimation"],
                                              sndhwm=tc["sndhwm"], lease_timeout_s=tc["lease_timeout_s"],
-                                             handler=self._handle_request, on_lease_lost=self._lease_lost,
-                                             on_lease_acquired=self._lease_acquired,
+                                             handler=port.handle,
+                                             on_lease_lost=lambda h, why="silent": port.notice(self._lease_lost, h, why),
+                                             on_lease_acquired=lambda c: port.notice(self._lease_acquired, c),
+                                             max_requests_per_s=tc.get("max_requests_per_s", 2000.0),
+                                             query_rate_hz=tc.get("query_rate_hz", 50.0),
                                              identity={"stand": self.stand.name, "stand_file": str(self.stand.file)})
             self.recorder.publish = self.telemetry.publish_event
+            self.telemetry.start()
 
     def close(self) -> None:
+        self.port.close()
         self.recorder.close(block=True)
         self.session.leave()
         if self.telemetry is not None:
@@ -308,37 +329,158 @@ class Controller:
 
     # ------------------------------------------------------------------ commands
     def command(self, name: str, client: str | None = "local", **args: Any):
-        """Apply an operator command now (from the loop thread); returns the supervisor Reply."""
+        """Apply an operator command now; returns the supervisor Reply. The direct API (the
+        demo, tests, ``dockstand run --case``): it reads a case file and opens the run log in
+        the caller's thread, so it is not for the real-time loop — requests over the command
+        socket are prepared off the loop (rt.control.operator_port) and end in :meth:`execute`."""
         if name == "load_case" and "case" in args and not isinstance(args["case"], Case):
             if not isinstance(args["case"], (str, Path)) or not str(args["case"]):
                 return self.supervisor._refuse("load_case", client, "case must be the path of a case file (a string), "
                                                                     f"got {type(args['case']).__name__}")
-            path = Path(args["case"])
+            if not self.load_allowed():
+                args = {"case_unread": str(args["case"])}
+            else:
+                case, path, why = read_case_file(str(args["case"]))
+                args = {"case": case, "path": path} if why is None else {"case_error": why, "path": path}
+        writer = None
+        if name == "arm" and "_log" not in args and "_log_error" not in args and self.arm_allowed():
             try:
-                case = load_case(path)
-            except ConfigError as e:
-                return self.supervisor._refuse("load_case", client, str(e))
-            except Exception as e:  # noqa: BLE001 - the reason goes back to the operator
-                return self.supervisor._refuse("load_case", client, f"{type(e).__name__}: {e}")
-            args = {**args, "case": case, "path": path}
+                writer = self.prepare_arm_log()
+                args = {**args, "_log": writer}
+            except Exception as e:  # noqa: BLE001 - an arm that cannot record is refused
+                args = {**args, "_log_error": self.log_error_text(e)}
+        reply = self.execute(name, client, args)
+        if writer is not None and self.recorder.writer is not writer:
+            self.discard_log(writer)
+        return reply
+
+    def execute(self, name: str, client: str | None, args: dict):
+        """Carry out a prepared command (loop thread; no file I/O, no parsing): the supervisor's
+        state table and guards, then the controller's part. A refused command changes nothing:
+        for ``arm`` everything that can fail (the run log, opened before; the flight model,
+        built here) is done before the supervisor accepts it (ARM is atomic)."""
+        if name == "arm" and "_flight" not in args and self.case is not None and \
+                self.supervisor.state is State.CONFIGURED:
+            try:
+                args = {**args, "_flight": flight_from_case(self.case)}     # fresh state at every arm
+            except Exception as e:  # noqa: BLE001 - refused, nothing armed
+                return self.supervisor._refuse(name, client, plain_text(
+                    f"the flight model of the case could not be built ({type(e).__name__}: {e}); nothing was armed",
+                    500))
         reply = self.supervisor.command(name, client, **args)
         if reply.ok:
             self._after_command(name, args)
         return reply
 
-    def _handle_request(self, cmd: str, args: dict, client: str) -> dict:
-        if cmd == "status":
-            return {"ok": True, "reason": None, **self.status()}
-        if cmd == "events":         # a console's lost events (its subscription dropped some): not leased
-            since = args.get("since", 0)
-            if isinstance(since, bool) or not isinstance(since, int):
-                return {"ok": False, "reason": f"events needs since = an integer event number, got {since!r}"}
-            return {"ok": True, "reason": None, "events": self.recorder.events_since(since),
-                    "event_seq": self.recorder.event_seq}
-        r = self.command(cmd, client, **args)
-        out = r.as_dict()
-        out.update(phase=self.phase.name)
+    def reply_dict(self, reply) -> dict:
+        """A command's reply as the command socket sends it."""
+        out = reply.as_dict()
+        out["phase"] = self.phase.name
         return out
+
+    def load_allowed(self) -> bool:
+        """Would ``load_case`` be taken in this state (read before a case file is opened)."""
+        return self.supervisor.state in (State.IDLE, State.CONFIGURED, State.DONE) and self.phase is not Phase.STOP
+
+    def arm_allowed(self) -> bool:
+        """Would ``arm`` get past the state table (read before its run log is opened)."""
+        return self.supervisor.state is State.CONFIGURED and self.phase not in (Phase.STOP, Phase.RETRACT)
+
+    def health_refusal(self) -> str | None:
+        """Why the loop's health refuses an ARM now (rt.control.phases.guard_arm), or None: the
+        pre-flight timing check failed (and the stand does not allow it), or the loop missed
+        more deadlines than its budget within ``[limits] arm_health_window_s``."""
+        if self.preflight_failure and not self.stand.realtime.allow_failed_preflight:
+            return (f"the pre-flight timing check failed at start-up ({self.preflight_failure}): this computer "
+                    "cannot hold the loop's rate (dockstand check-host; docs/deploy.md). Fix it, or set [realtime] "
+                    "allow_failed_preflight = true to arm anyway")
+        lp = self.loop
+        if lp is None or self.lockstep:
+            return None
+        lim = self.stand.limits
+        ring = lp.timing
+        n = min(ring.count, ring.capacity)
+        if n == 0:
+            return None
+        k = np.arange(ring.count - n, ring.count) % ring.capacity
+        slots = ring.slot[k]
+        recent = slots >= slots.max() - int(lim.arm_health_window_s / self.period_s)
+        missed = int(ring.missed[k][recent].sum())
+        budget = lim.miss_budget * lim.arm_health_window_s / lim.miss_window_s
+        if missed > budget:
+            return (f"the loop missed {missed} deadlines in the last {lim.arm_health_window_s:g} s (budget "
+                    f"{lim.miss_budget} per {lim.miss_window_s:g} s): this computer cannot hold the loop's rate now "
+                    "(dockstand check-host; docs/deploy.md)")
+        return None
+
+    def log_header(self) -> dict:
+        """The run log's header for an arm now (the stand snapshot, the case, the loop's settings)."""
+        return {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
+                "case_digest": self.case.digest if self.case else None,
+                "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
+                "rate_hz": self.stand.rate_hz,
+                # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
+                "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
+                                   "damping": self.stand.sensing.filter_damping},
+                # likewise the contact gate and the delay identification in effect
+                "contact_gate": dataclasses.asdict(self.stand.contact_gate),
+                "delay_identify": self.stand.delays.identify, "delay_predictor": self.stand.delays.predictor,
+                # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
+                "flight": "berthing" if self.sc is not None and self.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
+                **self.log_extra}
+
+    def expected_log_bytes(self) -> int:
+        """What a run log of the loaded case takes, at most: the records over the case's duration
+        plus the arming time limit and a minute of stopping and holding, and its events."""
+        dur = (self.case.duration_s if self.case is not None else 60.0) + self.stand.limits.arm_timeout_s + 60.0
+        return int(8 * self.row.size * self.stand.rate_hz * dur * 1.1) + (1 << 20)
+
+    def prepare_arm_log(self):
+        """Open the run log of the next arm, off the loop (the command's worker thread, or the
+        caller of :meth:`command`): the free disk space checked against
+        :meth:`expected_log_bytes`, the file created, its header written, its writer started.
+        None when recording is off. Raises OSError (said by :meth:`log_error_text`)."""
+        rec = self.recorder
+        if not rec.enabled:
+            return None
+        rec.log_dir.mkdir(parents=True, exist_ok=True)
+        import shutil
+        free = shutil.disk_usage(rec.log_dir).free
+        need = self.expected_log_bytes()
+        if free < need:
+            import errno
+            raise OSError(errno.ENOSPC, f"{free / 1e6:.0f} MB free in {rec.log_dir}, the run log needs up to "
+                                        f"{need / 1e6:.0f} MB")
+        return rec.prepare(self.case.name if self.case else "run", self.fields, self.row, self.log_header())
+
+    @staticmethod
+    def log_error_text(e: BaseException) -> str:
+        why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        where = getattr(e, "filename", None)
+        return plain_text(f"the run log cannot be opened: {why}{f' ({where})' if where else ''}. Nothing was "
+                          "armed; free disk space or fix [runlog] directory, then arm again", 600)
+
+    def discard_log(self, writer) -> None:
+        """Close and remove a run log opened for an arm that was refused (off the loop)."""
+        self.recorder.discard(writer)
+
+    def stats_first_contact(self) -> float | None:
+        """This run's first contact, s of run time (None: none yet)."""
+        v = float(self.stats[CK.ST_FIRST_CONTACT])
+        return v if v >= 0.0 else None
+
+    def clear_trip(self) -> None:
+        """Forget the present trip (the supervisor keeps its state): ``reset``, ``retract``."""
+        self._heartbeat_lost = False
+        self.trip_code = 0
+        self.ins[CK.IN_TRIP] = 0
+        self.trip_text = None
+        self.safety.reset()
+        self.xctr[:] = 0
+
+    def _set_phase_idle(self) -> None:
+        """The platform was told to go IDLE (RESET_FAULT, PARK): the controller commands nothing."""
+        self._set_phase(Phase.IDLE)
 
     @property
     def run_id(self) -> str | None:
@@ -359,7 +501,32 @@ class Controller:
                 "ready": self.phase is Phase.READY, "finish_reason": self.finish_reason, "wait": self._wait_report(),
                 "run_id": self.run_id, "limits": self._console_limits(), "mechanism": self.mechanism(),
                 "tared": self.sensing.tared, "taring": self.sensing.taring, "event_seq": self.recorder.event_seq,
-                "instance": self.instance}
+                "instance": self.instance, "recorder": self.recorder_health(), "health": self.health()}
+
+    def recorder_health(self) -> dict:
+        """The run log's state (rt.control.recorder.Recorder.health) and the free space where
+        logs go. Off the loop (a statvfs)."""
+        h = self.recorder.health()
+        try:
+            import shutil
+            h["free_mb"] = round(shutil.disk_usage(self.recorder.log_dir).free / 1e6, 1)
+        except OSError:
+            h["free_mb"] = None
+        if self.case is not None:
+            h["run_needs_mb"] = round(self.expected_log_bytes() / 1e6, 1)
+        h["on_failure"] = self.stand.runlog_on_failure
+        return h
+
+    def health(self) -> dict:
+        """What may refuse an ARM or has stopped a cycle: the pre-flight check, the loop's
+        recent misses, the cycle's failures and the fail-safe hold, the command path's counts."""
+        port = self.port
+        return {"preflight_failure": self.preflight_failure,
+                "allow_failed_preflight": self.stand.realtime.allow_failed_preflight,
+                "arm_refusal": self.health_refusal() if self.supervisor.state is State.CONFIGURED else None,
+                "cycle_failures": self.cycle_failures, "failsafe": self.failsafe,
+                "commands": {"executed": port.executed, "busy_refused": port.busy_refused,
+                             "over_budget": port.over_budget}}
 
     def mechanism(self) -> dict:
         """The mechanism's wired signals in the newest STATUS (``rt.control.mechanism_inputs``)
@@ -392,7 +559,7 @@ class Controller:
                     self.telemetry.fields = dict(self.fields)
                     self.telemetry.width = self.row.size
         elif name == "arm":
-            self._begin_arm()
+            self._begin_arm(args.get("_log"), args.get("_flight"))
         elif name == "start":
             self._begin_run()
         elif name == "stop":
@@ -407,12 +574,15 @@ class Controller:
         elif name == "tare":
             self.sensing.begin_tare()
         elif name == "reset":
-            self._heartbeat_lost = False
-            self.trip_code = 0
-            self.ins[CK.IN_TRIP] = 0
-            self.trip_text = None
-            self.safety.reset()
-            self.xctr[:] = 0
+            self.clear_trip()
+            if self.failsafe is not None:
+                self._leave_failsafe()
+        elif name == "reset_fault":
+            RC.begin_reset_fault(self)
+        elif name == "retract":
+            RC.begin_retract(self)
+        elif name == "park":
+            RC.begin_park(self)
 
     # ------------------------------------------------------------------ phases
     def _set_phase(self, ph: Phase) -> None:
@@ -423,11 +593,16 @@ class Controller:
             self.phase_t = 0.0
             self._event({"kind": "phase", "phase": ph.name})
 
-    def _begin_arm(self) -> None:
+    def _begin_arm(self, log_writer=None, flight=None) -> None:
+        """The supervisor armed: adopt the run log prepared for it (``log_writer``), then the
+        arming phases. Nothing here can fail for want of a file: the log was opened before
+        the arm was accepted (ARM is atomic)."""
+        # the log first: the events from here on belong to this run
+        self._adopt_log(log_writer)
         # an expiry seen before this arm belongs to a lease that is gone (a console that
         # wants to be watched acquires the lease; a later expiry trips again)
         self._heartbeat_lost = False
-        self.sc = flight_from_case(self.case)   # fresh state at every arm
+        self.sc = flight if flight is not None else flight_from_case(self.case)   # fresh state at every arm
         self._hil_pack = None
         self.t_run = 0.0
         self.finish_reason = None
@@ -440,7 +615,6 @@ class Controller:
         self._arm_t0 = self.t
         self._engage_sent = False
         self._set_phase(Phase.ENGAGE)
-        self._open_log()
 
     def _runup_target(self) -> float:
         """Set up the run-up from the spacecraft's initial relative state; returns its length."""
@@ -584,18 +758,23 @@ class Controller:
         during the arming move or at READY, where the units are apart by construction — they are
         still latched from the last run (the move would pull the mechanism apart) or something
         is in the way. Trips and returns True. Loop thread (Python, outside the dynamics)."""
-        w = self.sensing.w_P
-        f, m = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2), math.sqrt(w[3] ** 2 + w[4] ** 2 + w[5] ** 2)
+        hit, f, m = RC.loaded(self)
         lim = self.stand.limits
-        if f <= lim.contact_force_n and m <= lim.contact_moment_nm:
+        if not hit:
             return False
         what = (f"|f| = {f:.0f} N (contact_force_n {lim.contact_force_n:g} N)" if f > lim.contact_force_n
                 else f"|m| = {m:.0f} N·m (contact_moment_nm {lim.contact_moment_nm:g} N·m)")
         where = (f"{1e3 * float(np.linalg.norm(self.cmd_pose[:3] - self._move_start[:3])):.0f} mm into "
                  f"the arming move" if ph is Phase.MOVE else "at READY")
-        self._trip(Reason.ARMING_CONTACT,
-                   f"the passive unit is loaded while arming: {what}, {where}. The units are still latched from "
-                   f"the last run or something is in the way: release the mechanism (undock) and arm again")
+        cfg = self.stand.mechanism_inputs
+        if cfg.wired and not MI.captured(cfg, int(self.meas[WK.ST_INPUTS])):
+            why = ("The mechanism reports no capture (its latches are open): the units touch, or something is in the "
+                   "way")
+        elif cfg.wired:
+            why = "The mechanism reports capture: the units are latched together"
+        else:
+            why = "The units are still latched from the last run, or something is in the way"
+        self._trip(Reason.ARMING_CONTACT, f"the passive unit is loaded while arming: {what}, {where}. {why}")
         return True
 
     def _inputs_changed(self, first_status: bool = False) -> None:
@@ -622,6 +801,10 @@ class Controller:
         self.trip_text = text or self.safety.describe(code)
         if text is None:
             self.trip_text += self._trip_context(code)
+        try:       # what the operator can do now (rt.control.recovery)
+            self.trip_text = self.trip_text.rstrip(". ") + ". " + RC.next_step(self, code)
+        except Exception:  # noqa: BLE001 - the trip goes on without its hint
+            pass
         name = Reason(int(code)).name
         self.supervisor.trip(name, self.trip_text)
         if self.phase in ENGAGED_PHASES and self.phase is not Phase.STOP:
@@ -654,24 +837,15 @@ class Controller:
             log.info("state %s -> %s (%s)", e.previous, e.state, e.reason or e.command)
             self.session.on_transition(e.previous, e.state)
 
-    def _open_log(self) -> None:
-        hdr = {"config": self.stand.raw, "case": str(self.case_path) if self.case_path else None,
-               "case_digest": self.case.digest if self.case else None,
-               "kind": "hil", "compensate": self.compensate, "tau_s": self.tau, "lockstep": self.lockstep,
-               "rate_hz": self.stand.rate_hz,
-               # the sensing low-pass in effect (the config snapshot may be overridden, e.g. by the demo)
-               "sensing_filter": {"cutoff_hz": self.stand.sensing.filter_cutoff_hz,
-                                  "damping": self.stand.sensing.filter_damping},
-               # likewise the contact gate and the delay identification in effect
-               "contact_gate": dataclasses.asdict(self.stand.contact_gate),
-               "delay_identify": self.stand.delays.identify, "delay_predictor": self.stand.delays.predictor,
-               # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
-               "flight": "berthing" if self.sc is not None and self.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
-               **self.log_extra}
-        w = self.recorder.open(self.case.name if self.case else "run", self.fields, self.row, hdr)
-        if w is not None:
-            self._log_ring, self._log_cursor = w.ring, w.cursor    # the kernels commit the row (emit)
-            self._hil_pack = None
+    def _adopt_log(self, writer) -> None:
+        """Make ``writer`` (opened off the loop by :meth:`prepare_arm_log`) the run's log: the
+        kernels commit their rows into its ring from now on (no I/O)."""
+        if writer is None:
+            self.recorder.close(block=False)
+            return
+        self.recorder.adopt(writer)
+        self._log_ring, self._log_cursor = writer.ring, writer.cursor    # the kernels commit the row (emit)
+        self._hil_pack = None
         if self.telemetry is not None:       # describe names the run a console or ctl talks to
             self.telemetry.identity["run_id"] = self.run_id
 
@@ -688,6 +862,8 @@ class Controller:
         (decoded by the compiled kernels in update). Operator requests are taken at the end of
         write, after this cycle's frames are decoded: a guard judges the newest link state,
         and the command acts from the next cycle on."""
+        if self.failsafe is not None:
+            return FS.hold_read(self, cycle, t_ns)
         prev = self._prev_tns
         dt = self.period_s if prev < 0 or t_ns <= prev else (t_ns - prev) * 1e-9
         self._prev_tns = t_ns
@@ -727,6 +903,8 @@ class Controller:
 
     def update(self, cycle: int, t_ns: int) -> None:
         self._tx_ready = False
+        if self.failsafe is not None:
+            return
         if self.phase is Phase.DYNAMICS and self.trip_code == 0:
             self._dynamics(cycle)
             return
@@ -934,24 +1112,48 @@ class Controller:
     def write(self, cycle: int, t_ns: int) -> None:
         """Exactly one platform frame (encoded by the compiled kernels with the driver's next
         seq), the run-log record, telemetry."""
+        if self.failsafe is not None:
+            return FS.hold_write(self, cycle, t_ns)
         if self._tx_ready:
             self._send(self._set_point_frame)
         else:
             self._write_frame()
         self.links.outstanding = 1
-        if self.writer is not None:       # (the row went to the log with the frame: emit)
-            # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
-            # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
-            ph = self.phase
-            if (ph is Phase.FROZEN or ph is Phase.IDLE) and \
-                    self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
-                self.recorder.close(block=False)
+        w = self.writer
+        if w is not None:       # (the row went to the log with the frame: emit)
+            if w.failure is not None:
+                self._runlog_failed(w)
+            else:
+                # the run is over once the platform is frozen (or never engaged) after DONE, SAFE,
+                # ABORTED or a disarm: the writer thread closes the file, the loop does not wait
+                ph = self.phase
+                if (ph is Phase.FROZEN or ph is Phase.IDLE) and \
+                        self.supervisor.state is not State.ARMED and self.supervisor.state is not State.RUNNING:
+                    self.recorder.close(block=False)
         tm = self.telemetry
         if tm is not None:
             tm.publish(cycle, t_ns, int(self.supervisor.state), self.row)
-            tm.poll()          # operator requests (read's docstring)
+        self.port.drain()      # operator requests, prepared off the loop (read's docstring)
+        self._failing = 0
         if self.stop_when is not None and self.loop is not None and self.stop_when(self):
             self.loop.stop()
+
+    def _runlog_failed(self, w) -> None:
+        """The run log's writer could not write (a full disk): an event, the log closed (its
+        writer finishes what it can), and by ``[runlog] on_failure`` a trip while a run is
+        armed or running. Loop thread, once per failure."""
+        rec = self.recorder
+        rec.last_failure = w.failure
+        self._event({"kind": "runlog_failed", "reason": w.failure, "records_written": w.tail, "log": str(w.path),
+                     "policy": self.stand.runlog_on_failure})
+        rec.close(block=False)
+        self._log_ring, self._log_cursor = closed_sink(self.row.shape[0])
+        self._hil_pack = None
+        if self.stand.runlog_on_failure == "trip" and self.supervisor.state in (State.ARMED, State.RUNNING):
+            self._trip(Reason.RUNLOG_FAILED,
+                       f"the run log could not be written: {w.failure}; {w.tail} records were kept (the file reads as "
+                       "truncated). The run is stopped because it is no longer recorded ([runlog] on_failure = "
+                       "\"trip\")")
 
     def _write_frame(self) -> None:
         """The frame of a cycle whose frame the DYNAMICS kernel did not encode: a pending
@@ -977,6 +1179,14 @@ class Controller:
                 self.sensing.w_S, self.sensing.w_P, self.sc.x if self.sc is not None else self._x0, self.out,
                 self._timing, self._log_ring, self._log_cursor, True)
         self._send(self._txmv[:int(self.ins[_IN_TXLEN])])
+
+    def cycle_failed(self, exc: BaseException, cycle: int) -> None:
+        """The loop's hook when this cycle's read, update or write raised: the safe stop with
+        CYCLE_FAILURE, the fail-safe hold if it keeps failing (rt.control.failsafe). Never raises."""
+        FS.cycle_failed(self, exc, cycle)
+
+    def _leave_failsafe(self) -> None:
+        FS.leave(self)
 
     # ------------------------------------------------------------------ lockstep
     def lockstep_gate(self, deadline_ns: int) -> None:

@@ -62,6 +62,7 @@ class Links:
         self.pbuf = b""                         # this cycle's platform frames, concatenated
         self.outstanding = 0                    # lockstep: frames sent whose answer has not been awaited
         self.lockstep_timeout_s = float(lockstep_timeout_s)
+        self.cycle_time = time.monotonic()      # time.monotonic() at the last cycle's link accounting
         self._gate_misses = 0
 
     # ------------------------------------------------------------------ lifecycle (not real-time)
@@ -101,6 +102,7 @@ class Links:
         """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by
         ``time.monotonic()`` = ``now``) and, if ``refused``, refused this cycle into the links'
         Counters, as the transports' own checks would have counted it."""
+        self.cycle_time = now
         if p_acc or s_acc:
             if p_acc:
                 self.p_tr.accepted(p_acc, now)
@@ -162,8 +164,11 @@ class Links:
         return f"{tr.describe()}: last frame at t = {t_now - age:.3f} s ({age:.3f} s ago)"
 
     def platform_age_s(self) -> float:
-        """Seconds since the last valid STATUS (inf before the first); :meth:`frame_age_s`."""
-        return self.frame_age_s(self.p_tr)
+        """How old the newest valid STATUS was at the last cycle, s (inf before the first): a
+        command judged between cycles (the arm guard) sees the link as the loop last saw it,
+        however long its own preparation took."""
+        t = self.p_tr.counters.last_rx_time
+        return math.inf if t is None else max(0.0, self.cycle_time - t)
 
     def seen(self) -> bool:
         """Both devices have been heard: a sensor sample and a platform STATUS."""

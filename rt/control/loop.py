@@ -14,6 +14,10 @@ Semantics (docs/controller.md, "Loop"):
   number of slots skipped before it.
 * The loop's own code allocates nothing per cycle (no lists, dicts, arrays or closures);
   the tests check this with ``tracemalloc``.
+* A cycle that raises does not end the loop when the work has ``cycle_failed(exc, cycle)``:
+  the loop calls it (the controller's safe stop, rt.control.failsafe), counts the cycle in
+  ``cycle_errors`` and goes on with the next deadline. A work without the hook ends the loop
+  with the exception, as any other code would.
 
 The work is any object with ``read(cycle, t_ns)``, ``update(cycle, t_ns)`` and
 ``write(cycle, t_ns)`` where ``cycle`` counts executed cycles from 0 and ``t_ns`` is the slot's
@@ -101,6 +105,7 @@ class FixedStepLoop:
         self.overruns = 0        # cycles that overran
         self.overrun_streak = 0  # consecutive overrunning cycles
         self.max_overrun_streak = 0
+        self.cycle_errors = 0    # cycles whose work raised (handed to the work's cycle_failed)
         self.running = False
         self._stop = False
         self._last_warn_ns = -(1 << 62)
@@ -119,6 +124,7 @@ class FixedStepLoop:
         wait = clock.wait_until
         work = self.work
         read, update, write = work.read, work.update, work.write
+        failed = getattr(work, "cycle_failed", None)
         period = self.period_ns
         ring = self.timing
         cap = ring.capacity
@@ -138,11 +144,18 @@ class FixedStepLoop:
                 wake = wait(deadline)
                 t_ns = slot * period
                 cycle = self.cycles
-                read(cycle, t_ns)
-                t1 = now()
-                update(cycle, t_ns)
-                t2 = now()
-                write(cycle, t_ns)
+                t1 = t2 = wake
+                try:
+                    read(cycle, t_ns)
+                    t1 = now()
+                    update(cycle, t_ns)
+                    t2 = now()
+                    write(cycle, t_ns)
+                except Exception as e:  # noqa: BLE001 - the work's hook stops the platform; the loop goes on
+                    if failed is None:
+                        raise
+                    self.cycle_errors += 1
+                    failed(e, cycle)
                 t3 = now()
                 i = ring.count % cap
                 r_cycle[i] = cycle

@@ -17,7 +17,9 @@ READY     ARMED: holding the run-up start pose; ``start`` is accepted           
 RUNUP     RUNNING: uniform acceleration into the case's initial relative state      DYNAMICS (run-up done)
 DYNAMICS  RUNNING: sensing -> spacecraft step -> prediction at t + tau -> pose      STOP (trip, end, stop)
 STOP      after a trip, abort, stop or finish: ``SafeStop`` along the current path  FROZEN (at rest)
-FROZEN    FREEZE sent; the platform holds                                           ENGAGE (arm)
+FROZEN    FREEZE sent; the platform holds                                           ENGAGE (arm), RETRACT,
+                                                                                    IDLE (park, reset_fault)
+RETRACT   ENGAGE, then a slow move away from the passive unit (rt.control.recovery)  FROZEN (done), STOP (trip)
 ========  ========================================================================  ======================
 
 Any engaged phase (TARE ... DYNAMICS) goes to STOP on a trip, abort, stop or disarm, and
@@ -52,16 +54,17 @@ class Phase(IntEnum):
     DYNAMICS = 6
     STOP = 7
     FROZEN = 8
+    RETRACT = 9
 
 
 #: phases in which the platform is engaged and follows set-points
-ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP)
+ENGAGED_PHASES = (Phase.TARE, Phase.MOVE, Phase.READY, Phase.RUNUP, Phase.DYNAMICS, Phase.STOP, Phase.RETRACT)
 
 _STOPPING = frozenset({Phase.STOP, Phase.FROZEN})
 
 #: phase -> the phases it may go to (the table of the module docstring)
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
-    Phase.IDLE: frozenset({Phase.ENGAGE}),
+    Phase.IDLE: frozenset({Phase.ENGAGE, Phase.RETRACT}),
     Phase.ENGAGE: frozenset({Phase.TARE, Phase.FROZEN}),
     Phase.TARE: frozenset({Phase.MOVE}) | _STOPPING,
     Phase.MOVE: frozenset({Phase.READY}) | _STOPPING,
@@ -69,7 +72,8 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.RUNUP: frozenset({Phase.DYNAMICS}) | _STOPPING,
     Phase.DYNAMICS: _STOPPING,
     Phase.STOP: frozenset({Phase.FROZEN, Phase.ENGAGE}),
-    Phase.FROZEN: frozenset({Phase.ENGAGE}),
+    Phase.FROZEN: frozenset({Phase.ENGAGE, Phase.RETRACT, Phase.IDLE}),
+    Phase.RETRACT: _STOPPING,
 }
 
 
@@ -84,7 +88,11 @@ def check_transition(current: Phase, nxt: Phase) -> None:
 
 
 # ---------------------------------------------------------------------- command guards
-def guard_load(ctl, case=None, path=None, **_: Any) -> str | None:
+def guard_load(ctl, case=None, path=None, case_error=None, case_unread=None, **_: Any) -> str | None:
+    if case_error:
+        return case_error
+    if case_unread is not None:
+        return "the case file was not read (the controller's state changed meanwhile): send load_case again"
     if not isinstance(case, Case):
         return "load_case needs a case: a path to config/cases/*.toml"
     if ctl.phase is Phase.STOP:
@@ -92,10 +100,12 @@ def guard_load(ctl, case=None, path=None, **_: Any) -> str | None:
     return None
 
 
-def guard_arm(ctl, **_: Any) -> str | None:
+def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     links = ctl.links
     if not links.is_open:
         return "drivers are not open"
+    if ctl.phase is Phase.RETRACT:
+        return "a retract is under way: arm once the platform is frozen"
     if not links.samples or ctl.stale_sensor():
         return f"the F/T sensor is not streaming ({links.silence(links.s_tr)})"
     st = ctl.platform_state()
@@ -112,6 +122,18 @@ def guard_arm(ctl, **_: Any) -> str | None:
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
                 f"units are latched together and the arming move would pull them apart")
+    if ctl.sensing.tared:                # the last tare holds: a load now is a contact (retract first)
+        from rt.control.recovery import HOW, loaded
+        hit, f, m = loaded(ctl)
+        if hit:
+            return (f"the passive unit carries a load (|f| = {f:.0f} N, |m| = {m:.0f} N·m): the units are in "
+                    f"contact; a tare now would take it as zero and the arming move would drag them. "
+                    f"{HOW['retract']} first")
+    why = ctl.health_refusal()
+    if why:
+        return why
+    if _log_error:
+        return _log_error
     return None
 
 
@@ -134,6 +156,8 @@ def guard_tare(ctl, **_: Any) -> str | None:
 def guard_reset(ctl, **_: Any) -> str | None:
     if ctl.phase is Phase.STOP:
         return "the platform is still stopping; reset when it is frozen"
+    if ctl.phase is Phase.RETRACT:
+        return "a retract is under way; reset when the platform is frozen"
     return None
 
 

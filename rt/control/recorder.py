@@ -1,17 +1,23 @@
 """The controller's recorder: the run log of one run and the event stream (docs/controller.md,
 "Run log").
 
-A :class:`Recorder` opens a :class:`rt.record.runlog.RunLogWriter` when a run is armed, whose
-ring and cursor the cycle's compiled kernels commit the record row into (``commit_row``); it
-closes the log from the loop thread without waiting (the writer thread writes the rest, the
-footer, fsyncs and closes the file). Every event (phase changes, supervisor transitions and
-trips, first contact, lease changes) goes to a bounded in-memory history, the open log and
-the telemetry publisher.
+A run's :class:`rt.record.runlog.RunLogWriter` is opened before its arm is accepted
+(:meth:`Recorder.prepare`, off the loop: the file, its header, its writer thread) and adopted
+when the supervisor arms (:meth:`Recorder.adopt`, the loop: no I/O); the cycle's compiled
+kernels commit the record row into its ring and cursor (``commit_row``); the loop closes it
+without waiting (the writer thread writes the rest, the footer, fsyncs and closes the file).
+Every event (phase changes, supervisor transitions and trips, first contact, lease changes)
+goes to a bounded in-memory history, the open log and the telemetry publisher, as a plain
+copy with bounded strings and lists (:func:`rt.record.requests.plain_event`): nothing a
+client sent can make a later reply or record fail to encode.
 
-Real time: :meth:`Recorder.event` and :meth:`Recorder.close` with ``block=False`` may be
-called by the loop thread (they do not wait); :meth:`Recorder.open` opens a file and is called
-on ``arm`` (a command, between cycles); :meth:`Recorder.wait_closed` joins threads and is not
-real-time.
+A writer that cannot write (a full disk) says so in ``failure`` (:meth:`Recorder.health`);
+the controller turns it into an event and, by ``[runlog] on_failure``, a trip.
+
+Real time: :meth:`Recorder.event`, :meth:`Recorder.adopt`, :meth:`Recorder.health` and
+:meth:`Recorder.close` with ``block=False`` may be called by the loop thread (they do not
+wait and do no I/O); :meth:`Recorder.prepare`, :meth:`Recorder.open`,
+:meth:`Recorder.discard` and :meth:`Recorder.wait_closed` are not real-time.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 
+from rt.record.requests import plain_event
 from rt.record.runlog import CUR_CLOSED, RunLogWriter
 from rt.stand.delay_id import DR_LEN
 
@@ -66,12 +73,13 @@ class Recorder:
         # energy_verdict with the stand's bound), by its writer thread before the footer
         self.auditor = auditor
         self.audits: dict[Path, dict] = {}
+        self.last_failure: str | None = None    # why the last log could not be written (until the next)
 
     # ------------------------------------------------------------------ events (loop thread)
     def event(self, ev: dict) -> None:
         t, cycle = self.clock()
         self._n_events += 1
-        ev = {"t": t, "cycle": cycle, "eseq": self._n_events, **ev}
+        ev = {"t": t, "cycle": cycle, "eseq": self._n_events, **plain_event(ev)}
         self.events.append(ev)
         if len(self.events) > MAX_EVENTS:
             del self.events[:MAX_EVENTS // 2]
@@ -95,12 +103,10 @@ class Recorder:
         return ev[k:k + limit]
 
     # ------------------------------------------------------------------ the run log
-    def open(self, name: str, fields: dict[str, int], row: np.ndarray, header: dict) -> RunLogWriter | None:
-        """Close the previous log (without waiting) and open ``<log_dir>/<time>-<name>.dslog``
-        whose writer stages ``row``; None when recording is off."""
-        self.close(block=False)
-        if not self.enabled:
-            return None
+    def prepare(self, name: str, fields: dict[str, int], row: np.ndarray, header: dict) -> RunLogWriter:
+        """Open ``<log_dir>/<time>-<name>.dslog`` whose writer stages ``row`` (not adopted yet:
+        :meth:`adopt`). Off the loop: creates the file, writes the header, starts its writer
+        thread. Raises OSError when the file cannot be made."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
         path = self.log_dir / f"{stem}.dslog"
@@ -108,18 +114,57 @@ class Recorder:
         while path.exists():
             path = self.log_dir / f"{stem}-{k}.dslog"
             k += 1
-        w = self.writer = RunLogWriter(path, fields, header=header, staging=row,
-                                       flush_interval_s=self.flush_interval_s,
-                                       before_end=self._audit if self.auditor is not None else None)
+        w = RunLogWriter(path, fields, header=header, staging=row, flush_interval_s=self.flush_interval_s,
+                         before_end=self._audit if self.auditor is not None else None)
         assert w.kernel_commit_ok and w.staging is row
-        self.log_path = path
-        # the log opens at the arm: what led to it (the case loaded, by whom, the arm command)
-        # happened before; those events go in first, marked ``before_log``
+        return w
+
+    def adopt(self, w: RunLogWriter) -> None:
+        """Make ``w`` the open log (the loop, at the arm): the previous one closes without
+        waiting, and the events that led to this arm (the case loaded, by whom, the arm
+        command) go in first, marked ``before_log``. No I/O."""
+        self.close(block=False)
+        self.writer = w
+        self.log_path = w.path
+        self.last_failure = None
         k = min(self._n_events - self._n_logged, len(self.events), PROLOGUE_EVENTS)
         for ev in self.events[len(self.events) - k:]:
             w.event(ev["kind"], **{kk: v for kk, v in ev.items() if kk != "kind"}, before_log=True)
         self._n_logged = self._n_events
+
+    def open(self, name: str, fields: dict[str, int], row: np.ndarray, header: dict) -> RunLogWriter | None:
+        """:meth:`prepare` and :meth:`adopt` in one (not for the loop); None when recording is off."""
+        if not self.enabled:
+            self.close(block=False)
+            return None
+        w = self.prepare(name, fields, row, header)
+        self.adopt(w)
         return w
+
+    def discard(self, w: RunLogWriter) -> None:
+        """Close and delete a prepared log that was never adopted (its arm was refused). Not
+        real-time."""
+        try:
+            w.close(fsync=False)
+        finally:
+            try:
+                w.path.unlink()
+            except OSError:
+                pass
+
+    def health(self) -> dict:
+        """The recorder's state for ``status`` and the console: ``recording``, ``failed`` (with
+        why), ``closing``, ``idle`` or ``off``; the open log's records written and dropped."""
+        w = self.writer
+        if not self.enabled:
+            return {"state": "off"}
+        if w is None:
+            if self.last_failure is not None:
+                return {"state": "failed", "failure": self.last_failure,
+                        "log": str(self.log_path) if self.log_path else None}
+            return {"state": "closing" if self._closing else "idle", "log": str(self.log_path) if self.log_path else None}
+        return {"state": "failed" if w.failure is not None else "recording", "failure": w.failure,
+                "log": str(w.path), "records": w.tail, "dropped": w.dropped}
 
     def close(self, block: bool = True) -> None:
         """Stop logging. ``block=False`` (from the loop thread): the writer thread writes the

@@ -15,6 +15,8 @@
   guard or before the command is issued; ``start`` is refused until the ``start`` guard says
   the platform is ready.
 * ``tare`` (CONFIGURED, ARMED): no state change; an event.
+* ``reset_fault``, ``retract``, ``park`` (any state but ARMED and RUNNING): the ways back after
+  a trip (rt.control.recovery); no state change.
 * ``abort``: accepted in **every** state, always; never refused by a guard. In DONE the run's
   outcome is kept (the state stays DONE; the controller stops whatever still moves).
 * ``trip(reason)``: from the safety monitor, any state -> SAFE (ABORTED stays ABORTED).
@@ -46,7 +48,9 @@ class State(IntEnum):
 
 
 SAFE_STATES = (State.SAFE, State.ABORTED)
-COMMANDS = ("load_case", "arm", "start", "stop", "abort", "tare", "reset")
+COMMANDS = ("load_case", "arm", "start", "stop", "abort", "tare", "reset", "reset_fault", "retract", "park")
+#: the ways back (rt.control.recovery): legal whenever no run is armed or running; no state change
+_WAY_BACK = {s: s for s in (State.IDLE, State.CONFIGURED, State.DONE, State.SAFE, State.ABORTED)}
 
 # command -> {from_state: to_state}; absent = illegal in that state ("tare" keeps the state)
 _TABLE: dict[str, dict[State, State]] = {
@@ -57,6 +61,9 @@ _TABLE: dict[str, dict[State, State]] = {
     "tare": {State.CONFIGURED: State.CONFIGURED, State.ARMED: State.ARMED},
     "reset": {State.DONE: State.CONFIGURED, State.SAFE: State.CONFIGURED, State.ABORTED: State.CONFIGURED,
               State.CONFIGURED: State.IDLE},
+    "reset_fault": _WAY_BACK,
+    "retract": _WAY_BACK,
+    "park": _WAY_BACK,
 }
 #: the operator's step from a state towards CONFIGURED (a refusal of a command legal there says it)
 _REACH_CONFIGURED: dict[State, str] = {State.IDLE: "load a case", State.DONE: "reset", State.SAFE: "reset",

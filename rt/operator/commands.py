@@ -9,8 +9,13 @@ READY=1 (when started by it) and runs the loop until SIGTERM/SIGINT, which trigg
 ``--case`` loads a case at start-up (the operator still arms and starts). The watchdog is fed
 from the loop thread every ~half WatchdogSec.
 
-``ctl``: ``status``, ``load CASE``, ``arm``, ``start``, ``stop``, ``abort``, ``tare``, ``reset``;
-it acquires the control lease for the commands that need it and prints the reply as JSON.
+``run`` refuses to ARM when its pre-flight timing check fails, unless the stand says
+``[realtime] allow_failed_preflight = true`` (the refusal names the check's figures).
+
+``ctl``: ``status``, ``load CASE``, ``arm``, ``start``, ``stop``, ``abort``, ``tare``, ``reset``,
+``reset-fault``, ``retract``, ``park``; it acquires the control lease for the commands that need
+it and prints the reply as JSON. ``start`` and ``retract`` then hold the lease (heartbeats)
+while the motion lasts and print how it ends; Ctrl-C aborts (``--detach``: return at once).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 
 log = logging.getLogger("dockstand.run")
@@ -39,14 +45,22 @@ def cmd_run(args) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    pre = None
     if not args.no_preflight:   # a second of the stand's wait, before the loop exists (docs/deploy.md)
         from rt.operator.preflight import check_timing
-        pre = check_timing(stand, 1.0)
+        pre = check_timing(stand, 1.0, apply_realtime=True)
         print(f"dockstand run: pre-flight {pre.line()}", file=sys.stderr, flush=True)
         for a in pre.advice:
             print(f"dockstand run:   advice: {a}", file=sys.stderr)
+        if pre.verdict == "fails":
+            print("dockstand run: ARM will be refused while this stands: the loop cannot hold its rate here"
+                  + (" ([realtime] allow_failed_preflight = true: armed anyway)"
+                     if stand.realtime.allow_failed_preflight else
+                     " (fix it, or set [realtime] allow_failed_preflight = true)"), file=sys.stderr, flush=True)
     from rt.analysis.audit import energy_verdict
     ctl = Controller(stand, compensate=not args.no_compensation, auditor=energy_verdict)
+    if pre is not None and pre.verdict == "fails":
+        ctl.preflight_failure = pre.line()
     notifier = sdnotify.Notifier()
     try:
         ctl.open()
@@ -111,7 +125,9 @@ def cmd_run(args) -> int:
     return 0 if ctl.supervisor.state is not State.SAFE else 1
 
 
-LEASED = {"load", "arm", "start", "stop", "tare", "reset"}
+LEASED = {"load", "arm", "start", "stop", "tare", "reset", "reset-fault", "retract", "park"}
+#: ctl's action -> the controller's command
+_COMMAND = {"load": "load_case", "reload-keys": "reload_keys", "reset-fault": "reset_fault"}
 
 
 def _stand_path(args, cmd: str) -> Path:
@@ -130,11 +146,15 @@ def cmd_check_host(args) -> int:
     except ConfigError as e:
         print(f"dockstand check-host: {e}", file=sys.stderr)
         return 2
-    r = check_timing(stand, args.seconds)
+    r = check_timing(stand, args.seconds, apply_realtime=not args.no_realtime)
     if args.json:
         print(json.dumps(vars(r)))
     else:
         print(r.line())
+        for line in r.realtime:
+            print(f"  realtime: {line}")
+        if r.rt_throttling:
+            print(f"  RT throttling: {r.rt_throttling}")
         for a in r.advice:
             print(f"  advice: {a}")
     return 1 if r.verdict == "fails" else 0
@@ -220,13 +240,17 @@ def cmd_ctl(args) -> int:
                     print("dockstand ctl: add --takeover to take the lapsed lease over", file=sys.stderr)
                 return 1
             leased = True
-        cmd = {"load": "load_case", "reload-keys": "reload_keys"}.get(args.action, args.action)
+        cmd = _COMMAND.get(args.action, args.action)
         kw = {"case": str(Path(args.case).resolve())} if args.action == "load" else {}
         r = ask(cmd, **kw)
         if r is None:
             return 3
         print(json.dumps(r, default=str), flush=True)
-        return 0 if r.get("ok") else 1
+        if not r.get("ok"):
+            return 1
+        if args.action in ("start", "retract") and not args.detach:
+            return _attend(cli, args.action, ask)
+        return 0
     finally:
         if leased:  # a one-shot client hands the lease back (a console holds it and heartbeats)
             try:
@@ -234,6 +258,49 @@ def cmd_ctl(args) -> int:
             except TimeoutError:
                 pass
         cli.close()
+
+
+def _attend(cli, action: str, ask) -> int:
+    """After ``start`` (or ``retract``): hold the control lease while the motion lasts, with a
+    heartbeat a quarter of the lease timeout apart, and say how it ends (a line per state or
+    phase change on stderr; the end as JSON on stdout). Ctrl-C aborts. Without this a free lease
+    during a run could be taken by any local process that then goes silent (HEARTBEAT_LOST)."""
+    import signal as _signal
+    d = ask("describe") or {}
+    beat = max(0.1, float(d.get("lease_timeout_s", 2.0)) / 4.0)
+    stop = {"n": 0}
+    old = _signal.signal(_signal.SIGINT, lambda s, f: stop.__setitem__("n", stop["n"] + 1))
+    seen = None
+    try:
+        print(f"dockstand ctl: holding the control lease while the {action} lasts (Ctrl-C aborts it; "
+              "--detach does not wait)", file=sys.stderr, flush=True)
+        while True:
+            if stop["n"]:
+                r = ask("abort", reason=f"ctl {action} interrupted (Ctrl-C)")
+                print(json.dumps(r, default=str), flush=True)
+                return 1
+            h = ask("heartbeat")
+            if h is None:
+                return 3
+            st = ask("status")
+            if st is None:
+                return 3
+            if not st.get("ok", True) and "rate limited" in str(st.get("reason")):
+                time.sleep(beat)
+                continue
+            now = (st.get("state"), st.get("phase"))
+            if now != seen:
+                print(f"dockstand ctl: {now[0]} / {now[1]}", file=sys.stderr, flush=True)
+                seen = now
+            moving = (now[0] in ("ARMED", "RUNNING") if action == "start" else now[1] == "RETRACT") or \
+                now[1] in ("STOP", "ENGAGE", "RUNUP", "DYNAMICS")
+            if not moving:
+                out = {k: st.get(k) for k in ("state", "phase", "finish_reason", "trip_reason", "trip", "log")}
+                print(json.dumps(out, default=str), flush=True)
+                return 0 if st.get("state") not in ("SAFE", "ABORTED") else 1
+            time.sleep(beat)
+    finally:
+        _signal.signal(_signal.SIGINT, old)
 
 
 def add_parsers(sub) -> None:
@@ -248,6 +315,8 @@ def add_parsers(sub) -> None:
     h.add_argument("--stand", help="default: $DOCKSTAND_STAND, ./config/stand.toml, the installed one")
     h.add_argument("--seconds", type=_positive, default=3.0, help="how long to measure (default 3)")
     h.add_argument("--json", action="store_true")
+    h.add_argument("--no-realtime", action="store_true",
+                   help="measure without the stand's [realtime] settings (default: applied as the loop would)")
     h.set_defaults(func=cmd_check_host)
 
     i = sub.add_parser("install-units", help="write the systemd units with this installation's real paths")
@@ -259,7 +328,10 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("ctl", help="send one command to a running controller")
     c.add_argument("action", choices=["status", "load", "arm", "start", "stop", "abort", "tare", "reset",
-                                      "reload-keys"])
+                                      "reset-fault", "retract", "park", "reload-keys"],
+                   help="reset-fault: clear the platform's FAULT/E_STOPPED; retract: move the active unit away from "
+                        "the passive one along the docking axis (after a trip in contact); park: the platform to "
+                        "its park pose, servos off (docs/controller.md, 'Ways back')")
     c.add_argument("case", nargs="?", help="with load: the case file")
     c.add_argument("--stand", help="where the command endpoint is configured (default: $DOCKSTAND_STAND, "
                                    "./config/stand.toml, the installed one)")
@@ -268,6 +340,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--takeover", action="store_true",
                    help="take over a lease whose holder went silent (it lapsed); never a live holder's")
     c.add_argument("--timeout", type=_positive, default=2.0, help="seconds to wait for the answer (> 0)")
+    c.add_argument("--detach", action="store_true",
+                   help="start/retract: return at once instead of holding the lease while it lasts")
     c.add_argument("--key", help="CURVE: this client's secret key (default with a CURVE stand: "
                                  "~/.config/dockstand/console.key_secret)")
     c.add_argument("--server-key", help="CURVE: the controller's public key (default: server.key beside the "

@@ -11,6 +11,15 @@ deadline is the next slot in the future). Verdict for the configured rate:
 * ``marginal`` — p99 above a tenth of a period, or the maximum above half of one;
 * ``ok`` — otherwise.
 
+With ``apply_realtime`` (``check-host``, ``run``) the measuring thread first takes the stand's
+``[realtime]`` settings as the loop thread would (CPU affinity, SCHED_FIFO, timer slack, the
+GIL switch interval; each refusal is reported), so the check measures the loop as deployed.
+The kernel's RT throttling (``sched_rt_runtime_us``) is read: a SCHED_FIFO loop that spins
+more than that share of each period is stopped for the rest of it (tens of missed deadlines
+a second), so a FIFO stand with throttling on gets the adaptive margin capped
+(``[loop] fifo_spin_fraction``) and ``wait_policy = "spin"`` with throttling on is advised
+against. The advice names only what is not set already.
+
 Not real-time: it *is* a timed loop, run before the controller's and never beside it.
 """
 from __future__ import annotations
@@ -34,6 +43,8 @@ class TimingCheck:
     lateness_us_max: float
     verdict: str
     advice: list[str] = field(default_factory=list)
+    realtime: list[str] = field(default_factory=list)     # what applying [realtime] did (apply_realtime)
+    rt_throttling: str | None = None                       # the kernel's RT throttling, as read
 
     def line(self) -> str:
         return (f"timing {self.verdict}: {self.wakeups} wake-ups at {self.rate_hz:g} Hz ({self.policy} wait) over "
@@ -51,21 +62,58 @@ def judge(late_ns: np.ndarray, missed: int, period_ns: int) -> str:
     return "ok"
 
 
-def _advice(verdict: str, policy: str, rate_hz: float) -> list[str]:
-    if verdict == "ok":
-        return []
+def _advice(verdict: str, policy: str, rate_hz: float, rto=None, applied: dict | None = None,
+            throttle: tuple[int, int] | None = None) -> list[str]:
+    """What to change, naming only what is not in effect already (``applied``: each
+    [realtime] step's outcome by name)."""
+    applied = applied or {}
+    fifo = bool(rto is not None and rto.sched_fifo_priority > 0 and applied.get("sched_fifo", False))
     out = []
-    if policy != "spin":
+    if fifo and throttle is not None and throttle[0] >= 0 and policy == "spin":
+        out.append(f'RT throttling is on (kernel.sched_rt_runtime_us = {throttle[0]} of {throttle[1]}): a SCHED_FIFO '
+                   'loop with wait_policy = "spin" is stopped for the rest of every period it exceeds that; use '
+                   '"hybrid" or, on an isolated CPU, sysctl kernel.sched_rt_runtime_us=-1 (docs/deploy.md)')
+    if verdict == "ok":
+        return out
+    if policy != "spin" and not fifo:
         out.append('[loop] wait_policy = "spin": the loop spins instead of sleeping (one core at 100 %)')
-    out += ["isolate a CPU for the loop (kernel isolcpus=/nohz_full=) and pin it: [realtime] cpu_affinity",
-            "run it SCHED_FIFO with locked memory: [realtime] sched_fifo_priority, mlockall (systemd unit: "
-            "LimitRTPRIO, LimitMEMLOCK; docs/deploy.md)",
-            f"or a lower [loop] rate_hz than {rate_hz:g}"]
+    if not (rto is not None and rto.cpu_affinity and applied.get("cpu_affinity", False)):
+        out.append("isolate a CPU for the loop (kernel isolcpus=/nohz_full=) and pin it: [realtime] cpu_affinity")
+    if not fifo:
+        why = ("" if rto is None or rto.sched_fifo_priority <= 0 else
+               " (configured, but the OS refused it: systemd LimitRTPRIO or CAP_SYS_NICE)")
+        out.append("run it SCHED_FIFO with locked memory: [realtime] sched_fifo_priority, mlockall (systemd unit: "
+                   f"LimitRTPRIO, LimitMEMLOCK; docs/deploy.md){why}")
+    out.append(f"or a lower [loop] rate_hz than {rate_hz:g}")
     return out
 
 
-def check_timing(stand, seconds: float = 3.0, clock: WallClock | None = None) -> TimingCheck:
-    """Run the stand's wait for ``seconds`` at its rate (module docstring)."""
+def check_timing(stand, seconds: float = 3.0, clock: WallClock | None = None,
+                 apply_realtime: bool = False) -> TimingCheck:
+    """Run the stand's wait for ``seconds`` at its rate (module docstring); with
+    ``apply_realtime`` in a thread that first takes the stand's ``[realtime]`` settings."""
+    if apply_realtime:
+        import threading
+        box: dict = {}
+
+        def measure():
+            from rt import realtime as RT
+            reports = [RT.set_switch_interval(stand.realtime.switch_interval_us)] + RT.apply_thread(stand.realtime)
+            try:
+                box["r"] = check_timing(stand, seconds, clock)
+            finally:
+                # the thread ends here: its FIFO priority and mask go with it; the process's
+                # switch interval is the run's own (apply_process sets it again)
+                box["reports"] = reports
+        th = threading.Thread(target=measure, name="dockstand-preflight")
+        th.start()
+        th.join()
+        r = box["r"]
+        applied = {rep.name: rep.ok for rep in box["reports"]}
+        r.realtime = [str(rep) for rep in box["reports"]]
+        r.advice = _advice(r.verdict, r.policy, stand.rate_hz, stand.realtime, applied, _throttle())
+        r.rt_throttling = _throttle_text()
+        return r
     clock = clock or WallClock.from_stand(stand)
     period = int(round(1e9 / stand.rate_hz))
     n = max(1, int(seconds * stand.rate_hz))
@@ -84,4 +132,17 @@ def check_timing(stand, seconds: float = 3.0, clock: WallClock | None = None) ->
     us = late / 1e3
     return TimingCheck(stand.rate_hz, seconds, clock.policy, n, missed, float(np.percentile(us, 50)),
                        float(np.percentile(us, 99)), float(us.max()), verdict,
-                       _advice(verdict, clock.policy, stand.rate_hz))
+                       _advice(verdict, clock.policy, stand.rate_hz), rt_throttling=_throttle_text())
+
+
+def _throttle():
+    from rt.control.clock import rt_runtime_us
+    return rt_runtime_us()
+
+
+def _throttle_text() -> str | None:
+    t = _throttle()
+    if t is None:
+        return None
+    return "off (sched_rt_runtime_us = -1)" if t[0] < 0 else \
+        f"on: SCHED_FIFO threads get {t[0]} us of every {t[1]} us (kernel.sched_rt_runtime_us)"

@@ -166,7 +166,9 @@ class RunLogWriter:
         self.on_flush = on_flush
         self.before_end = before_end
         self.flushes = 0
-        self.finished = False       # footer written and file closed
+        self.finished = False       # footer written and file closed (or given up after a failure)
+        self.failure: str | None = None     # why the file could not be written (a full disk), once it failed
+        self.failure_errno = 0
         self._fsync = True
         self.thread_reports: list = []
         self.thread_ready = threading.Event()   # set once the writer thread has set itself up
@@ -185,6 +187,8 @@ class RunLogWriter:
         self._f.write(_packb(h))
         self._f.flush()
         self._thread = None
+        self._closer: threading.Thread | None = None
+        self._close_requested = False
         if threaded:
             self._thread = threading.Thread(target=self._run, name="runlog-writer", daemon=True)
             self._thread.start()
@@ -256,11 +260,24 @@ class RunLogWriter:
             self._wake.clear()
             try:
                 self.flush()
-            except (OSError, ValueError):
-                if self.closed:
-                    break
-                raise
+            except Exception as e:  # noqa: BLE001 - a full disk, an I/O error: said, never raised
+                if self.closed and self.failure is None and isinstance(e, ValueError):
+                    break                # closed under it by close()
+                self._fail(e)
+                break
         self._finish()
+
+    def _fail(self, e: BaseException) -> None:
+        """The file cannot be written: say so once (``failure``, the log), stop accepting
+        records (they are counted as dropped by nobody: the controller stops recording)."""
+        if self.failure is not None:
+            return
+        err = getattr(e, "errno", None) or 0
+        what = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        self.failure_errno = int(err)
+        self.failure = f"{what} (errno {err}) writing {self.path}" if err else f"{what} writing {self.path}"
+        self.cursor[CUR_CLOSED] = 1
+        log.error("run log: %s; %d records were written", self.failure, self.tail)
 
     def flush(self) -> int:
         """Write everything committed so far and flush to the OS; returns records written so far.
@@ -289,20 +306,28 @@ class RunLogWriter:
     def request_close(self, fsync: bool = True) -> None:
         """Non-blocking close (idempotent): no more records are accepted; the writer thread
         writes what is left, the footer, fsyncs and closes the file. Without a writer thread
-        this closes in the caller's thread."""
-        if self.closed:
+        (``threaded=False``) this closes in the caller's thread; a writer thread that is gone
+        is replaced by a short-lived closer thread (the caller, the loop, never does file I/O)."""
+        if self.finished:
             return
-        self._fsync = fsync
+        if not self._close_requested:
+            self._close_requested = True
+            self._fsync = fsync
         self.cursor[CUR_CLOSED] = 1
-        if self._thread is not None and self._thread.is_alive():
-            self._wake.set()
-        else:
+        if self._thread is None:
             self._finish()
+        elif self._thread.is_alive():
+            self._wake.set()
+        elif self._closer is None and not self.finished:
+            self._closer = threading.Thread(target=self._finish, name="runlog-closer", daemon=True)
+            self._closer.start()
 
     def wait_closed(self, timeout: float | None = 5.0) -> bool:
         """Join the writer thread after :meth:`request_close`; True when the file is closed."""
         if self._thread is not None:
             self._thread.join(timeout=timeout)
+        if self._closer is not None:
+            self._closer.join(timeout=timeout)
         return self.finished
 
     def close(self, fsync: bool = True) -> None:
@@ -313,23 +338,38 @@ class RunLogWriter:
             self._finish()
 
     def _finish(self) -> None:
+        """The rest of the records, the ``before_end`` event, the footer, fsync, close. Never
+        raises: a file that cannot be written is closed as far as it goes (``failure``; the
+        reader takes it as truncated) and ``finished`` is set all the same."""
         with self._io_lock:
             if self.finished:
                 return
-        self.flush()
-        last = self._before_end_event()
+        if self.failure is None:
+            try:
+                self.flush()
+            except Exception as e:  # noqa: BLE001 - said in failure
+                self._fail(e)
+        last = self._before_end_event() if self.failure is None else None
         with self._io_lock:
             if self.finished:
                 return
-            if last is not None:
-                self._f.write(_packb(last))
-            self._f.write(_packb({"k": "end", "records": self.tail, "dropped": self.dropped,
-                                  "events_dropped": self.events_dropped, "end_time_ns": time.time_ns()}))
-            self._f.flush()
-            if self._fsync:
-                os.fsync(self._f.fileno())
-            self._f.close()
-            self.finished = True
+            try:
+                if self.failure is None:
+                    if last is not None:
+                        self._f.write(_packb(last))
+                    self._f.write(_packb({"k": "end", "records": self.tail, "dropped": self.dropped,
+                                          "events_dropped": self.events_dropped, "end_time_ns": time.time_ns()}))
+                    self._f.flush()
+                    if self._fsync:
+                        os.fsync(self._f.fileno())
+            except Exception as e:  # noqa: BLE001 - said in failure
+                self._fail(e)
+            finally:
+                try:
+                    self._f.close()
+                except Exception:  # noqa: BLE001 - its buffer could not go to a full disk: dropped
+                    pass
+                self.finished = True
 
     def _before_end_event(self) -> dict | None:
         if self.before_end is None:

@@ -80,6 +80,9 @@ class Reason(IntEnum):
     DELAY_OUT_OF_BAND = 25  # the identified platform delay left its band (rt.stand.delay_id)
     ARMING_CONTACT = 26     # a load on the passive unit during the arming move or at READY (units latched/touching)
     SENSOR_STATUS = 27      # the force/torque sensor's newest sample carries a non-zero status (e.g. saturated)
+    RUNLOG_FAILED = 28      # the run log could not be written (a full disk) and [runlog] on_failure = "trip"
+    CYCLE_FAILURE = 29      # the controller's own cycle raised (a defect): safe stop, never an exit
+    RETRACT_LOAD = 30       # the load on the passive unit grew during a retract (the units are held together)
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
@@ -147,6 +150,17 @@ class SafetyLimits:
     capture_rate_max_rad_s: float = math.radians(0.2)   # ... and relative angular rate below this
     # ARMING_CONTACT: |f_P| above contact_force_n or |m_P| above this during the arming move / READY
     contact_moment_nm: float = 20.0
+    # the ways back after a trip (rt.control.recovery): RETRACT moves the active unit this far
+    # away from the passive one along the docking axis at this speed; RETRACT_LOAD trips when
+    # |f_P| grows by more than the margin over its value at the retract's start
+    retract_distance_m: float = 0.05
+    retract_speed_m_s: float = 0.005
+    retract_accel_m_s2: float = 0.05
+    retract_force_margin_n: float = 100.0
+    # ARM is refused while the loop missed more than miss_budget deadlines within this window
+    arm_health_window_s: float = 5.0
+    # what the platform is told when the controller's own cycle keeps failing (rt.control.failsafe)
+    failsafe_action: str = "freeze"
 
     def pack(self) -> np.ndarray:
         a = np.zeros(N_LIMITS)
@@ -315,7 +329,7 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
                                "positive definite (state held at the last good cycle)"),
         Reason.DELAY_OUT_OF_BAND: f"identified platform delay {1e3 * v:.3g} ms outside its band",
         Reason.ARMING_CONTACT: f"a load of {v:.6g} on the passive unit while arming",
-    }[r]
+    }.get(r, r.name.replace("_", " ").lower())
 
 
 class SafetyMonitor:

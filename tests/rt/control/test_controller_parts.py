@@ -55,7 +55,8 @@ def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformSt
                             platform_age_s=lambda: status_age)
     stand = SimpleNamespace(mechanism_inputs=wired, limits=SimpleNamespace(platform_stale_cycles=20))
     return SimpleNamespace(phase=phase, links=links, meas=meas, stale_sensor=lambda: stale,
-                           platform_state=lambda: pstate, stand=stand, lockstep=lockstep, period_s=0.001)
+                           platform_state=lambda: pstate, stand=stand, lockstep=lockstep, period_s=0.001,
+                           health_refusal=lambda: None, sensing=SimpleNamespace(tared=False))
 
 
 def test_guards_alone():

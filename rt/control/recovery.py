@@ -1,0 +1,234 @@
+"""The ways back after a trip, and what a trip tells the operator to do next
+(docs/controller.md, "Ways back").
+
+Three operator commands bring a stopped stand back without restarting anything; none changes
+the supervisor's state (a SAFE stand stays SAFE until ``reset``), each is refused with the
+step that is missing:
+
+* ``reset_fault`` — the platform reports FAULT or E_STOPPED: send it RESET_FAULT (the device
+  goes back to IDLE, servos off). The controller's phase becomes IDLE: the next ``arm``
+  engages it again.
+* ``retract`` — the platform stands still (FROZEN or IDLE) with the units in contact or close:
+  engage it where it is and move the active unit away from the passive one along the active
+  unit's docking axis (``-x_A``, in the platform base frame from the measured top pose), by
+  ``[limits] retract_distance_m`` at ``retract_speed_m_s``, rest to rest. The safety envelope
+  watches it as it watches a run (pose box, speeds, force and torque ratings, links), and
+  RETRACT_LOAD stops it when the load on the passive unit grows by more than
+  ``retract_force_margin_n`` over its value at the start: the units are held together (still
+  latched), and pulling on would damage the mechanism. At the end the platform is frozen.
+  Refused while the mechanism reports capture ("release it first").
+* ``park`` — the platform is engaged or frozen and the units are apart: send PARK (the device
+  moves to its park pose and switches the servos off); phase IDLE.
+
+:func:`next_step` is the sentence every trip ends with: the command the operator can give now,
+from the platform's state and the load on the passive unit at the trip.
+
+Real time: the guards and :func:`begin_retract` / :func:`step_retract` run in the loop thread
+(commands are carried out there; the step once per cycle in the RETRACT phase); they do no
+I/O and allocate only when a command is accepted or refused.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from drivers.motion_platform import Command, PlatformState
+from rt.control import kernels as CK
+from rt.control import mechanism_inputs as MI
+from rt.control.phases import Phase
+from rt.dynamics import spatial as SP
+from rt.stand import wire_kernels as WK
+from rt.stand.safety import Reason
+
+#: how the operator reaches each command (console key, dockstand ctl action)
+HOW = {"reset": "reset (console x, `dockstand ctl reset`)",
+       "reset_fault": "reset_fault (console f, `dockstand ctl reset-fault`)",
+       "retract": "retract (console r, `dockstand ctl retract`)",
+       "park": "park (console p, `dockstand ctl park`)",
+       "arm": "arm (console a, `dockstand ctl arm`)"}
+
+#: trips whose cause is outside the controller: fix it before anything else
+_CAUSE = {
+    Reason.SENSOR_LINK_LOST: "bring the F/T sensor's link back (cable, power, its address)",
+    Reason.PLATFORM_LINK_LOST: "bring the motion platform's link back",
+    Reason.CRC_BURST: "check the sensor link's cabling and its noise",
+    Reason.SEQUENCE_GAP_BURST: "check the sensor link (frames lost on the way)",
+    Reason.SENSOR_FROZEN: "check the F/T sensor (its values stopped changing)",
+    Reason.SENSOR_STATUS: "check the F/T sensor's status (saturated: unload it)",
+    Reason.OVERLOAD: "free the controller's computer of other load (dockstand check-host)",
+    Reason.OVERRUN_STREAK: "free the controller's computer of other load (dockstand check-host)",
+    Reason.RUNLOG_FAILED: "free disk space where the run logs go",
+    Reason.HEARTBEAT_LOST: "attach a console and take the control lease",
+    Reason.DELAY_OUT_OF_BAND: "check the platform's servo (its delay left the band)",
+    Reason.TRACKING_ERROR: "check the platform's servo (it did not follow)",
+    Reason.CYCLE_FAILURE: "report the failure (the run log's cycle_failure event has it)",
+}
+
+
+def loaded(ctl) -> tuple[bool, float, float]:
+    """Whether the passive unit carries a contact load now (|f| or |m| of the tared, filtered
+    wrench above the stand's contact levels), and the two magnitudes."""
+    w = ctl.sensing.w_P
+    f, m = math.hypot(w[0], w[1], w[2]), math.hypot(w[3], w[4], w[5])   # (Python: not a compile in the loop)
+    lim = ctl.stand.limits
+    return (f > lim.contact_force_n or m > lim.contact_moment_nm), f, m
+
+
+def next_step(ctl, code: int) -> str:
+    """The sentence a trip's text ends with: what the operator can do now (allocates: trips only)."""
+    steps = []
+    cause = _CAUSE.get(Reason(int(code)) if int(code) in Reason._value2member_map_ else None)
+    if cause:
+        steps.append(cause)
+    pst = ctl.platform_state()
+    if pst in (PlatformState.FAULT, PlatformState.E_STOPPED) or int(code) in (Reason.PLATFORM_FAULT,
+                                                                                Reason.PLATFORM_ESTOP):
+        steps.append(HOW["reset_fault"])
+    cfg = ctl.stand.mechanism_inputs
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+        steps.append("release the mechanism (undock) — it reports capture")
+    elif (ctl.sensing.tared and loaded(ctl)[0]) or ctl.stats[CK.ST_FIRST_CONTACT] >= 0.0:
+        steps.append(HOW["retract"] + " once the platform is frozen")
+    steps += [HOW["reset"], HOW["arm"]]
+    return "Next: " + ", then ".join(steps) + "."
+
+
+# ---------------------------------------------------------------------- guards
+def guard_reset_fault(ctl, **_: Any) -> str | None:
+    st = ctl.platform_state()
+    if st is None:
+        return "no STATUS from the motion platform yet: nothing to reset"
+    if st not in (PlatformState.FAULT, PlatformState.E_STOPPED):
+        return f"the platform reports {st.name}: there is no fault to reset"
+    if ctl.phase.name not in ("FROZEN", "IDLE"):
+        return f"the controller is in phase {ctl.phase.name}: reset the fault once it has stopped"
+    return None
+
+
+def guard_retract(ctl, **_: Any) -> str | None:
+    ph = ctl.phase.name
+    if ph == "RETRACT":
+        return "a retract is already under way"
+    if ph not in ("FROZEN", "IDLE"):
+        return (f"the platform is in phase {ph}: retract is for a stopped platform (after a trip, an abort or the "
+                "end of a run)" + ("; wait until it is frozen" if ph == "STOP" else ""))
+    st = ctl.platform_state()
+    if st is None:
+        return "no STATUS from the motion platform yet"
+    if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
+        return f"the platform reports {st.name}: {HOW['reset_fault']} first"
+    links = ctl.links
+    if not links.samples or ctl.stale_sensor():
+        return f"the F/T sensor is not streaming ({links.silence(links.s_tr)}): a retract watches the load"
+    if not ctl.sensing.tared:
+        return "the F/T sensor has not been tared since the controller started: a retract watches the load"
+    cfg = ctl.stand.mechanism_inputs
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+        return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}); a "
+                "retract would pull the latched units apart")
+    return None
+
+
+def guard_park(ctl, **_: Any) -> str | None:
+    ph = ctl.phase.name
+    if ph not in ("FROZEN", "IDLE"):
+        return f"the platform is in phase {ph}: park a stopped platform" + (
+            "; wait until it is frozen" if ph == "STOP" else "")
+    st = ctl.platform_state()
+    if st is None:
+        return "no STATUS from the motion platform yet"
+    if st is PlatformState.IDLE:
+        return "the platform is parked already (IDLE)"
+    if st in (PlatformState.FAULT, PlatformState.E_STOPPED):
+        return f"the platform reports {st.name}: {HOW['reset_fault']} first"
+    cfg = ctl.stand.mechanism_inputs
+    if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
+        return "release the mechanism (undock) first: it reports capture"
+    hit, f, m = loaded(ctl)
+    if hit:
+        return (f"the units are in contact (|f| = {f:.0f} N, |m| = {m:.0f} N·m on the passive unit): "
+                f"{HOW['retract']} first")
+    return None
+
+
+GUARDS = {"reset_fault": guard_reset_fault, "retract": guard_retract, "park": guard_park}
+
+
+# ---------------------------------------------------------------------- procedures (loop thread)
+def begin_reset_fault(ctl) -> None:
+    ctl._pending_cmd = Command.RESET_FAULT
+    ctl._have_cmd = False
+    ctl._set_phase_idle()
+
+
+def begin_park(ctl) -> None:
+    ctl._pending_cmd = Command.PARK
+    ctl._have_cmd = False
+    ctl._set_phase_idle()
+
+
+def begin_retract(ctl) -> None:
+    """RETRACT: clear the trip so that the envelope watches the move, engage the platform
+    where it stands (ENGAGE is sent by the first step), then the move."""
+    ctl.clear_trip()
+    ctl._have_cmd = False        # no set-point of this retract yet: a stop before it engages is a FREEZE
+    ctl.xlim[CK.XL_TRACK_ON] = 0.0
+    ctl._retract = {"engaged": False, "sent": False, "f0": 0.0, "t0": 0.0}
+    ctl._set_phase(Phase.RETRACT)
+
+
+def retract_target(pose: np.ndarray, R_TA: np.ndarray, distance: float) -> np.ndarray:
+    """The top pose ``distance`` (m) further along ``-x_A`` (the active unit's docking axis,
+    pointing away from the passive unit) from ``pose`` (top in B): orientation kept."""
+    q = np.ascontiguousarray(pose[3:7])
+    R_BT = np.zeros((3, 3))
+    SP.quat_to_dcm(q, R_BT)
+    away = -(R_BT @ R_TA[:, 0])
+    out = pose.copy()
+    out[:3] += distance * away / np.linalg.norm(away)
+    return out
+
+
+def step_retract(ctl, dt: float, pstate) -> bool:
+    """One cycle of the retract; returns whether it commands a set-point this cycle."""
+    r = ctl._retract
+    lim = ctl.stand.limits
+    if not r["engaged"]:
+        if not r["sent"]:
+            ctl._pending_cmd = Command.ENGAGE
+            r["sent"] = True
+            return False
+        if pstate is not PlatformState.ENGAGED:
+            if ctl.phase_t > lim.arm_timeout_s:
+                ctl._trip(Reason.ARM_TIMEOUT, f"retract: the platform did not engage within {lim.arm_timeout_s:g} s "
+                                              f"(it reports {pstate.name if pstate is not None else 'nothing'})")
+            return False
+        start = ctl.meas_pose.copy()
+        ctl.cmd_pose[:] = start
+        ctl.sent_pose[:] = start
+        ctl.sent_twist[:] = 0.0
+        ctl.prev_pose[:] = start
+        ctl.prev_vel[:] = 0.0
+        ctl._have_cmd = True
+        target = retract_target(start, ctl.stand.active_mount.R, lim.retract_distance_m)
+        CK.move_setup(ctl.mv, start, target, lim.retract_speed_m_s, lim.retract_accel_m_s2,
+                      lim.arming_rate_rad_s, lim.arming_angular_accel_rad_s2)
+        r.update(engaged=True, f0=loaded(ctl)[1], t0=ctl.phase_t)
+        ctl.xlim[CK.XL_TRACK_ON] = 1.0
+        ctl._event({"kind": "retract_start", "distance_m": lim.retract_distance_m, "f0_n": r["f0"]})
+        return True
+    f = loaded(ctl)[1]
+    if f > r["f0"] + lim.retract_force_margin_n:
+        ctl._trip(Reason.RETRACT_LOAD,
+                  f"the load on the passive unit grew to |f| = {f:.0f} N during the retract (from {r['f0']:.0f} N, "
+                  f"margin {lim.retract_force_margin_n:g} N): the units are held together. Release the mechanism "
+                  "(undock) before retracting")
+        return True
+    if CK.move_eval(ctl.mv, ctl.phase_t - r["t0"], ctl.cmd_pose, ctl.scr):
+        ctl._pending_cmd = Command.FREEZE
+        ctl.xlim[CK.XL_TRACK_ON] = 0.0
+        ctl._event({"kind": "retract_done", "distance_m": lim.retract_distance_m, "f_n": f})
+        ctl._set_phase(Phase.FROZEN)
+    return True
