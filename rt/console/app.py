@@ -333,9 +333,15 @@ class ConsoleApp(App):
         reply (``arm: ok → ARMED`` must not stand under a red SAFE), and says the way back."""
         kind = ev.get("kind")          # (history too: a console attaching after a trip says it, a reset since clears it)
         if kind in ("supervisor_trip", "trip"):
-            detail = f" · {ev['detail']}" if ev.get("detail") else ""
-            self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] the platform is brought to rest; once "
-                          f"the cause is cleared, reset{V._key_hint('reset')}{detail}")
+            detail = str(ev.get("detail") or "")
+            if "Next:" in detail:          # the controller's trip text ends with the way back: it leads
+                why, nxt = detail.split("Next:", 1)
+                self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] [bold]Next:{nxt}[/]"
+                              + (f" · {why.strip().rstrip('.;,')}" if why.strip() else ""))
+            else:
+                self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] the platform is brought to rest; "
+                              f"once the cause is cleared, reset{V._key_hint('reset')}"
+                              + (f" · {detail}" if detail else ""))
         elif kind in ("supervisor_finish", "finish"):
             self.alert = f"[bold blue]run finished[/]: {ev.get('reason')} — reset{V._key_hint('reset')} for another run"
         elif kind == "supervisor_transition" and ev.get("state") == "ABORTED":
