@@ -45,7 +45,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 
 
-def emulator_realtime_factor(seconds: float = 3.0) -> dict:
+def emulator_setup(seconds: float):
+    """The emulated stand of the nominal case and the platform's commands for ``seconds``: up the
+    platform's z (= x_P) at 0.1 m/s from home, one command per controller period; reset to home.
+    -> (world, commands, period, home pose)."""
     from rt.stand import hexapod as HX
     from rt.config.stand import load_stand
     from sim_stand.cli import load_world
@@ -64,8 +67,14 @@ def emulator_realtime_factor(seconds: float = 3.0) -> dict:
         HX.inverse(base, top, pose, L, J)
         cmds[k] = L
     world.reset(home.copy())
+    return world, cmds, period, home
+
+
+def emulator_realtime_factor(seconds: float = 3.0) -> dict:
+    world, cmds, period, home = emulator_setup(seconds)
     world.advance(cmds[0], period)        # compiled before timing
     world.reset(home.copy())
+    n = len(cmds)
     t0 = time.perf_counter()
     for k in range(n):
         world.advance(cmds[k], period)

@@ -46,6 +46,7 @@ from pathlib import Path
 from numba import njit
 
 from rt.control import kernels as CK
+from rt.control.cycle_store import cycle_arrays, pack_cycle
 from rt.control.clock import WallClock
 from rt.control.loop import FixedStepLoop
 from rt.realtime import GcPause, set_timer_slack, timer_slack_ns
@@ -307,7 +308,7 @@ def _kernel_calls(c, n: int) -> dict:
 
     import numpy as np
 
-    pk = c._pack(tuple(a.copy() for a in c._hil_arrays(c.sc)))
+    pk = pack_cycle(c, arrays=tuple(a.copy() for a in cycle_arrays(c)))
     d = np.zeros(n, dtype=np.int64)
     for i in range(n):
         t0 = time.perf_counter_ns()
@@ -335,7 +336,7 @@ def _compensator_cost(c, blocks: int, n: int = 1000) -> dict:
     from rt.dynamics import coupling as CP
 
     modes = {"off": CP.MODE_OFF, "acceleration": CP.MODE_PREDICT, "jerk": CP.MODE_JERK}
-    pk = {m: c._pack(tuple(a.copy() for a in c._hil_arrays(c.sc))) for m in modes}
+    pk = {m: pack_cycle(c, arrays=tuple(a.copy() for a in cycle_arrays(c))) for m in modes}
     per = {m: np.zeros(blocks) for m in modes}
     for m, code in modes.items():
         _kernel_loop(10, c._ftype, c.tau, code, pk[m].table)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from sim_stand.mechanism.kernels import mechanism_derivatives
+from sim_stand.mechanism.kernels import mechanism_derivatives, mechanism_step_rk4
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET = ROOT / "config/mechanisms/peripheral_ups.toml"
@@ -34,6 +34,19 @@ def _loop(P, W, x, bm, cw, out, n):
     s = 0
     for _ in range(n):
         s += mechanism_derivatives(P, W, x, bm, cw, out)
+    return s
+
+
+@njit(cache=True)
+def _rk4_loop(P, W, x, bm, cw, dt, out, ka, xt, n):
+    """n RK4 steps from the same state (bench/kernel_instructions.py)."""
+    from_x = x.copy()
+    s = 0.0
+    for _ in range(n):
+        x[:] = from_x
+        mechanism_step_rk4(P, W, x, bm, cw, dt, out, ka, xt)
+        s += x[0]
+    x[:] = from_x
     return s
 
 
@@ -121,7 +134,7 @@ def run(quick: bool = False) -> dict:
                                                         / fig["mechanism_derivative_us"])
     except ImportError as e:
         fig["mujoco_mechanism_step_us"] = None
-        fig["mujoco_mechanism_step_note"] = f"mujoco not installed ({e}); pip install '.[peers]'"
+        fig["mujoco_mechanism_step_note"] = f"mujoco not installed ({e}); pip install -e '.[bench]'"
         fig["mujoco_step_over_mechanism_rk4_step"] = None
         fig["mujoco_step_over_mechanism_derivative"] = None
 
@@ -149,6 +162,6 @@ def run(quick: bool = False) -> dict:
                                                                / fig["pinocchio_crba_leg_us"])
     except ImportError as e:
         fig["pinocchio_crba_leg_us"] = None
-        fig["pinocchio_crba_leg_note"] = f"pinocchio not installed ({e}); pip install '.[test]'"
+        fig["pinocchio_crba_leg_note"] = f"pinocchio not installed ({e}); pip install -e '.[bench]'"
         fig["mechanism_derivative_over_pinocchio_crba_leg"] = None
     return fig

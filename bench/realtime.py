@@ -16,10 +16,15 @@ docking, a CPU-burning process alongside — on private ipc endpoints.
 * ``kill9_records_lost_ms``: a controller killed with SIGKILL one second into the dynamics;
   records lost = the last cycle it published on telemetry (every cycle, read just before the
   kill) minus the last cycle its run log holds, in ms (the writer flushes every 50 ms).
-* ``command_fuzz_lateness_ratio``: loop wake-up lateness p99 (from the controller's own
-  timing record, published every cycle) while 10^5 random and malformed messages arrive at the
-  command socket, over the same figure for the same length of time just before, same
-  process. Also ``command_fuzz_refused`` (requests the controller answered "bad request")
+* ``command_fuzz_added_us_per_request`` (with ``_ci95``): what a request costs the loop: 10^5
+  random and malformed messages sent in interleaved rounds (a quiet stretch of 0.5 s, then the
+  round's share of the messages until the controller has taken them all); per round the loop's
+  mean work per cycle (read + update + write, from the controller's own timing record, published
+  every cycle) under the messages less the quiet one, times the cycles of that stretch, over
+  the requests the controller counted in it; the mean and its 95 % interval over the rounds.
+* ``command_fuzz_lateness_ratio``: loop wake-up lateness p99 under the messages over the quiet
+  stretch before, per round; the median over the rounds with its IQR (a p99 of sub-microsecond
+  lateness is mostly the machine's wake-ups). Also ``command_fuzz_refused`` (requests the controller answered "bad request")
   and ``command_fuzz_status_ok`` (status still answered afterwards).
 
 Not real-time itself; each figure starts and stops its own processes, by PID.
@@ -204,8 +209,10 @@ def kill9_records_lost_ms(run_s: float = 1.0) -> dict:
             s.close()
 
 
-def command_fuzz_lateness(n: int = 100_000, seed: int = 7) -> dict:
-    """Lateness p99 quiet vs under 10^5 random/malformed command messages (module docstring)."""
+def command_fuzz_lateness(n: int = 100_000, seed: int = 7, rounds: int = 10, quiet_s: float = 0.5) -> dict:
+    """The loop's added work per request and its lateness p99 under 10^5 random/malformed command
+    messages, in ``rounds`` interleaved rounds of a quiet stretch and a share of the messages
+    (module docstring)."""
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory(prefix="dockstand-fz-") as d:
         tmp = Path(d)
@@ -224,21 +231,25 @@ def command_fuzz_lateness(n: int = 100_000, seed: int = 7) -> dict:
         fuzz.connect(f"ipc://{tmp}/cmd")
 
         def lateness(seconds, work=None):
-            late = []
+            """(lateness ns, cycle work ns) of every record published for ``seconds``, or until
+            ``work()`` says done."""
+            late, busy = [], []
             end = time.monotonic() + seconds
             while time.monotonic() < end or (work is not None and not work()):
                 while sub.poll(0):
                     m = decode_state(sub.recv_multipart(), fields)
-                    late.append(m["timing_ns"][0])
+                    tn = m["timing_ns"]
+                    late.append(tn[0])
+                    busy.append(tn[1] + tn[2] + tn[3])
                 if work is None:
                     time.sleep(0.005)
-            return np.asarray(late, dtype=float)
+            return np.asarray(late, dtype=float), np.asarray(busy, dtype=float)
 
         seen = {"n": -1, "t": 0.0}
 
         def all_taken() -> bool:
-            # every message sent and the controller done with them (8 requests per cycle at
-            # most): its request count has stopped moving. (A message over ZMQ_MAXMSGSIZE
+            # every message of this round sent and the controller done with them (8 requests per
+            # cycle at most): its request count has stopped moving. (A message over ZMQ_MAXMSGSIZE
             # makes the socket drop that peer; what it had queued is lost with it.)
             if not send_some():
                 return False
@@ -251,12 +262,12 @@ def command_fuzz_lateness(n: int = 100_000, seed: int = 7) -> dict:
             return time.monotonic() - seen["t"] > 0.5
 
         msgs = _fuzz_messages(rng, n)
-        sent = {"i": 0}
+        sent = {"i": 0, "end": 0}
 
         def send_some() -> bool:
             i = sent["i"]
             for _ in range(200):
-                if i >= len(msgs):
+                if i >= sent["end"]:
                     break
                 if len(msgs[i][-1]) > 64 * 1024:
                     # over ZMQ_MAXMSGSIZE: the controller's socket drops the peer that sends it,
@@ -274,25 +285,45 @@ def command_fuzz_lateness(n: int = 100_000, seed: int = 7) -> dict:
                     break
                 i += 1
             sent["i"] = i
-            if i < len(msgs):
+            if i < sent["end"]:
                 time.sleep(0.001)
                 return False
             return True
+        rows = []
         try:
             time.sleep(2.0)                                # settle after start-up
             lateness(0.5)
             t0 = time.monotonic()
-            under = lateness(0.0, all_taken)
+            for r in range(rounds):
+                # a quiet stretch, then the round's share of the messages (interleaved rounds)
+                quiet = lateness(quiet_s)
+                n0 = s.cli.request("describe")["requests"]
+                sent["end"] = (r + 1) * len(msgs) // rounds
+                seen["n"] = n0
+                seen["t"] = time.monotonic()
+                under = lateness(0.0, all_taken)
+                n1 = s.cli.request("describe")["requests"]
+                rows.append((quiet, under, n1 - n0))
             fuzz_s = time.monotonic() - t0
-            quiet = lateness(fuzz_s)                       # the same length of time, after
             d_ = s.cli.request("describe")
             status_ok = s.cli.request("status").get("ok", False)
         finally:
             fuzz.close(0)
             sub.close(0)
             s.close()
+    from bench.interleave import Ratio, mean_ci95
+    rq = np.array([np.percentile(q[0], 99) for q, u, _ in rows])
+    ru = np.array([np.percentile(u[0], 99) for q, u, _ in rows])
+    # the loop's added work per request: (mean cycle work under the messages - quiet) x the cycles
+    # of that stretch / the requests the controller counted in it (our own describe calls included)
+    per_req = np.array([(u[1].mean() - q[1].mean()) * u[1].size / max(1, k) for q, u, k in rows]) / 1e3
+    added, ci = mean_ci95(per_req)
+    ratio = Ratio(ru / np.maximum(rq, 1.0), ru, rq)
+    quiet = np.concatenate([q[0] for q, u, _ in rows])
+    under = np.concatenate([u[0] for q, u, _ in rows])
     q99, f99 = float(np.percentile(quiet, 99)), float(np.percentile(under, 99))
-    return {"ratio": f99 / q99 if q99 > 0 else None, "quiet_p99_us": q99 / 1e3, "fuzz_p99_us": f99 / 1e3,
+    return {"ratio": ratio, "quiet_p99_us": q99 / 1e3, "fuzz_p99_us": f99 / 1e3, "added_us_per_request": added,
+            "added_ci95": ci, "rounds": rounds, "requests_counted": int(sum(k for _, _, k in rows)),
             "seconds": fuzz_s, "refused": d_.get("refused"), "requests": d_.get("requests"), "status_ok": status_ok,
             "samples": (len(quiet), len(under))}
 
@@ -331,8 +362,11 @@ def run(quick: bool = False) -> dict:
     out["kill9_records_lost_ms"] = k9["lost_ms"]
     if k9.get("note"):
         out["kill9_records_lost_ms_note"] = k9["note"]
-    fz = command_fuzz_lateness(n=20_000 if quick else 100_000)
-    out["command_fuzz_lateness_ratio"] = None if fz["ratio"] is None else round(fz["ratio"], 3)
+    fz = command_fuzz_lateness(n=20_000 if quick else 100_000, rounds=4 if quick else 10)
+    out.update(fz["ratio"].figures("command_fuzz_lateness_ratio"))
+    out["command_fuzz_added_us_per_request"] = round(fz["added_us_per_request"], 4)
+    out["command_fuzz_added_us_per_request_ci95"] = [round(v, 4) for v in fz["added_ci95"]]
+    out["command_fuzz_requests_counted"] = fz["requests_counted"]
     out["command_fuzz_lateness_p99_us"] = round(fz["fuzz_p99_us"], 4)
     out["command_fuzz_quiet_lateness_p99_us"] = round(fz["quiet_p99_us"], 4)
     out["command_fuzz_refused"] = fz["refused"]

@@ -4,6 +4,15 @@ A bench module is any ``bench/<area>.py`` (not starting with ``_``, not ``runner
 defines ``run(quick: bool = False) -> dict[str, float | int | str | None]``. A figure that
 needs an optional peer (Basilisk, MuJoCo, Pinocchio) that is not installed is reported as
 ``None`` with a ``<figure>_note`` string saying why, never silently left out.
+
+The machine's load is part of every wall-clock figure: the run records the 1, 5 and 15 min load
+averages at its start and end (``bench_loadavg_start`` / ``_end``) and each module's 1 min load
+at its start and end (``bench_<area>_loadavg``); a module whose 1 min load at either end was at
+least the number of cores this process may use (``bench_cores``: another runnable task for every
+core besides this one) ran under load, and its figures are listed in
+``bench_figures_under_load`` (``bench_under_load`` true if any). Ratios taken interleaved
+(bench/interleave.py) hold up under load much better than absolute times; absolute times under
+load are upper bounds.
 """
 from __future__ import annotations
 
@@ -13,8 +22,9 @@ import time
 from typing import IO
 
 import bench
+from bench.interleave import cores, loadavg
 
-SKIP = {"runner"}
+SKIP = {"runner", "interleave", "pinocchio_cpp", "kernel_instructions"}
 
 
 def modules() -> list[str]:
@@ -31,18 +41,31 @@ def run_all(quick: bool = False, only: list[str] | None = None, progress: IO | N
         if unknown:
             raise SystemExit(f"dockstand bench: unknown area {', '.join(unknown)}; known: {', '.join(names)}")
         names = [n for n in names if n in only]
+    ncores = cores()
+    meta: dict = {"bench_loadavg_start": loadavg(), "bench_cores": ncores, "bench_under_load_threshold": float(ncores)}
+    loaded: list[str] = []
     for name in names:
         mod = importlib.import_module(f"bench.{name}")
         if not hasattr(mod, "run"):
             continue
         t0 = time.perf_counter()
+        l0 = loadavg()[0]
         if progress is not None:
-            print(f"bench: {name} ...", file=progress, flush=True)
+            print(f"bench: {name} ... (load average {l0})", file=progress, flush=True)
         out = mod.run(quick=quick)
+        l1 = loadavg()[0]
         clash = set(out) & set(figures)
         if clash:
             raise RuntimeError(f"bench module {name} repeats figure(s) {sorted(clash)}")
         figures.update(out)
+        meta[f"bench_{name}_loadavg"] = [l0, l1]
+        if max(l0, l1) >= ncores:
+            loaded += [k for k in out if not k.endswith("_note")]
         if progress is not None:
-            print(f"bench: {name} done in {time.perf_counter() - t0:.1f} s", file=progress, flush=True)
+            print(f"bench: {name} done in {time.perf_counter() - t0:.1f} s (load average {l1})",
+                  file=progress, flush=True)
+    meta["bench_loadavg_end"] = loadavg()
+    meta["bench_figures_under_load"] = sorted(loaded)
+    meta["bench_under_load"] = bool(loaded)
+    figures.update(meta)
     return figures

@@ -1,6 +1,11 @@
 """Tree-dynamics figures (issue 24): the probe-cone mechanism's ABA and CRBA (seed 000 §2.7,
 §2.10) and Pinocchio's ABA on the same model in the same run. A missing Pinocchio gives ``None``
-plus a ``*_note``."""
+plus a ``*_note``.
+
+The ratios against Pinocchio are interleaved (bench/interleave.py): ``tree_aba_over_pinocchio_cpp``
+our compiled loop against Pinocchio's C++ ``aba`` from the pin wheel's library in a compiled C++
+loop (bench/pinocchio_cpp.py), ``tree_aba_over_pinocchio_py_call`` our call from Python
+against ``pin.aba`` from Python (each pays its binding). Results are checked equal first."""
 from __future__ import annotations
 
 import statistics
@@ -45,21 +50,32 @@ def _loop_us(fn, reps: int, batches: int) -> float:
     return statistics.median(out)
 
 
-def run(quick: bool = False) -> dict:
-    from sim_stand.tree.model import TreeMechanism
-
-    reps, batches = (20000, 5) if quick else (200000, 15)
-    mech = TreeMechanism(PRESET)
+def bench_inputs(mech):
+    """The benchmarked state of the probe-cone tree: joints off centre and moving, a contact
+    wrench on the probe, gravity, joint forces; shared with bench/kernel_instructions.py."""
     n = mech.n
-    P, W = mech.tree.params, mech.tree.new_work()
     p = np.array([0.05, -0.03, -0.1])
     pd = np.array([0.2, -0.1, -0.3])
     om = np.zeros(3)
     fext = np.zeros((n, 6))
     fext[n - 1] = [-150.0, 20.0, -10.0, 1.0, 5.0, -3.0]
-    grav = mech.cfg.gravity_0
+    grav = np.asarray(mech.cfg.gravity_0, dtype=float)
     a0 = np.concatenate([-grav, np.zeros(3)])
     g = np.array([-12.0, 8.0, 150.0])
+    return p, pd, om, fext, grav, a0, g
+
+
+def run(quick: bool = False) -> dict:
+    from bench.interleave import batch_timer, call_timer, interleaved
+    from sim_stand.tree.model import TreeMechanism
+
+    reps, batches = (20000, 5) if quick else (200000, 15)
+    # short batches (~1 ms), many rounds: a batch the machine interrupts is an outlier the median drops
+    rounds, inner = (21, 1000) if quick else (101, 1000)
+    mech = TreeMechanism(PRESET)
+    n = mech.n
+    P, W = mech.tree.params, mech.tree.new_work()
+    p, pd, om, fext, grav, a0, g = bench_inputs(mech)
     pdd, S0, A = np.zeros(n), np.zeros(6), np.zeros((n, n))
     fig: dict = {}
     fig["tree_aba_us"] = _loop_us(lambda k: _aba_loop(P, W, p, pd, om, fext, a0, g, pdd, S0, k), reps, batches)
@@ -69,31 +85,63 @@ def run(quick: bool = False) -> dict:
                                  "CRBA = kinematics + A")
     fig["tree_aba_python_call_us"] = median_us(
         lambda: tree_forward_dynamics(P, W, p, pd, om, fext, a0, g, pdd, S0), reps // 10, batches)
+    ours = pdd.copy()
     try:
         import pinocchio as pin
         from rt.dynamics.tree_pinocchio import PinTree
-        pt = PinTree(mech.tree, floating=False)
-        pt.model.gravity = pin.Motion(np.asarray(grav, float), np.zeros(3))
-        q, v, tau = pt.joints(p), pt.joints(pd), pt.joints(g)
-        fx = pt.fext(fext)
-        fig["pinocchio_aba_us"] = median_us(lambda: pin.aba(pt.model, pt.data, q, v, tau, fx), reps // 10, batches)
-        fig["pinocchio_aba_note"] = ("pin.aba on the same probe-cone tree (fixed base, gravity, external "
-                                     "wrench), Python call; compared with tree_aba_python_call_us")
-        fig["tree_aba_over_pinocchio_aba"] = fig["tree_aba_python_call_us"] / fig["pinocchio_aba_us"]
     except ImportError as e:
-        fig["pinocchio_aba_us"] = None
-        fig["pinocchio_aba_note"] = f"pinocchio not installed ({e}); pip install '.[test]'"
-        fig["tree_aba_over_pinocchio_aba"] = None
+        why = f"pinocchio not installed ({e}); pip install -e '.[bench]'"
+        for k in ("pinocchio_aba_us", "pinocchio_aba_cpp_us", "tree_aba_over_pinocchio_cpp",
+                  "tree_aba_over_pinocchio_py_call"):
+            fig[k] = None
+            fig[f"{k}_note"] = why
+        fig.update(emulator_realtime_factor(quick))
+        return fig
+    pt = PinTree(mech.tree, floating=False)
+    pt.model.gravity = pin.Motion(grav, np.zeros(3))
+    q, v, tau = pt.joints(p), pt.joints(pd), pt.joints(g)
+    fx = pt.fext(fext)
+    ddq_py = pt.ours(np.asarray(pin.aba(pt.model, pt.data, q, v, tau, fx)).copy())
+    err = float(np.max(np.abs(ddq_py - ours)) / max(1.0, float(np.max(np.abs(ddq_py)))))
+    fig["tree_aba_pinocchio_max_rel_diff"] = err
+    if not err < 1e-9:
+        raise RuntimeError(f"bench tree: our ABA and pin.aba differ by {err:.3g} on the benchmarked state")
+    py = interleaved(call_timer(lambda: tree_forward_dynamics(P, W, p, pd, om, fext, a0, g, pdd, S0), inner // 4),
+                     call_timer(lambda: pin.aba(pt.model, pt.data, q, v, tau, fx), inner // 4), rounds)
+    fig["pinocchio_aba_us"] = round(float(np.median(py.b_s)) * 1e6, 4)
+    fig["pinocchio_aba_note"] = ("pin.aba on the same probe-cone tree (fixed base, gravity, the same external "
+                                 "wrench and joint forces), called from Python, results checked equal to 1e-9")
+    fig.update(py.figures("tree_aba_over_pinocchio_py_call"))
+    fig["tree_aba_over_pinocchio_aba"] = fig["tree_aba_over_pinocchio_py_call"]     # the figure's former name
+    from bench.pinocchio_cpp import load
+    cpp, why = load(mech.tree, grav, pt.order)
+    if cpp is None:
+        fig["pinocchio_aba_cpp_us"] = None
+        fig["pinocchio_aba_cpp_us_note"] = why
+        fig["tree_aba_over_pinocchio_cpp"] = None
+        fig["tree_aba_over_pinocchio_cpp_note"] = why
+    else:
+        cpp.set(p, pd, g, fext)
+        cpp.run(10)
+        d = cpp.ddq()
+        if not np.array_equal(d, ddq_py):
+            raise RuntimeError(f"bench tree: the compiled Pinocchio loop gives {d}, pin.aba {ddq_py}")
+        r = interleaved(batch_timer(lambda k: _aba_loop(P, W, p, pd, om, fext, a0, g, pdd, S0, k), inner),
+                        lambda: cpp.run(inner), rounds)
+        fig["pinocchio_aba_cpp_us"] = round(float(np.median(r.b_s)) * 1e6, 4)
+        fig["tree_aba_loop_us_interleaved"] = round(float(np.median(r.a_s)) * 1e6, 4)
+        fig["pinocchio_aba_cpp_us_note"] = (
+            "pinocchio::aba as instantiated in the pin wheel's libpinocchio_default.so (what pin.aba runs), "
+            "called in a compiled C++ loop (bench/pinocchio_aba_loop.cpp), no Python; its result "
+            "array-equal to pin.aba's")
+        fig.update(r.figures("tree_aba_over_pinocchio_cpp"))
     fig.update(emulator_realtime_factor(quick))
     return fig
 
 
-def emulator_realtime_factor(quick: bool = False) -> dict:
-    """The emulated stand with the probe-cone case's mechanism and interface at its 10 kHz
-    physics: the platform holding the active unit so that the probe head rests on the socket's
-    bottom (the preloaded axial spring keeps it there: one head-bottom contact, the latches
-    past the lip), one controller period (1 ms, 10 physics steps) per call, as the emulator
-    advances it. Emulated time over wall time."""
+def probe_cone_world():
+    """The emulated stand of the probe-cone case with the head resting on the socket's bottom
+    (emulator_realtime_factor's docstring), warmed up by 50 ms. -> (world, the legs' command)."""
     from rt.config.case import load_case
     from rt.config.stand import load_stand
     from sim_stand.world import StandWorld
@@ -111,9 +159,20 @@ def emulator_realtime_factor(quick: bool = False) -> dict:
     pose[2] = x_pa + 2.5
     world.reset(pose)
     cmd = world.platform.L.copy()
-    n = 200 if quick else 2000
     for _ in range(50):
         world.advance(cmd, 1e-3)
+    return world, cmd
+
+
+def emulator_realtime_factor(quick: bool = False) -> dict:
+    """The emulated stand with the probe-cone case's mechanism and interface at its 10 kHz
+    physics: the platform holding the active unit so that the probe head rests on the socket's
+    bottom (the preloaded axial spring keeps it there: one head-bottom contact, the latches
+    past the lip), one controller period (1 ms, 10 physics steps) per call, as the emulator
+    advances it. Emulated time over wall time."""
+    world, cmd = probe_cone_world()
+    n = 200 if quick else 2000
+    emu = world.emu
     contacts = int(world.info[2])
     t0 = time.perf_counter()
     for _ in range(n):

@@ -18,6 +18,7 @@ import numpy as np
 
 from drivers.framing import (CRC, FrameType, HEADER_SIZE, OK, SYNC, VERSION, SeqTracker,
                              check_frame, crc32)
+from drivers.hardware import SensorInterface
 from drivers.transport import Transport, TransportConfigError, make_transport
 
 __all__ = ["RDT_PORT", "RdtCommand", "FtSample", "SensorFrame", "RdtRecord", "encode_rdt_request",
@@ -145,7 +146,7 @@ _SENSOR_KEYS = {"protocol": None, "channels": 6, "ft_rate_hz": 7000.0, "counts_p
                 "counts_per_torque": 1.0, "rerequest_s": 0.5, "rdt_command": "realtime"}
 
 
-class FtSensor:
+class FtSensor(SensorInterface):
     """The F/T sensor as the controller sees it.
 
     protocol ``"rdt"``: a UDP transport in raw framing; ``open()`` asks for real-time
@@ -207,6 +208,24 @@ class FtSensor:
             cfg.setdefault("port", RDT_PORT)
         t = make_transport(kind, **cfg)
         return cls(t, **sensor_opts)
+
+    # -- the hardware interface (drivers.hardware)
+    @property
+    def framed(self) -> bool:
+        """Serial: canonical SENSOR_SAMPLE frames for the compiled scan; RDT: decoded here."""
+        return self.protocol == "serial"
+
+    def activate(self) -> None:
+        self.open()
+
+    def deactivate(self) -> None:
+        self.close()
+
+    def read(self):
+        """Serial: the frames received since the last call, as received (the controller's
+        compiled scan checks and decodes them); RDT: the decoded, sequence-checked samples
+        (:meth:`poll`). Real-time."""
+        return self.transport.poll_messages() if self.protocol == "serial" else self.poll()
 
     # -- lifecycle
     def open(self) -> None:
@@ -411,3 +430,37 @@ class RdtDevice:
             self._pending.clear()
             return n if self.transport.send(data) else 0
         return 1 if self.transport.send(rec) else 0
+
+
+class _StandSensor(FtSensor):
+    """An F/T sensor as the registry builds it (``[sensor] protocol``): configured from the
+    stand file's ``[sensor.link]`` and its sensing parameters."""
+
+    PROTOCOL = "serial"
+
+    def __init__(self, transport: Transport | None = None, **kw) -> None:
+        if transport is not None:
+            super().__init__(transport, **kw)
+
+    def configure(self, link: dict, stand) -> None:
+        cpu = stand.sensing.counts_per_unit
+        cfg = {**link, "protocol": self.PROTOCOL, "channels": stand.sensing.calibration.shape[1],
+               "ft_rate_hz": stand.sensor_internal_rate_hz, "counts_per_force": float(cpu[0]),
+               "counts_per_torque": float(cpu[3])}
+        kind = cfg.pop("transport")
+        opts = {k: cfg.pop(k) for k in list(cfg) if k in _SENSOR_KEYS}
+        if self.PROTOCOL == "rdt" and kind == "udp":
+            cfg.setdefault("port", RDT_PORT)
+        super().__init__(make_transport(kind, **cfg), **opts)
+
+
+class FramedSensor(_StandSensor):
+    """The stand's framed sensor protocol (SENSOR_SAMPLE frames over serial, ZeroMQ or memory)."""
+
+    PROTOCOL = "serial"
+
+
+class RdtSensor(_StandSensor):
+    """ATI Net F/T's Raw Data Transfer over UDP (records decoded here)."""
+
+    PROTOCOL = "rdt"

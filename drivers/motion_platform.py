@@ -18,6 +18,7 @@ import numpy as np
 
 from drivers.framing import (CRC, BODY_HEADER, HEADER_SIZE, OK, SYNC, VERSION, FrameType,
                              check_frame, crc32)
+from drivers.hardware import PlatformInterface
 from drivers.transport import Transport, TransportConfigError, make_transport
 
 __all__ = ["Command", "PlatformState", "Mode", "FaultCode", "PlatformCommand", "PlatformStatus",
@@ -181,7 +182,7 @@ def decode_status(frame, checked: bool = False, host_time: float = 0.0) -> Platf
 
 # ----------------------------------------------------------------------------- host driver
 
-class MotionPlatform:
+class MotionPlatform(PlatformInterface):
     """The motion platform as the controller sees it.
 
     Every command method sends one frame (never blocks) and returns its seq, or -1 if the
@@ -265,6 +266,25 @@ class MotionPlatform:
         self._last_send = time.monotonic()
         return seq
 
+    # -- the hardware interface (drivers.hardware): the wire is the canonical frames
+    protocol = "dockstand"
+
+    def activate(self) -> None:
+        self.open()
+
+    def deactivate(self) -> None:
+        self.close()
+
+    def read(self) -> bytes:
+        """The STATUS frames received since the last call, as received (the controller's compiled
+        scan checks and decodes them). Real-time."""
+        return self.transport.poll_messages()
+
+    def write(self, frame) -> None:
+        """One command frame encoded by the controller's compiled encoder with :attr:`seq`.
+        Real-time."""
+        self.send_encoded(frame)
+
     def engage(self) -> int:
         return self._send(Command.ENGAGE)
 
@@ -341,3 +361,19 @@ class MotionPlatformDevice:
                     device_time: float | None = None, inputs: int = 0) -> bool:
         return self.transport.send(self.encode_next_status(state, fault, last_cmd_seq, pose, lengths,
                                                            mode, device_time, inputs))
+
+
+class DockstandPlatform(MotionPlatform):
+    """The stand's own platform protocol (docs/protocols.md) as the registry builds it
+    (``[platform] protocol = "dockstand"``, the ``dockstand.platforms`` entry point): configured
+    from the stand file's ``[platform.link]``."""
+
+    def __init__(self, transport: Transport | None = None, **kw) -> None:
+        if transport is not None:
+            super().__init__(transport, **kw)
+
+    def configure(self, link: dict, stand) -> None:
+        """The link's transport (``[platform.link]``, validated by drivers.transport). The
+        controller sends one frame every cycle itself: no heartbeat of the driver's own."""
+        cfg = dict(link)
+        super().__init__(make_transport(cfg.pop("transport"), **cfg), heartbeat_s=0.0)

@@ -17,15 +17,16 @@ from sim_stand.contact import geometry as G
 from sim_stand.dock_mechanism import KIND_TREE, base_wrench_offset, mech_contact, mech_derivatives
 from sim_stand.mechanism import layout as ML
 from sim_stand.kin import K_A, K_E, K_G, kin_from_ports
+from rt.control import end_criteria as EC
+from rt.control.end_criteria import (END_DIVERGED, END_MECHANISM, END_NONE, END_PENETRATION,  # noqa: F401
+                                      END_SEPARATED)
 from sim_stand.world import ST_MAXEXC, ST_T, ST_TCAP, dock_base_motion
 
 # allocation-free kernels: no NRT reference counting (rt/jit.py; ~15 % of the digital case's time)
 _JIT = dict(KERNEL, error_model="numpy")
 
-# end reasons
-END_NONE, END_DURATION, END_CAPTURE, END_SEPARATED, END_PENETRATION, END_MECHANISM, END_DIVERGED = 0, 1, 2, 3, 4, 5, 6
-END_NAMES = {END_DURATION: "duration", END_CAPTURE: "capture_settled", END_SEPARATED: "separated",
-             END_PENETRATION: "penetration_limit", END_MECHANISM: "mechanism_error", END_DIVERGED: "diverged"}
+# how a run ends: the codes, keys and order of every kind of run (rt.control.end_criteria)
+END_NAMES = {code: e.key for code, e in EC.ENDS.items()}
 
 # digital parameters (float64)
 D_DT = 0          # physics step
@@ -307,12 +308,8 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
     if d > stats[ST_MAXEXC]:
         stats[ST_MAXEXC] = d
     r = math.sqrt(rel13[0] ** 2 + rel13[1] ** 2 + rel13[2] ** 2)
-    if stats[ST_TCAP] >= 0.0 and t >= stats[ST_TCAP] + dpar[D_SETTLE] - 1e-9:
-        istate[J_END] = END_CAPTURE
-    elif r > dpar[D_SEPR]:
-        istate[J_END] = END_SEPARATED
-    elif t >= dpar[D_TEND] - 1e-9:
-        istate[J_END] = END_DURATION
+    settled = stats[ST_TCAP] >= 0.0 and t >= stats[ST_TCAP] + dpar[D_SETTLE] - 1e-9
+    istate[J_END] = EC.end_of_run(t, dpar[D_TEND], r, dpar[D_SEPR], settled)
 
 
 @njit(**_JIT)

@@ -40,7 +40,8 @@ class Drill:
     """One trip and its way back. ``inject``: ``fault:NAME`` (an emulator fault, on for
     ``duration_s``), ``silent_console`` (the lease holder stops its heartbeat), ``cycle`` (the
     cycle's compiled call raises once). ``when``: ``dynamics`` (``after_s`` into the dynamics,
-    before contact) or ``contact`` (``after_s`` after the first contact)."""
+    before contact), ``contact`` (``after_s`` after the first contact) or ``ready`` (armed at
+    the run-up's start, before ``start``: the lockstep docking is over sooner than a lease lapses)."""
 
     reason: str
     inject: str
@@ -58,7 +59,7 @@ DRILLS: tuple[Drill, ...] = (
     Drill("PLATFORM_LINK_LOST", "fault:status_loss", duration_s=0.1),
     Drill("TRACKING_ERROR", "fault:platform_lag", duration_s=0.5),
     Drill("FORCE_LIMIT", "fault:load_spike", when="contact", after_s=0.05, duration_s=0.01),
-    Drill("HEARTBEAT_LOST", "silent_console"),
+    Drill("HEARTBEAT_LOST", "silent_console", when="ready"),
     Drill("CYCLE_FAILURE", "cycle"),
 )
 
@@ -118,18 +119,24 @@ class Operator:
 class DrillStand:
     """The emulated stand, its controller and an operator, up for a session of drills."""
 
-    def __init__(self, log_dir: Path | None = None, lease_timeout_s: float = 2.0):
+    def __init__(self, log_dir: Path | None = None, lease_timeout_s: float = 2.0, case: Path = ROD_CASE,
+                 emulator: Path | None = ROD_EMULATOR, pace_s: float = 0.0):
+        """``case`` and ``emulator`` (None: the default emulator) the stand docks; ``pace_s``
+        the wall time the loop sleeps every cycle (0: lockstep as fast as it goes)."""
         from rt.config.case import load_case
         from rt.config.stand import load_stand
         from rt.control.controller import Controller, with_endpoints
-        from sim_stand.cli import DEFAULT_STAND, _endpoint_override, _wait_for_peers, lockstep_stand
+        from sim_stand.cli import DEFAULT_STAND, _emulator_config, _endpoint_override, _wait_for_peers, lockstep_stand
         from sim_stand.emulator import Emulator
         from sim_stand.world import StandWorld
         from sim_stand.world_config import load_emulator
 
         self.tmp = Path(tempfile.mkdtemp(prefix="dockstand-drill-"))
-        self.case = load_case(ROD_CASE)
-        emu = load_emulator(ROD_EMULATOR).for_case(self.case)
+        self.case_path = Path(case)
+        self.case = load_case(self.case_path)
+        emu = load_emulator(emulator).for_case(self.case) if emulator is not None else \
+            _emulator_config(None, self.case_path)
+        self.pace_s = float(pace_s)
         stand = load_stand(DEFAULT_STAND)
         s_ep, p_ep = f"ipc://{self.tmp}/sensor", f"ipc://{self.tmp}/platform"
         dev = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
@@ -156,7 +163,7 @@ class DrillStand:
         self._loop_th.start()
         self.op = Operator(self.cmd_ep)
         self.must(self.op.req("acquire"), "acquire")
-        self.must(self.op.req("load_case", case=str(ROD_CASE)), "load_case")
+        self.must(self.op.req("load_case", case=str(self.case_path)), "load_case")
 
     def _emulate(self) -> None:
         try:
@@ -166,7 +173,13 @@ class DrillStand:
 
     def _loop(self) -> None:
         try:
-            self.ctl.run_until(lambda c: self._loop_stop.is_set(), None)
+            pace = self.pace_s
+
+            def until(c) -> bool:
+                if pace:
+                    time.sleep(pace)
+                return self._loop_stop.is_set()
+            self.ctl.run_until(until, None)
         except BaseException as e:  # noqa: BLE001 - reported by the drill (the loop must never die)
             self.loop_error = e
 
@@ -193,13 +206,16 @@ class DrillStand:
         return self.ctl.phase.name in ("FROZEN", "IDLE")
 
     # ------------------------------------------------------------------ a docking
-    def start_docking(self) -> None:
+    def start_docking(self, start: bool = True) -> None:
         c = self.ctl
+        if c.supervisor.state.name == "DONE":        # the last docking's outcome: reset to arm again
+            self.must(self.op.req("reset"), "reset")
         self.must(self.op.req("arm"), "arm")
         self.wait(lambda: c.phase.name == "READY" or c.supervisor.safe, 120, "READY")
         if c.supervisor.safe:
             raise DrillError(f"the arm tripped: {c.trip_text}")
-        self.must(self.op.req("start"), "start")
+        if start:
+            self.must(self.op.req("start"), "start")
 
     def finish_docking(self) -> dict:
         c = self.ctl
@@ -212,16 +228,17 @@ class DrillStand:
         c = self.ctl
         out = {"reason": d.reason, "tripped": None, "steps": [], "completed": False, "why": None}
         try:
-            self.start_docking()
-            self.wait(lambda: c.phase.name == "DYNAMICS", 60, "the dynamics")
-            if d.when == "contact":
-                self.wait(lambda: c.stats_first_contact() is not None, 30, "the first contact")
-                t0 = c.stats_first_contact() + d.after_s
-            else:
-                t0 = d.after_s
-            self.wait(lambda: c.t_run >= t0, 30, f"t_run = {t0:.3f} s")
+            self.start_docking(start=d.when != "ready")
+            if d.when != "ready":
+                self.wait(lambda: c.phase.name == "DYNAMICS", 60, "the dynamics")
+                if d.when == "contact":
+                    self.wait(lambda: c.stats_first_contact() is not None, 30, "the first contact")
+                    t0 = c.stats_first_contact() + d.after_s
+                else:
+                    t0 = d.after_s
+                self.wait(lambda: c.t_run >= t0, 30, f"t_run = {t0:.3f} s")
             self._inject(d)
-            self.wait(lambda: c.supervisor.safe, 30, f"the trip {d.reason}")
+            self.wait(lambda: c.supervisor.safe, 10 + 3 * self.lease_timeout_s, f"the trip {d.reason}")
             out["tripped"] = c.supervisor.trip_reason
             text = c.trip_text or ""
             out["text"] = text

@@ -43,15 +43,23 @@ _FOLDERS = {"vehicles": "vehicle", "cases": "case", "mechanisms": "mechanism",
 
 
 def kind_of(path: str | Path) -> str:
-    """The kind of a config file: from its folder (``config/vehicles/x.toml`` -> vehicle) or,
-    for ``stand*.toml``, ``stand``."""
+    """The kind of a config file: from its folder (``config/vehicles/x.toml`` -> vehicle), for
+    ``stand*.toml`` ``stand``, else from what it holds (two or more of a kind's top-level
+    tables and keys, ``rt.config._schema.KIND_KEYS``: ``my-stand.toml`` with ``[loop]`` and
+    ``[hexapod]`` is a stand file)."""
     p = Path(path)
     if p.parent.name in _FOLDERS:
         return _FOLDERS[p.parent.name]
     if p.name.startswith("stand"):
         return "stand"
-    raise ConfigError(p, "", "cannot tell the kind of this file: put it in one of the folders "
-                      + ", ".join(f"{k}/" for k in _FOLDERS) + " or name it stand*.toml, or pass --kind")
+    from rt.config._schema import KIND_KEYS
+    keys = set(Table.load(p).data) if p.is_file() else set()
+    score = sorted(((len(keys & marks), kind) for kind, marks in KIND_KEYS.items()), reverse=True)
+    if score and score[0][0] >= 2 and (len(score) == 1 or score[1][0] < score[0][0]):
+        return score[0][1]
+    raise ConfigError(p, "", "cannot tell the kind of this file from its folder, its name or what it holds: put it "
+                      "in one of the folders " + ", ".join(f"{k}/" for k in _FOLDERS)
+                      + ", name it stand*.toml, or pass --kind")
 
 
 def loader(kind: str):

@@ -31,7 +31,7 @@ def read_orientation(t: Table, name: str, default_identity: bool = True) -> np.n
                       + (f"; found {', '.join(forms)}" if forms else ""))
     R = np.empty((3, 3))
     if forms[0] == "quaternion_wxyz":
-        q = o.vector("quaternion_wxyz", 4)
+        q = o.vector("quaternion_wxyz", 4, ge=-1.0 - UNIT_TOL, le=1.0 + UNIT_TOL)
         n = float(np.linalg.norm(q))
         if n < 0.5:
             raise o.error("quaternion_wxyz", f"degenerate quaternion (norm {n:.3g})")

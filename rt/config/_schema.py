@@ -11,6 +11,15 @@ the same shape ``FILE: KEY.PATH: reason`` and unknown keys are always rejected::
 
 Physical checks that need several values at once use :meth:`Table.error` to raise with the
 right key path.
+
+**Every number has a physical range.** A reader gives a key's bounds (``gt``, ``ge``, ``lt``,
+``le``); where it gives no lower or no upper bound, the key's unit suffix does
+(:data:`UNIT_RANGES`: ``_m`` a length on a test stand, ±10 km; ``_mps`` a speed, ±100 m/s;
+``_kg`` a spacecraft's mass, up to 10⁷ kg; ``_cycles`` up to 10⁷ …), so that ``1e300`` for a
+closing velocity or ``1e14`` stale cycles is refused by name with the range, never carried
+into a computation. :data:`RANGES` (a context variable, set by tests) records the range each
+numeric key was read with: tests/rt/config/test_ranges.py loads every shipped file and fails
+on a number read without one.
 """
 from __future__ import annotations
 
@@ -39,6 +48,47 @@ class ConfigError(ValueError):
 def _type_name(v: Any) -> str:
     return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
             dict: "table"}.get(type(v), type(v).__name__)
+
+
+#: physical ranges by a key's unit suffix (the longest suffix that matches): (suffix, low, high,
+#: what it is). Generous and symmetric: they refuse magnitudes no docking stand, spacecraft or
+#: campaign can mean; signs and finer limits are each reader's (``gt=0`` for a mass ...).
+UNIT_RANGES: tuple[tuple[str, float, float, str], ...] = tuple(sorted((
+    ("_m", -1e4, 1e4, "a length (m)"), ("_mm", -1e7, 1e7, "a length (mm)"),
+    ("_m_s", -100.0, 100.0, "a speed (m/s)"), ("_mps", -100.0, 100.0, "a speed (m/s)"),
+    ("_m_s2", -1e4, 1e4, "an acceleration (m/s²)"), ("_mps2", -1e4, 1e4, "an acceleration (m/s²)"),
+    ("_rad", -100.0, 100.0, "an angle (rad)"), ("_deg", -3600.0, 3600.0, "an angle (deg)"),
+    ("_rad_s", -100.0, 100.0, "an angular rate (rad/s)"), ("_deg_s", -6000.0, 6000.0, "an angular rate (deg/s)"),
+    ("_rad_s2", -1e4, 1e4, "an angular acceleration (rad/s²)"),
+    ("_deg_s2", -1e6, 1e6, "an angular acceleration (deg/s²)"),
+    ("_s", -1e6, 1e6, "a time (s)"), ("_ms", -1e9, 1e9, "a time (ms)"), ("_us", -1e12, 1e12, "a time (µs)"),
+    ("_ns", -1e15, 1e15, "a time (ns)"),
+    ("_hz", -1e7, 1e7, "a frequency (Hz)"), ("_kg", -1e7, 1e7, "a mass (kg)"),
+    ("_kgm2", -1e10, 1e10, "a moment of inertia (kg·m²)"), ("_kg_m2", -1e10, 1e10, "a moment of inertia (kg·m²)"),
+    ("_n", -1e8, 1e8, "a force (N)"), ("_nm", -1e8, 1e8, "a moment (N·m)"),
+    ("_n_per_m", -1e12, 1e12, "a stiffness (N/m)"), ("_nm_per_rad", -1e12, 1e12, "a rotational stiffness (N·m/rad)"),
+    ("_n_s_per_m", -1e10, 1e10, "a damping (N·s/m)"), ("_nms_per_rad", -1e10, 1e10, "a rotational damping (N·m·s/rad)"),
+    ("_pct", -1e4, 1e4, "a percentage"), ("_j", -1e9, 1e9, "an energy (J)"), ("_w", -1e9, 1e9, "a power (W)"),
+    ("_cycles", -1e7, 1e7, "a number of cycles"), ("_samples", -1e7, 1e7, "a number of samples"),
+    ("_ratio", -1e3, 1e3, "a ratio"), ("_fraction", -1.0, 1.0, "a fraction"), ("_mb", -1e7, 1e7, "a size (MB)"),
+    ("_dps", -6000.0, 6000.0, "an angular rate (deg/s)"), ("_m_per_s2", -1e4, 1e4, "an acceleration (m/s²)"),
+    ("_nm2", -1e12, 1e12, "a flexural rigidity (N·m²)"), ("_n_per_m2", -1e15, 1e15, "a stiffness slope (N/m²)"),
+    ("_mrad", -1e5, 1e5, "an angle (mrad)"), ("_ohm", -1e6, 1e6, "a resistance (Ω)"),
+    ("_nm_per_a", -1e4, 1e4, "a torque constant (N·m/A)"), ("_scale", -100.0, 100.0, "a scale factor"),
+), key=lambda r: -len(r[0])))
+
+#: when set to a list (a test), every numeric read appends (file, key, low, high) there: the
+#: range the number was held to (None: unbounded on that side)
+RANGES: contextvars.ContextVar[list | None] = contextvars.ContextVar("dockstand_config_ranges", default=None)
+
+
+def unit_range(name: str) -> tuple[float, float, str] | None:
+    """The physical range of a key by its unit suffix (:data:`UNIT_RANGES`), or None."""
+    n = name.lower()
+    for suffix, lo, hi, what in UNIT_RANGES:
+        if n.endswith(suffix):
+            return lo, hi, what
+    return None
 
 
 #: when set to a list (``dockstand check-config``), :meth:`Table.done` appends its error there and
@@ -103,10 +153,12 @@ class Table:
         unknown = sorted(set(self.data) - self._used)
         if not unknown:
             return
-        known = sorted(self._asked - set(self.data)) or sorted(self._asked)
+        absent = sorted(self._asked - set(self.data))      # a reader's key that is not there: the likeliest
+        asked = sorted(self._asked)
 
         def hint(k: str) -> str:
-            m = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
+            m = difflib.get_close_matches(k, absent, n=1, cutoff=0.6) or \
+                difflib.get_close_matches(k, asked, n=1, cutoff=0.6)
             return f" (did you mean '{m[0]}'?)" if m else ""
         if len(unknown) == 1:
             err = self.error(unknown[0], "unknown key" + hint(unknown[0]))
@@ -134,6 +186,7 @@ class Table:
         if not math.isfinite(v):
             raise self.error(name, f"must be finite, got {v}")
         _check_bounds(self, name, v, gt, ge, lt, le)
+        self._physical(name, v, gt if gt is not None else ge, lt if lt is not None else le)
         return v
 
     def int(self, name: str, default: Any = _MISSING, *, ge: int | None = None,
@@ -144,7 +197,23 @@ class Table:
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.error(name, f"expected an integer, got {_type_name(v)}")
         _check_bounds(self, name, v, None, ge, None, le)
+        self._physical(name, v, ge, le)
         return v
+
+    def _physical(self, name: str, v: float, low: float | None, high: float | None) -> None:
+        """The unit's range where the reader gave no bound on a side (module docstring); a key
+        without a unit of its own inside a table named with one (a campaign's
+        ``[dispersions.closing_velocity_mps]`` ``three_sigma``, ``bounds``) takes the table's."""
+        ur = unit_range(name) or unit_range(self.path.rsplit(".", 1)[-1])
+        if ur is not None:
+            lo, hi, what = ur
+            if (low is None and v < lo) or (high is None and v > hi):
+                raise self.error(name, f"{v:g} is not {what} of a docking stand: it must lie within [{lo:g}, {hi:g}]")
+            low = lo if low is None else low
+            high = hi if high is None else high
+        sink = RANGES.get()
+        if sink is not None:
+            sink.append((str(self.file), self.key(name), low, high))
 
     def bool(self, name: str, default: Any = _MISSING) -> bool:
         v = self._get(name, default)
@@ -193,8 +262,12 @@ class Table:
                 want = "x".join("N" if s == -1 else str(s) for s in shape)
                 got = "x".join(str(a) for a in arr.shape) if arr.ndim else "scalar"
                 raise self.error(name, f"expected an array of shape {want}, got {got}")
+        low, high = (gt if gt is not None else ge), (lt if lt is not None else le)
         for x in arr.ravel():
             _check_bounds(self, name, float(x), gt, ge, lt, le)
+            self._physical(name, float(x), low, high)
+        if not arr.size:
+            self._physical(name, 0.0, low, high)
         return arr
 
     def vector(self, name: str, n: int, default: Any = _MISSING, **bounds: float) -> np.ndarray:

@@ -171,11 +171,18 @@ class Stand:
     # a run log that cannot be written (a full disk): "trip" (RUNLOG_FAILED while a run is armed or
     # running: the stand stops) or "continue" (an event; the run goes on unrecorded)
     runlog_on_failure: str = "trip"
+    platform_protocol: str = "dockstand"   # [platform] protocol: the interface (drivers.hardware registry)
     fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
 
     @property
     def period_ns(self) -> int:
         return int(round(1e9 / self.rate_hz))
+
+
+def _installed(kind: str) -> tuple[str, ...]:
+    """The protocols of the installed ``dockstand.platforms`` / ``dockstand.sensors`` interfaces."""
+    from drivers.hardware import platform_protocols, sensor_protocols
+    return tuple(platform_protocols() if kind == "platform" else sensor_protocols())
 
 
 def _transport(t: Table, name: str, framing: str | None = None, why: str = "") -> dict:
@@ -358,7 +365,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     lp.done()
 
     rt_t = t.table("realtime", {})
-    aff = rt_t.array("cpu_affinity", None, [], ge=0)
+    aff = rt_t.array("cpu_affinity", None, [], ge=0, le=4095)
     if aff is None or not np.all(aff == np.round(aff)):
         raise rt_t.error("cpu_affinity", "CPU numbers must be integers")
     rto = RealtimeOptions(gc_freeze=rt_t.bool("gc_freeze", True),
@@ -379,9 +386,9 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     if s_internal < s_rate:
         raise st.error("internal_rate_hz", f"the sensor's internal sample rate ({s_internal:g} Hz) cannot be below "
                                            f"its output rate rate_hz ({s_rate:g} Hz)")
-    cpf = st.float("counts_per_force", gt=0.0)
-    cpt = st.float("counts_per_torque", gt=0.0)
-    C = st.array("calibration", (6, -1))
+    cpf = st.float("counts_per_force", gt=0.0, le=1e9)
+    cpt = st.float("counts_per_torque", gt=0.0, le=1e9)
+    C = st.array("calibration", (6, -1), ge=-1e6, le=1e6)
     if C.shape[1] not in (6, 8):
         raise st.error("calibration", f"must be 6x6 or 6x8, got 6x{C.shape[1]}")
     rating = np.concatenate([st.vector("rating_n", 3, gt=0.0), st.vector("rating_nm", 3, gt=0.0)])
@@ -393,7 +400,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     ft = st.table("filter", {"enabled": False})
     f_on = ft.bool("enabled", False)
     cutoff = ft.float("cutoff_hz", 100.0, gt=0.0)
-    damping = ft.float("damping", 1 / math.sqrt(2), gt=0.0)
+    damping = ft.float("damping", 1 / math.sqrt(2), gt=0.0, le=10.0)
     if f_on and not cutoff < rate / 2:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
@@ -405,7 +412,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
         raise cg_t.error("off_n", f"must not exceed on_n ({cg.on_n:g} N), got {cg.off_n:g} N")
     cg_t.done()
     kind = st.table("link").str("transport", choices=TRANSPORT_KINDS)
-    protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=("serial", "rdt"))
+    protocol = st.str("protocol", "rdt" if kind == "udp" else "serial", choices=_installed("sensor"))
     sensor_link = _transport(st, "link", "raw" if protocol == "rdt" else "frame",
                              "ATI RDT (datagrams of records)" if protocol == "rdt"
                              else "the serial sensor protocol (whole CRC-checked frames)")
@@ -414,6 +421,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     st.done()
 
     pf = t.table("platform")
+    # the platform's interface (drivers.hardware): the stand's own framed protocol, or a vendor's
+    pprot = pf.str("protocol", "dockstand", choices=_installed("platform"))
     mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
     platform_link = _transport(pf, "link", "frame", "the motion-platform protocol (whole CRC-checked frames)")
     mech_inputs = _mechanism_inputs(pf)
@@ -452,7 +461,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     limits = SafetyLimits(
         v_max_m_s=li.float("v_max_m_s", gt=0.0), omega_max_rad_s=math.radians(li.float("omega_max_deg_s", gt=0.0)),
         a_max_m_s2=li.float("a_max_m_s2", gt=0.0), alpha_max_rad_s2=math.radians(li.float("alpha_max_deg_s2", gt=0.0)),
-        accel_margin=li.float("accel_margin", 1.5, ge=1.0),
+        accel_margin=li.float("accel_margin", 1.5, ge=1.0, le=100.0),
         sensor_rating=tuple(float(x) for x in rating), rating_fraction=li.float("rating_fraction", 0.9, gt=0.0, le=1.0),
         stale_cycles=stale, burst_window=li.int("burst_window_cycles", 100, ge=1), crc_max=li.int("crc_max", 3, ge=0),
         gap_max=li.int("gap_max", 3, ge=0), overrun_streak_max=li.int("overrun_streak_max", 5, ge=1),
@@ -541,9 +550,23 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  adaptive_margin=adaptive, margin_half_life_ns=int(half_life_s * 1e9),
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
+                 platform_protocol=pprot,
                  mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
                  runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
                  energy_audit_bound_pct=audit_bound, runlog_on_failure=on_failure, fifo_spin_fraction=fifo_frac)
+
+
+def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,
+                   telemetry: dict | None = None) -> Stand:
+    """A copy of the stand with other links (demo/tests: private ipc endpoints)."""
+    kw = {}
+    if sensor_link is not None:
+        kw["sensor_link"] = sensor_link
+    if platform_link is not None:
+        kw["platform_link"] = platform_link
+    if telemetry is not None:
+        kw["telemetry"] = {**stand.telemetry, **telemetry}
+    return replace(stand, **kw)

@@ -120,7 +120,7 @@ def _modes(t: Table) -> tuple[Mode, ...]:
         z = m.float("damping_ratio", ge=0.0)
         if z >= 1.0:
             raise m.error("damping_ratio", f"must be < 1 (an underdamped structural mode), got {z}")
-        shape = m.vector("shape", 6)
+        shape = m.vector("shape", 6, ge=-1e3, le=1e3)
         if not np.any(shape):
             raise m.error("shape", "all-zero mode shape: the mode is not seen at the port")
         m.done()

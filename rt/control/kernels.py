@@ -28,9 +28,10 @@ was missing deadlines), PLATFORM_LINK_LOST (no STATUS for N cycles), SENSOR_FROZ
 identical raw samples in a row) and TRACKING_ERROR (measured top position against the
 command sent ``delay`` cycles earlier).
 
-:func:`run_statistics` also judges the end criteria (``stats[ST_END]``), in this order:
-END_TIME_LIMIT (``t >= duration``), END_SEPARATED (``|r_DPA| > endp[EP_SEPARATION]``) and
-END_CAPTURE_SETTLED: after the first contact (``|f_P| > endp[EP_CONTACT_N]``), the relative
+:func:`run_statistics` also judges the end criteria (``stats[ST_END]``) with
+``rt.control.end_criteria.end_of_run``, in its order: END_CAPTURE_SETTLED, END_SEPARATED
+(``|r_DPA| > endp[EP_SEPARATION]``), END_TIME_LIMIT (``t >= duration``). Capture settled: after
+the first contact (``|f_P| > endp[EP_CONTACT_N]``), the relative
 speed of A in P stays below ``endp[EP_SETTLE_V]`` and its relative angular rate below
 ``endp[EP_SETTLE_W]`` while the units stay in contact, continuously for
 ``endp[EP_SETTLE_S]`` and at least one cycle (``capture_settle_s = 0``: the first cycle that
@@ -59,6 +60,8 @@ from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
 from rt.jit import KERNEL
+from rt.control.cycle_data import CYCLE_ARRAYS, HIL
+from rt.control import end_criteria as EC
 from rt.record.runlog import CUR_CLOSED, CUR_DROPPED, CUR_HEAD, CUR_TAIL
 from rt.stand.sensing import sense
 
@@ -84,8 +87,7 @@ ST_LEN = 7
 EP_DURATION, EP_SEPARATION, EP_CONTACT_N, EP_START = 0, 1, 2, 3   # start pose position (3)
 EP_SETTLE_S, EP_SETTLE_V, EP_SETTLE_W = 6, 7, 8   # capture_settle_s, speed (m/s) and rate (rad/s) bounds
 EP_LEN = 9
-END_TIME_LIMIT, END_SEPARATED, END_CAPTURE_SETTLED = 1, 2, 3
-END_REASONS = {END_TIME_LIMIT: "time limit", END_SEPARATED: "separated", END_CAPTURE_SETTLED: "capture settled"}
+# the end criteria's codes and names: rt.control.end_criteria (one table for every kind of run)
 # the cycle's link state (ingest / emit / hil_cycle_packed), one float64 array the shell and the kernels share.
 # Set every cycle from the shell's arguments (set_link_inputs): IN_DT, IN_BAD_TOTAL (sensor link: CRC errors + malformed frames so far),
 # IN_GAPS (its sequence gaps so far), IN_CRC_ERRORS (its CRC errors alone, for the log), IN_STREAK
@@ -369,12 +371,8 @@ def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
             stats[ST_SETTLE] += dt
         else:
             stats[ST_SETTLE] = 0.0
-    if t + dt >= endp[EP_DURATION] - 1e-9:
-        stats[ST_END] = END_TIME_LIMIT
-    elif d > endp[EP_SEPARATION]:
-        stats[ST_END] = END_SEPARATED
-    elif stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9:
-        stats[ST_END] = END_CAPTURE_SETTLED
+    settled = stats[ST_FIRST_CONTACT] >= 0.0 and stats[ST_SETTLE] > 0.0 and stats[ST_SETTLE] >= endp[EP_SETTLE_S] - 1e-9
+    stats[ST_END] = EC.end_of_run(t + dt, endp[EP_DURATION], d, endp[EP_SEPARATION], settled)
 
 
 @njit(**KERNEL)
@@ -491,67 +489,9 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
         commit_row(row, ring, cur)
 
 
-# hil_cycle_packed's arrays: the rows of its table (rt.record.arraypack kinds), in this order
-HIL_ARRAYS = (
-    ("ins", "f8_1"),
-    ("meas", "f8_1"),
-    ("tx", "u1_1"),
-    ("row", "f8_1"),
-    ("rix", "i8_1"),
-    ("timing", "i8_2"),
-    ("sent_pose", "f8_1"),
-    ("sent_twist", "f8_1"),
-    ("C_eff", "f8_2"),
-    ("R_PS", "f8_2"),
-    ("p_PS_P", "f8_1"),
-    ("raw", "f8_1"),
-    ("bias", "f8_1"),
-    ("acc_t", "f8_1"),
-    ("sctr", "i8_1"),
-    ("coef", "f8_1"),
-    ("fstate", "f8_2"),
-    ("w_S", "f8_1"),
-    ("w_P_raw", "f8_1"),
-    ("w_P", "f8_1"),
-    ("par", "f8_2"),
-    ("env", "f8_1"),
-    ("x", "f8_2"),
-    ("w_in", "f8_2"),
-    ("geo", "f8_1"),
-    ("out", "f8_1"),
-    ("k", "f8_3"),
-    ("xt", "f8_2"),
-    ("ws", "f8_2"),
-    ("rel", "f8_1"),
-    ("cmd_pose", "f8_1"),
-    ("prev_pose", "f8_1"),
-    ("prev_vel", "f8_1"),
-    ("cmd_twist", "f8_1"),
-    ("cmd_acc", "f8_1"),
-    ("cmd_lengths", "f8_1"),
-    ("scr", "f8_1"),
-    ("lim", "f8_1"),
-    ("base", "f8_2"),
-    ("top", "f8_2"),
-    ("leg_lim", "f8_1"),
-    ("box", "f8_1"),
-    ("ctr", "i8_1"),
-    ("crc_ring", "i8_1"),
-    ("gap_ring", "i8_1"),
-    ("detail", "f8_1"),
-    ("xlim", "f8_1"),
-    ("xctr", "i8_1"),
-    ("trk_ring", "f8_2"),
-    ("dly", "f8_1"),
-    ("drec", "f8_1"),
-    ("gate", "f8_1"),
-    ("raw_prev", "f8_1"),
-    ("meas_pose", "f8_1"),
-    ("stats", "f8_1"),
-    ("endp", "f8_1"),
-    ("ring", "f8_2"),
-    ("cursor", "i8_1"),
-)
+# hil_cycle_packed's arrays: declared once in rt.control.cycle_data (name, kind, source, unit,
+# meaning); the table's rows by name (HIL) and this derived (name, kind) list for the tests
+HIL_ARRAYS = tuple((a.name, a.kind) for a in CYCLE_ARRAYS)
 
 
 @njit(**KERNEL, inline="always")
@@ -586,9 +526,10 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     type ``ftype`` carrying ``seq`` and the host time ``t_ns``: POSE from ``cmd_pose`` or
     LENGTHS from ``cmd_lengths``; the run-log row).
 
-    The arrays come packed in one table (rt.record.arraypack; rows in :data:`HIL_ARRAYS` order: one
-    argument instead of 55, and no array crosses a call into the steps above in a bundle of
-    55 or 45 exploded structs), the shell's link inputs as arguments
+    The arrays come packed in one table (rt.record.arraypack; each read by its name in
+    rt.control.cycle_data's declaration, ``HIL.<name>``: one argument instead of 58, and no array
+    crosses a call into the steps above in a bundle of exploded structs), the shell's link inputs
+    as arguments
     (:func:`set_link_inputs`). Only when neither a trip nor an end criterion holds (the frame
     will be sent as encoded) does the command become ``sent_pose`` / ``sent_twist`` and the
     row go to the run log (:func:`commit_row`); otherwise the shell starts the safe stop from
@@ -599,65 +540,65 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     (F_LK_ERR: CRC, framing, sequence; F_REFUSED: by content), the first contact happened,
     an end criterion holds (``stats[ST_END]``), a trip, the STATUS digital inputs changed
     (F_INPUTS: the mechanism's capture or latch signals))."""
-    ins = AP.f8_1(tbl, 0)
+    ins = AP.f8_1(tbl, HIL.ins)
     set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
-    meas = AP.f8_1(tbl, 1)
-    tx = AP.u1_1(tbl, 2)
-    row = AP.f8_1(tbl, 3)
-    rix = AP.i8_1(tbl, 4)
-    timing = AP.i8_2(tbl, 5)
-    sent_pose = AP.f8_1(tbl, 6)
-    sent_twist = AP.f8_1(tbl, 7)
-    C_eff = AP.f8_2(tbl, 8)
-    R_PS = AP.f8_2(tbl, 9)
-    p_PS_P = AP.f8_1(tbl, 10)
-    raw = AP.f8_1(tbl, 11)
-    bias = AP.f8_1(tbl, 12)
-    acc_t = AP.f8_1(tbl, 13)
-    sctr = AP.i8_1(tbl, 14)
-    coef = AP.f8_1(tbl, 15)
-    fstate = AP.f8_2(tbl, 16)
-    w_S = AP.f8_1(tbl, 17)
-    w_P_raw = AP.f8_1(tbl, 18)
-    w_P = AP.f8_1(tbl, 19)
-    par = AP.f8_2(tbl, 20)
-    env = AP.f8_1(tbl, 21)
-    x = AP.f8_2(tbl, 22)
-    w_in = AP.f8_2(tbl, 23)
-    geo = AP.f8_1(tbl, 24)
-    out = AP.f8_1(tbl, 25)
-    k = AP.f8_3(tbl, 26)
-    xt = AP.f8_2(tbl, 27)
-    ws = AP.f8_2(tbl, 28)
-    rel = AP.f8_1(tbl, 29)
-    cmd_pose = AP.f8_1(tbl, 30)
-    prev_pose = AP.f8_1(tbl, 31)
-    prev_vel = AP.f8_1(tbl, 32)
-    cmd_twist = AP.f8_1(tbl, 33)
-    cmd_acc = AP.f8_1(tbl, 34)
-    cmd_lengths = AP.f8_1(tbl, 35)
-    scr = AP.f8_1(tbl, 36)
-    lim = AP.f8_1(tbl, 37)
-    base = AP.f8_2(tbl, 38)
-    top = AP.f8_2(tbl, 39)
-    leg_lim = AP.f8_1(tbl, 40)
-    box = AP.f8_1(tbl, 41)
-    ctr = AP.i8_1(tbl, 42)
-    crc_ring = AP.i8_1(tbl, 43)
-    gap_ring = AP.i8_1(tbl, 44)
-    detail = AP.f8_1(tbl, 45)
-    xlim = AP.f8_1(tbl, 46)
-    xctr = AP.i8_1(tbl, 47)
-    trk_ring = AP.f8_2(tbl, 48)
-    dly = AP.f8_1(tbl, 49)
-    drec = AP.f8_1(tbl, 50)
-    gate = AP.f8_1(tbl, 51)
-    raw_prev = AP.f8_1(tbl, 52)
-    meas_pose = AP.f8_1(tbl, 53)
-    stats = AP.f8_1(tbl, 54)
-    endp = AP.f8_1(tbl, 55)
-    ring = AP.f8_2(tbl, 56)
-    cursor = AP.i8_1(tbl, 57)
+    meas = AP.f8_1(tbl, HIL.meas)
+    tx = AP.u1_1(tbl, HIL.tx)
+    row = AP.f8_1(tbl, HIL.row)
+    rix = AP.i8_1(tbl, HIL.rix)
+    timing = AP.i8_2(tbl, HIL.timing)
+    sent_pose = AP.f8_1(tbl, HIL.sent_pose)
+    sent_twist = AP.f8_1(tbl, HIL.sent_twist)
+    C_eff = AP.f8_2(tbl, HIL.C_eff)
+    R_PS = AP.f8_2(tbl, HIL.R_PS)
+    p_PS_P = AP.f8_1(tbl, HIL.p_PS_P)
+    raw = AP.f8_1(tbl, HIL.raw)
+    bias = AP.f8_1(tbl, HIL.bias)
+    acc_t = AP.f8_1(tbl, HIL.acc_t)
+    sctr = AP.i8_1(tbl, HIL.sctr)
+    coef = AP.f8_1(tbl, HIL.coef)
+    fstate = AP.f8_2(tbl, HIL.fstate)
+    w_S = AP.f8_1(tbl, HIL.w_S)
+    w_P_raw = AP.f8_1(tbl, HIL.w_P_raw)
+    w_P = AP.f8_1(tbl, HIL.w_P)
+    par = AP.f8_2(tbl, HIL.par)
+    env = AP.f8_1(tbl, HIL.env)
+    x = AP.f8_2(tbl, HIL.x)
+    w_in = AP.f8_2(tbl, HIL.w_in)
+    geo = AP.f8_1(tbl, HIL.geo)
+    out = AP.f8_1(tbl, HIL.out)
+    k = AP.f8_3(tbl, HIL.k)
+    xt = AP.f8_2(tbl, HIL.xt)
+    ws = AP.f8_2(tbl, HIL.ws)
+    rel = AP.f8_1(tbl, HIL.rel)
+    cmd_pose = AP.f8_1(tbl, HIL.cmd_pose)
+    prev_pose = AP.f8_1(tbl, HIL.prev_pose)
+    prev_vel = AP.f8_1(tbl, HIL.prev_vel)
+    cmd_twist = AP.f8_1(tbl, HIL.cmd_twist)
+    cmd_acc = AP.f8_1(tbl, HIL.cmd_acc)
+    cmd_lengths = AP.f8_1(tbl, HIL.cmd_lengths)
+    scr = AP.f8_1(tbl, HIL.scr)
+    lim = AP.f8_1(tbl, HIL.lim)
+    base = AP.f8_2(tbl, HIL.base)
+    top = AP.f8_2(tbl, HIL.top)
+    leg_lim = AP.f8_1(tbl, HIL.leg_lim)
+    box = AP.f8_1(tbl, HIL.box)
+    ctr = AP.i8_1(tbl, HIL.ctr)
+    crc_ring = AP.i8_1(tbl, HIL.crc_ring)
+    gap_ring = AP.i8_1(tbl, HIL.gap_ring)
+    detail = AP.f8_1(tbl, HIL.detail)
+    xlim = AP.f8_1(tbl, HIL.xlim)
+    xctr = AP.i8_1(tbl, HIL.xctr)
+    trk_ring = AP.f8_2(tbl, HIL.trk_ring)
+    dly = AP.f8_1(tbl, HIL.dly)
+    drec = AP.f8_1(tbl, HIL.drec)
+    gate = AP.f8_1(tbl, HIL.gate)
+    raw_prev = AP.f8_1(tbl, HIL.raw_prev)
+    meas_pose = AP.f8_1(tbl, HIL.meas_pose)
+    stats = AP.f8_1(tbl, HIL.stats)
+    endp = AP.f8_1(tbl, HIL.endp)
+    ring = AP.f8_2(tbl, HIL.ring)
+    cursor = AP.i8_1(tbl, HIL.cursor)
     had_contact = stats[ST_FIRST_CONTACT] >= 0.0
     ingest(sbuf, pbuf, raw, meas, ins, row, rix)
     seen = ins[IN_STATUS_SEEN] != 0.0

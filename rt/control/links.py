@@ -1,7 +1,8 @@
 """The controller's two device links: the F/T sensor and the motion platform (drivers), with
 their counters and the lockstep gate (docs/controller.md, "Links").
 
-A :class:`Links` owns both drivers and the cycle's received bytes. The framed links' checks
+A :class:`Links` owns both hardware interfaces (drivers.hardware: the stand's ``[platform]``
+and ``[sensor]`` protocols from the registries, or given ones) and the cycle's received bytes. The framed links' checks
 (CRC, framing, sequence) are delegated to the compiled scan (``rt.stand.wire_kernels``): the
 scan's state lives in the controller's ``ins`` array (``rt.control.kernels`` ``IN_LK_*``)
 and what it accepted and refused goes back to each transport's ``Counters`` here. An RDT
@@ -21,8 +22,8 @@ import time
 import numpy as np
 
 from drivers.framing import SEQ_STATE_LEN
-from drivers.ft_sensor import FtSensor
-from drivers.motion_platform import MotionPlatform, PlatformState
+from drivers.hardware import PlatformInterface, SensorInterface, platform_class, sensor_class
+from drivers.motion_platform import PlatformState
 from rt.config.stand import Stand
 from rt.control import kernels as CK
 from rt.stand import wire_kernels as WK
@@ -33,19 +34,22 @@ class Links:
     transports); ``ins`` is the controller's cycle-input array, which holds the delegated
     checks' state and the samples / STATUS flags."""
 
-    def __init__(self, stand: Stand, ins: np.ndarray, n_raw: int, *, sensor: FtSensor | None = None,
-                 platform: MotionPlatform | None = None, lockstep_timeout_s: float = 2.0):
-        self.sensor = sensor or FtSensor.from_config({**stand.sensor_link, "protocol": stand.sensor_protocol,
-                                                      "channels": stand.sensing.calibration.shape[1],
-                                                      "ft_rate_hz": stand.sensor_internal_rate_hz,
-                                                      "counts_per_force": float(stand.sensing.counts_per_unit[0]),
-                                                      "counts_per_torque": float(stand.sensing.counts_per_unit[3])})
-        self.platform = platform or MotionPlatform.from_config({**stand.platform_link, "heartbeat_s": 0.0})
-        self.platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
+    def __init__(self, stand: Stand, ins: np.ndarray, n_raw: int, *, sensor: SensorInterface | None = None,
+                 platform: PlatformInterface | None = None, lockstep_timeout_s: float = 2.0):
+        if sensor is None:          # the stand's [sensor] protocol, from the registry (drivers.hardware)
+            sensor = sensor_class(stand.sensor_protocol)()
+            sensor.configure(stand.sensor_link, stand)
+        if platform is None:        # its [platform] protocol
+            platform = platform_class(stand.platform_protocol)()
+            platform.configure(stand.platform_link, stand)
+        self.sensor: SensorInterface = sensor
+        self.platform: PlatformInterface = platform
+        if hasattr(platform, "heartbeat_s"):
+            platform.heartbeat_s = 0.0  # the controller sends one frame every cycle itself
         self.ins = ins
         self.s_tr = self.sensor.transport
         self.p_tr = self.platform.transport
-        self.framed_sensor = self.sensor.protocol == "serial"
+        self.framed_sensor = bool(self.sensor.framed)
         ins[CK.IN_NCH] = n_raw if self.framed_sensor else 0
         # the framed links' checks (CRC, framing, sequence) are the compiled scan's
         # (rt.stand.wire_kernels._walk); their counts go back to the links' Counters (add_counts)
@@ -55,9 +59,9 @@ class Links:
             tr.delegate_checks(ins[b + WK.LK_TRACK:b + WK.LK_TRACK + SEQ_STATE_LEN])
             ins[b + WK.LK_SEQ_ON] = tr.seq_check
             ins[b + WK.LK_RESTART_AFTER] = WK.RESTART_AFTER
-        self._s_poll, self._p_poll = self.s_tr.poll_messages, self.p_tr.poll_messages
+        self._s_read, self._p_read = self.sensor.read, self.platform.read
         self.s_counters = self.s_tr.counters
-        self.send = self.platform.send_encoded
+        self.send = self.platform.write
         self.sbuf = b""                         # this cycle's sensor frames, concatenated
         self.pbuf = b""                         # this cycle's platform frames, concatenated
         self.outstanding = 0                    # lockstep: frames sent whose answer has not been awaited
@@ -67,13 +71,13 @@ class Links:
 
     # ------------------------------------------------------------------ lifecycle (not real-time)
     def open(self) -> None:
-        self.sensor.open()
-        self.platform.open()
+        self.sensor.activate()
+        self.platform.activate()
 
     def close(self) -> None:
         for d in (self.platform, self.sensor):
             try:
-                d.close()
+                d.deactivate()
             except Exception:  # noqa: BLE001 - closing must go on
                 pass
 
@@ -87,16 +91,16 @@ class Links:
         decode them). RDT: the driver decodes the records and the newest sample's counts go
         to ``raw``."""
         if self.framed_sensor:
-            self.sbuf = self._s_poll()
+            self.sbuf = self._s_read()
         else:   # RDT: the driver decodes and sequence-checks the records
-            samples = self.sensor.poll()
+            samples = self._s_read()
             ins = self.ins
             ins[CK.IN_NEW_SAMPLE] = 1.0 if samples else 0.0
             if samples:
                 raw[:] = samples[-1].counts
                 ins[CK.IN_SENSOR_STATUS] = samples[-1].status
                 ins[CK.IN_SAMPLES] += len(samples)
-        self.pbuf = self._p_poll()
+        self.pbuf = self._p_read()
 
     def add_counts(self, s_acc: int, p_acc: int, refused, now: float) -> None:
         """What the compiled scan accepted (``s_acc``, ``p_acc`` frames, received by

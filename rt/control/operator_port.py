@@ -221,3 +221,29 @@ class OperatorPort:
         if self._worker is not None:
             self._worker.join(timeout=2.0)
             self._worker = None
+
+
+def start_telemetry(ctl):
+    """The controller's telemetry and command endpoints (rt.record.telemetry.TelemetryServer)
+    from the stand's ``[telemetry]``, its handler this port, its command thread started: what
+    the thread learns for the loop (a lease lost or taken, CURVE refusals) reaches the loop as
+    notices. Not real-time (binds sockets, starts threads)."""
+    from rt.control.supervisor import COMMANDS
+    from rt.record.telemetry import TelemetryServer
+    tc = ctl.stand.telemetry
+    curve = None
+    if tc.get("curve"):
+        from rt.record.curve import CurveServer
+        curve = CurveServer(tc["curve"]["secret_file"], tc["curve"]["authorized_dir"])
+    port = ctl.port
+    tel = TelemetryServer(ctl.fields, pub_endpoint=tc["pub_endpoint"], cmd_endpoint=tc["cmd_endpoint"], curve=curve,
+                          commands=(*COMMANDS, "status", "events"), decimation=tc["decimation"], sndhwm=tc["sndhwm"],
+                          lease_timeout_s=tc["lease_timeout_s"], handler=port.handle,
+                          on_auth_denied=lambda ev: port.notice(ctl._event, ev),
+                          on_lease_lost=lambda h, why="silent": port.notice(ctl._lease_lost, h, why),
+                          on_lease_acquired=lambda c: port.notice(ctl._lease_acquired, c),
+                          max_requests_per_s=tc.get("max_requests_per_s", 2000.0),
+                          query_rate_hz=tc.get("query_rate_hz", 50.0),
+                          identity={"stand": ctl.stand.name, "stand_file": str(ctl.stand.file)})
+    tel.start()
+    return tel

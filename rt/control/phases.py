@@ -35,6 +35,7 @@ guards do no I/O.
 """
 from __future__ import annotations
 
+import math
 from enum import IntEnum
 from typing import Any, Callable
 
@@ -87,6 +88,23 @@ def check_transition(current: Phase, nxt: Phase) -> None:
                          f"(allowed: {', '.join(sorted(p.name for p in TRANSITIONS[current]))})")
 
 
+#: how the operator reaches each command (console key, dockstand ctl action)
+HOW = {"reset": "reset (console x, `dockstand ctl reset`)",
+       "reset_fault": "reset_fault (console f, `dockstand ctl reset-fault`)",
+       "retract": "retract (console r, `dockstand ctl retract`)",
+       "park": "park (console p, `dockstand ctl park`)",
+       "arm": "arm (console a, `dockstand ctl arm`)"}
+
+
+def loaded(ctl) -> tuple[bool, float, float]:
+    """Whether the passive unit carries a contact load now (|f| or |m| of the tared, filtered
+    wrench above the stand's contact levels), and the two magnitudes."""
+    w = ctl.sensing.w_P
+    f, m = math.hypot(w[0], w[1], w[2]), math.hypot(w[3], w[4], w[5])   # (Python: not a compile in the loop)
+    lim = ctl.stand.limits
+    return (f > lim.contact_force_n or m > lim.contact_moment_nm), f, m
+
+
 # ---------------------------------------------------------------------- command guards
 def guard_load(ctl, case=None, path=None, case_error=None, case_unread=None, **_: Any) -> str | None:
     if case_error:
@@ -123,7 +141,6 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
                 f"units are latched together and the arming move would pull them apart")
     if ctl.sensing.tared:                # the last tare holds: a load now is a contact (retract first)
-        from rt.control.recovery import HOW, loaded
         hit, f, m = loaded(ctl)
         if hit:
             return (f"the passive unit carries a load (|f| = {f:.0f} N, |m| = {m:.0f} N·m): the units are in "

@@ -29,7 +29,6 @@ I/O and allocate only when a command is accepted or refused.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -37,17 +36,10 @@ import numpy as np
 from drivers.motion_platform import Command, PlatformState
 from rt.control import kernels as CK
 from rt.control import mechanism_inputs as MI
-from rt.control.phases import Phase
+from rt.control.phases import HOW, Phase, loaded
 from rt.dynamics import spatial as SP
 from rt.stand import wire_kernels as WK
 from rt.stand.safety import Reason
-
-#: how the operator reaches each command (console key, dockstand ctl action)
-HOW = {"reset": "reset (console x, `dockstand ctl reset`)",
-       "reset_fault": "reset_fault (console f, `dockstand ctl reset-fault`)",
-       "retract": "retract (console r, `dockstand ctl retract`)",
-       "park": "park (console p, `dockstand ctl park`)",
-       "arm": "arm (console a, `dockstand ctl arm`)"}
 
 #: trips whose cause is outside the controller: fix it before anything else
 _CAUSE = {
@@ -65,15 +57,6 @@ _CAUSE = {
     Reason.TRACKING_ERROR: "check the platform's servo (it did not follow)",
     Reason.CYCLE_FAILURE: "report the failure (the run log's cycle_failure event has it)",
 }
-
-
-def loaded(ctl) -> tuple[bool, float, float]:
-    """Whether the passive unit carries a contact load now (|f| or |m| of the tared, filtered
-    wrench above the stand's contact levels), and the two magnitudes."""
-    w = ctl.sensing.w_P
-    f, m = math.hypot(w[0], w[1], w[2]), math.hypot(w[3], w[4], w[5])   # (Python: not a compile in the loop)
-    lim = ctl.stand.limits
-    return (f > lim.contact_force_n or m > lim.contact_moment_nm), f, m
 
 
 def next_step(ctl, code: int) -> str:

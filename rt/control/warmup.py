@@ -15,6 +15,8 @@ import rt
 from drivers.framing import MAX_FRAME
 from rt.config.case import load_case
 from rt.control import kernels as CK
+from rt.control.cycle_store import cycle_arrays, pack_cycle
+from rt.control.supervision import supervise_args
 from rt.dynamics import coupling as CP
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import wire_kernels as WK
@@ -38,18 +40,19 @@ def warm_up(ctl) -> None:
     fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)
     sbuf, pbuf = bytes(8), bytes(fr)
     ins, meas, row, rix, timing = cp((ctl.ins, ctl.meas, ctl.row, ctl.rix, ctl._timing))
-    arrays = cp(ctl._hil_arrays(sc))
+    arrays = cp(cycle_arrays(ctl, sc))
     arrays[0][CK.IN_DT] = ctl.period_s          # its ins
     link = ctl._link_inputs(0)
     CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, ctl._ftype, ctl.tau, ctl._mode,
-                        ctl._pack(arrays).table, *link)
+                        pack_cycle(ctl, sc, arrays=arrays).table, *link)
     CK.set_link_inputs(ins, *link)
     CK.ingest(sbuf, pbuf, ctl.sensing.raw.copy(), meas, ins, row, rix)
     CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
             rix, ctl.sensing.w_S.copy(), ctl.sensing.w_P.copy(), sc.x.copy(), ctl.out.copy(), timing,
             np.zeros((4, row.shape[0])), np.zeros(4, dtype=np.int64), True)
-    CK.supervise(*cp(ctl._supervise_args(ctl._home.copy())))
-    pose = ctl._home.copy()
+    home = ctl.stand.hexapod.home
+    CK.supervise(*cp(supervise_args(ctl, home.copy())))
+    pose = home.copy()
     scr = ctl.scr.copy()
     CK.quintic(0.5)
     mv = np.zeros(CK.MV_LEN)

@@ -50,8 +50,9 @@ _PARAM_BLOCKS = (
 )
 _WORK_BLOCKS = (
     ("beta", (3, 3)),        # DCM predecessor -> j
-    ("r", (3,)),             # O_p -> O_j, predecessor frame
-    ("B", (6, 6)),           # motion transfer a_j = B a_p + ...; B^T carries a wrench from O_j to O_p
+    ("r", (3,)),             # O_p -> O_j, predecessor frame (beta and r are the motion transfer
+                             # B = [beta, -beta r~; 0, beta]: a_j = B a_p + ...; B^T carries a wrench
+                             # from O_j to O_p; the kernels apply it without forming the 6x6)
     ("phi", (6,)),           # Phi_j (frame j)
     ("om", (3,)),            # absolute angular velocity of j (frame j)
     ("h", (6,)),             # velocity-product acceleration (frame j)
@@ -66,7 +67,6 @@ _WORK_BLOCKS = (
     ("sh", (6,)),            # ABA articulated bias
     ("U", (6,)),             # ABA Mh Phi
     ("aI", (1,)),            # ABA Phi^T Mh Phi
-    ("N", (6, 6)),           # ABA inertia passed through the joint
     ("nv", (6,)),            # ABA bias passed through the joint
     ("tmp", None),           # 8 x 6 x 6 scratch (not per body)
 )

@@ -311,7 +311,7 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
         Reason.PLATFORM_ESTOP: "platform reports E_STOPPED",
         Reason.PLATFORM_FAULT: "platform reports FAULT",
         Reason.SENSOR_LINK_LOST: f"sensor link lost: no new sample for {v:.0f} cycles",
-        Reason.CRC_BURST: f"{v:.0f} CRC errors within the burst window",
+        Reason.CRC_BURST: f"{v:.0f} corrupt sensor frames within the burst window",
         Reason.SEQUENCE_GAP_BURST: f"{v:.0f} sequence gaps within the burst window",
         Reason.COMMAND_VELOCITY: f"command speed {v:.6g} m/s over the limit",
         Reason.COMMAND_ANGULAR_VELOCITY: f"command angular speed {v:.6g} rad/s over the limit",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rt.control import end_criteria as EC
 from sim_stand.campaign.apply import angular_misalignment_deg, lateral_offset_m, sample_inputs
 from sim_stand.campaign.spec import Campaign
 
@@ -146,7 +147,7 @@ def _hil_row(c: Campaign, index: int, values: dict[str, float], row: dict, log_p
         outcome, reason, end = "capture", "", cs.get("finish_reason")
     else:
         outcome, end = "no_capture", cs.get("finish_reason")
-        reason = {"separated": "the units separated", "time limit": "no capture within the duration"}.get(end, end)
+        reason = EC.no_capture_reason(end)
     row.update(outcome=outcome, reason=reason, capture_time_s=res.time_to_capture_s,
                first_contact_s=cs.get("first_contact_s"), peak_force_n=cs.get("peak_force_n"),
                peak_moment_nm=cs.get("peak_moment_nm"), energy_absorbed_j=em.get("energy_absorbed_j"),
@@ -198,8 +199,7 @@ def run_sample(c: Campaign, index: int, values: dict[str, float], log_path: str 
         outcome, reason = "capture", ""
     else:
         outcome = "no_capture"
-        reason = {"separated": "the units separated", "duration": "no capture within the duration"}.get(
-            res.end_reason, res.end_reason)
+        reason = EC.no_capture_reason(res.end_reason)
     row.update(outcome=outcome, reason=reason, capture_time_s=res.time_to_capture_s,
                first_contact_s=res.first_contact_s, peak_force_n=res.peak_force_n, peak_moment_nm=res.peak_moment_nm,
                peak_stroke_m=watch.peak if watch.sl is not None else None,

@@ -188,8 +188,8 @@ def parse_campaign(t: Table) -> Campaign:
     emu_path = t.relative(t.str("emulator")) if t.has("emulator") else None
     if emu_path is not None and not emu_path.is_file():
         raise t.error("emulator", f"file not found: {emu_path}")
-    n = t.int("samples", ge=1)
-    seed = t.int("seed", ge=0)
+    n = t.int("samples", ge=1, le=10_000_000)
+    seed = t.int("seed", ge=0, le=2 ** 63 - 1)
     sampling = t.str("sampling", "random", choices=SAMPLINGS)
     duration = t.float("duration_s", None, gt=0.0)
     settle = t.float("capture_settle_s", None, ge=0.0)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from drivers.motion_platform import Command, PlatformState
-from rt.control import controller as CTL
+from rt.control import operator_api as OA
 from rt.control.controller import Phase
 from rt.control.recorder import Recorder
 from sim_stand.kinematic_rig import NOMINAL, Rig
@@ -65,7 +65,7 @@ def test_a_failure_at_each_step_of_arm_leaves_the_platform_untouched(rig, tmp_pa
     def broken(case):
         raise ValueError("a broken vehicle")
     with monkeypatch.context() as m:
-        m.setattr(CTL, "flight_from_case", broken)
+        m.setattr(OA, "flight_from_case", broken)
         _refused_cleanly(rig, logs, c.command("arm"), "flight model of the case could not be built")
 
     # 4. a guard refuses (the platform reports a drive fault): the log opened for it goes again

@@ -10,6 +10,7 @@ from numba import njit
 
 from rt.record import arraypack as AP
 from rt.control import kernels as CK
+from rt.control.cycle_store import cycle_arrays, pack_cycle
 from rt.dynamics import coupling as CP
 from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
@@ -136,7 +137,7 @@ def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path, mode):
         rig.run(300)
         sbuf, pbuf = c.links.sbuf, c.links.pbuf
         assert sbuf and pbuf
-        base = c._hil_arrays(c.sc)
+        base = cycle_arrays(c)
         assert len(base) == len(CK.HIL_ARRAYS)
         A = clone(base)
         B = clone(A)                 # from A, not base: the run-log writer thread moves the live cursor
@@ -145,7 +146,7 @@ def test_packed_cycle_is_its_steps_bit_for_bit(tmp_path, mode):
         for d in (a, b):             # no new frames after the first cycle: keep the staleness checks quiet
             d["lim"][SF.L_STALE] = 1e9
             d["xlim"][CK.XL_PSTALE] = 1e9
-        pk = c._pack(B)
+        pk = pack_cycle(c, arrays=B)
         duration = a["endp"][CK.EP_DURATION]
         outcomes = []
         for n in range(60):
