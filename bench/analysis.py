@@ -10,7 +10,19 @@ platform following the command) is written with the real writer: >= 1 GB (15 min
   (``log_read_cache`` says so): the reader's own cost, not the disk's.
 * ``report_s_per_run_minute`` — ``dockstand report LOG -o FILE.pdf`` in a child process
   (without ``--simulate``), wall seconds over the log's minutes of run; ``report_peak_mb`` —
-  that process's peak resident memory (``ru_maxrss``), ``report_pages`` its page count.
+  that process's peak resident memory (``ru_maxrss``), ``report_pages`` its page count;
+  ``report_cpu_s_per_run_minute`` its CPU seconds (user + system) per run minute, which a
+  shared machine's load inflates far less than the wall figure (``report_load_average`` beside).
+
+Then the nominal demo (``dockstand demo``'s lockstep run of config/cases/nominal.toml) and:
+
+* ``report_simulate_s`` — ``dockstand report DEMO_LOG --simulate --reference-log REF -o
+  FILE.pdf`` in a child process, wall seconds: the digital reference simulated (at the emulated
+  stand's own integrator and step, from the arming's mechanism state: what the run is judged
+  against) and the report written (goal <= 30 s; the kernels come compiled from numba's cache,
+  as on any machine after its first run); ``report_simulate_reused_s`` — the same command
+  again, the reference at ``REF`` reused (made for this run), and ``report_simulate_ref_s`` —
+  the reference's own share (the first minus the second).
 """
 from __future__ import annotations
 
@@ -102,17 +114,48 @@ def run(quick: bool = False) -> dict:
         assert wp.shape == (n, 6)
         del wp, r
         out = Path(d) / "report.pdf"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = r0.ru_maxrss
         t0 = time.perf_counter()
         p = subprocess.run([sys.executable, "-m", "rt.cli", "report", str(log), "-o", str(out)],
                            capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
         rep_s = time.perf_counter() - t0
-        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rep_cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+        peak_kb = r1.ru_maxrss
         if p.returncode != 0:
             raise RuntimeError(f"report failed: {p.stderr.strip()}")
         pages = p.stdout.split(":")[-1].split("pages")[0].strip().split()[-1] if "pages" in p.stdout else None
-    return {"log_bench_file_mb": round(mb, 1), "log_bench_records": int(n),
+        sim = report_simulate(Path(d))
+    return {**sim,"log_bench_file_mb": round(mb, 1), "log_bench_records": int(n),
             "log_read_mb_per_s": round(mb / read_s, 1), "log_read_cache": "page cache (file just written)",
             "report_s_per_run_minute": round(rep_s / (run_s / 60.0), 3),
+            "report_cpu_s_per_run_minute": round(rep_cpu / (run_s / 60.0), 3),
+            "report_load_average": round(os.getloadavg()[0], 2),
             "report_peak_mb": round(max(peak_kb, before) / 1024.0, 1),
             "report_pages": int(pages) if pages and pages.isdigit() else None}
+
+
+def report_simulate(d: Path) -> dict:
+    """``report --simulate`` of the nominal demo, then again with its reference reused (module
+    docstring); each in a child process, wall seconds."""
+    from sim_stand.cli import REPO, run_demo
+
+    log = Path(run_demo(REPO / "config" / "cases" / "nominal.toml", log_dir=d / "demo")["log"])
+    ref, out = d / "reference.dslog", d / "simulate.pdf"
+    argv = [sys.executable, "-m", "rt.cli", "report", str(log), "--simulate", "--reference-log", str(ref),
+            "-o", str(out), "--quiet"]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    times, cpu = [], []
+    for _ in range(2):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, capture_output=True, text=True, env=env)
+        times.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        if p.returncode != 0:
+            raise RuntimeError(f"report --simulate failed: {p.stderr.strip()}")
+    return {"report_simulate_s": round(times[0], 2), "report_simulate_reused_s": round(times[1], 2),
+            "report_simulate_ref_s": round(times[0] - times[1], 2), "report_simulate_cpu_s": round(cpu[0], 2),
+            "report_simulate_reused_cpu_s": round(cpu[1], 2)}

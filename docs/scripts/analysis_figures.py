@@ -29,14 +29,19 @@ def main() -> int:
         run = load_run(res["log"])
         ref = load_run(simulate_reference(run, Path(d) / "digital.dslog"))
         rep = build_report(run, ref)
-        for name, page in (("wrench", F.wrench_page), ("relative", F.relative_page),
-                           ("platform", F.platform_page), ("timing", F.timing_page), ("energy", F.energy_page)):
+        for name, page in (("title", F.title_page), ("wrench", F.wrench_page), ("relative", F.relative_page),
+                           ("platform", F.platform_page), ("timing", F.timing_page), ("energy", F.energy_page),
+                           ("fidelity", F.fidelity_page)):
             fig = page(rep)
             fig.savefig(out / f"{name}.png", dpi=70)
             print(f"wrote {out / (name + '.png')}")
         for k, v in F.energy_rows(rep):
             print(f"{k}: {v}")
         for k, v in F.fidelity_rows(rep.comparison):
+            print(f"{k}: {v}")
+        from rt.analysis.compare import span_note
+        print(span_note(rep.comparison["fidelity"]))
+        for k, v, _ in F.limit_rows(rep):
             print(f"{k}: {v}")
     return 0
 

@@ -1,6 +1,8 @@
 """Regenerate the console's screenshots in docs/img (docs/console.md): a controller run on the
 kinematic rig (lockstep, a latching damper as the contact) recorded to a run log, replayed
-through the console, saved as SVG by Textual's own screenshot support at a few moments.
+through the console, saved as SVG by Textual's own screenshot support at a few moments; a
+docking on the lockstep emulator half a second after capture; a run tripped by a platform
+fault.
 
     python docs/scripts/console_screenshots.py
 """
@@ -37,12 +39,13 @@ def main() -> None:
                     await pilot.pause(0.03)
                 app.save_screenshot("console_replay.svg", path=str(out))
                 print(f"wrote {out / 'console_replay.svg'}")
-                await pilot.press("l")     # a replay sends nothing: the message line says so
+                await pilot.press("a")     # a replay sends nothing: the message line says so
                 await pilot.pause(0.2)
                 app.save_screenshot("console_replay_refused.svg", path=str(out))
                 print(f"wrote {out / 'console_replay_refused.svg'}")
         asyncio.run(go())
     capture_screenshot(out)
+    trip_screenshot(out)
 
 
 def capture_screenshot(out: Path) -> None:
@@ -78,6 +81,43 @@ def capture_screenshot(out: Path) -> None:
                 print(f"capture at record {k}; shown: record {src.index + 1} of {src.n}")
                 app.save_screenshot("console_capture.svg", path=str(out))
                 print(f"wrote {out / 'console_capture.svg'}")
+        asyncio.run(go())
+
+
+def trip_screenshot(out: Path) -> None:
+    """The console replaying a kinematic-rig run whose platform reported FAULT (WATCHDOG) in the
+    dynamics: the SAFE header with the trip's run time, the message line, the named fault."""
+    from drivers.motion_platform import PlatformState
+    from rt.console.app import ConsoleApp
+    from rt.console.source import ReplaySource
+    from rt.control.controller import Phase
+    from sim_stand.kinematic_rig import Rig
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rig = Rig(Path(tmp), contact=(-0.2, 2000.0))
+        rig.w_S[2] = -1500.0            # the unit's weight on the sensor, taken out by the arm's tare
+        try:
+            rig.arm_and_start()
+            rig.run_until(lambda c: c.phase is Phase.DYNAMICS, 5000)
+            rig.run(1200)
+            rig.state, rig.fault = PlatformState.FAULT, 1
+            rig.run_until(lambda c: c.phase is Phase.FROZEN, 5000)
+            rig.run(5)
+        finally:
+            rig.close()
+        src = ReplaySource(rig.ctl.log_path)
+        app = ConsoleApp(src, refresh_hz=30)
+
+        async def go():
+            async with app.run_test(size=(180, 50)) as pilot:
+                src.paused = True
+                src.seek(1e9)
+                src.ended = False
+                src.paused = False
+                for _ in range(40):
+                    await pilot.pause(0.03)
+                app.save_screenshot("console_trip.svg", path=str(out))
+                print(f"wrote {out / 'console_trip.svg'}")
         asyncio.run(go())
 
 

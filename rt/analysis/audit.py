@@ -6,9 +6,9 @@ The audit is rt/analysis/energy.py's, over the run's dynamics (rt/analysis/repor
 :func:`~rt.analysis.report.energy_of_run`, the same figures ``dockstand report`` shows):
 
 * ``approach_j`` — the kinetic energy of the approach (the vehicles' relative motion);
-* ``mechanism_j`` — the energy the docking hardware absorbed (the measured wrench on the
-  platform's actual motion);
-* ``vehicles_j`` — the energy the contact took from the simulated vehicles;
+* ``mechanism_j`` — the net work the contact did on the docking hardware (the measured wrench
+  on the platform's actual motion: stored in its springs and dissipated);
+* ``vehicles_j`` — the net work the contact took from the simulated vehicles;
 * ``stand_injected_j`` = mechanism − vehicles — what the loop injected (> 0) or removed (< 0);
 * ``injected_pct`` — that, in % of the approach energy, and the ``verdict``: ``PASS`` when
   ``|injected_pct| <= bound_pct`` (the stand's ``[runlog] energy_audit_bound_pct``), ``FAIL``
@@ -49,11 +49,13 @@ def energy_verdict(path: str | Path, bound_pct: float) -> dict:
 
 
 def format_verdict(v: dict) -> str:
-    """One line for the operator: ``energy audit: approach 8.000 J, absorbed 7.99 J, loop +0.012 J
-    (+0.15 %, bound ±1 %): PASS``."""
+    """One line for the operator: ``energy audit: approach 8.000 J, net work on the mechanism 7.99 J,
+    loop +0.012 J (+0.15 %, bound ±1 %): PASS``."""
+    from rt.analysis.numbers import percent, quantity
+
     def j(x):
-        return "—" if x is None else f"{x:.4g} J"
-    inj = "—" if v.get("stand_injected_j") is None else f"{v['stand_injected_j']:+.4g} J"
-    pct = "" if v.get("injected_pct") is None else f" ({v['injected_pct']:+.3f} %, bound ±{v['bound_pct']:g} %)"
-    s = f"energy audit: approach {j(v.get('approach_j'))}, absorbed {j(v.get('mechanism_j'))}, loop {inj}{pct}: {v['verdict']}"
+        return "—" if x is None else quantity(x, "J")
+    inj = "—" if v.get("stand_injected_j") is None else quantity(v["stand_injected_j"], "J", sign=True)
+    pct = "" if v.get("injected_pct") is None else f" ({percent(v['injected_pct'], sign=True)}, bound ±{v['bound_pct']:g} %)"
+    s = f"energy audit: approach {j(v.get('approach_j'))}, net work on the mechanism {j(v.get('mechanism_j'))}, loop {inj}{pct}: {v['verdict']}"
     return s + (f" ({v['note']})" if v.get("note") else "")

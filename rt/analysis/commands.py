@@ -41,9 +41,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def simulate_reference(run, out: Path) -> Path:
+def simulate_reference(run, out: Path, stages=None) -> Path:
     """The digital reference of ``run`` from its own case (and stand snapshot) through the
-    ``dockstand.references`` registry (sim_stand registers it)."""
+    ``dockstand.references`` registry (sim_stand registers it); ``stages``
+    (rt.analysis.progress.Stages): a bar of the case time simulated, on stderr."""
+    import inspect
     eps = {e.name: e for e in entry_points(group=REFERENCES_GROUP)}
     if "digital" not in eps:
         raise ValueError("no digital reference is installed (entry point group dockstand.references)")
@@ -51,8 +53,47 @@ def simulate_reference(run, out: Path) -> Path:
     if warn:
         print(f"dockstand report: warning: {warn}", file=sys.stderr)
     cfg = run.header.get("config") if run.kind != "digital" else None
-    return Path(eps["digital"].load()(case.source, cfg, out, f"{run.path}: header config",
-                                      run_log=run.path if run.kind == "hil" else None))
+    fn = eps["digital"].load()
+    kw = {}
+    bar = None
+    if stages is not None and "on_rows" in inspect.signature(fn).parameters:
+        bar = stages.bar(float(case.duration_s), "digital reference", unit="s of case time")
+
+        def on_rows(rows):
+            if len(rows):
+                bar.update(float(rows[-1, 0]))
+        kw["on_rows"] = on_rows
+    try:
+        return Path(fn(case.source, cfg, out, f"{run.path}: header config",
+                       run_log=run.path if run.kind == "hil" else None, **kw))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def reference_made_for(ref_path: Path, run) -> str | None:
+    """Why the log at ``ref_path`` is *not* the reference ``report --simulate`` would make of
+    ``run`` now, or None when it is (its header's ``reference_of`` names this run's log and start,
+    and the case file is the same as the run's): then it is reused rather than simulated again."""
+    from rt.record.logscan import LogError, scan
+    try:
+        h = scan(ref_path).header
+    except LogError as e:
+        return str(e)
+    of = h.get("reference_of") or {}
+    if h.get("kind") != "digital" or not of:
+        return "it is not a reference made by report --simulate"
+    if of.get("log") != str(run.path.resolve()) or of.get("start_time_ns") != run.header.get("start_time_ns"):
+        return f"it is the reference of another run ({of.get('log')})"
+    if h.get("case_digest") != run.header.get("case_digest"):
+        return "its case differs from the run's"
+    try:
+        case, _ = run.load_case()
+    except (OSError, ValueError) as e:
+        return f"the run's case cannot be read ({e})"
+    if case.digest != h.get("case_digest"):
+        return "the case file changed since it was made"
+    return None
 
 
 def output_dir_error(path) -> str | None:
@@ -71,7 +112,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rt.analysis.report import build_report
     from rt.analysis.run import load_run
 
+    from rt.analysis.progress import Stages
+
     t0 = time.perf_counter()
+    st = Stages("report", quiet=getattr(args, "quiet", False))
     scratch = None          # --simulate without --reference-log: the reference is not kept
     try:
         run = load_run(args.log)
@@ -85,23 +129,44 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.simulate and run.kind == "digital":
             raise ValueError(f"{run.path} is an all-digital run: --simulate makes the reference of a HIL run "
                              "(--reference LOG overlays another run)")
+        reuse = None           # --simulate --reference-log: checked before any work, reused if it is this run's
+        if args.simulate and args.reference_log:
+            dest = Path(args.reference_log)
+            if dest.resolve() == run.path.resolve():
+                raise ValueError(f"{dest}: --reference-log would overwrite the run log")
+            if dest.exists():
+                why = reference_made_for(dest, run)
+                if why is not None:
+                    raise ValueError(f"{dest} exists and is not this run's reference ({why}): remove it or "
+                                     "give another --reference-log")
+                reuse = dest
+            elif output_dir_error(dest):
+                raise ValueError(output_dir_error(dest))
+        st.say(f"{run.path.name}: {run.n_records} records, {run.kind} run of {run.case_name}")
         ref = None
         if args.reference:
             ref = load_run(args.reference)
         elif args.simulate:
-            if args.reference_log:
-                dest = Path(args.reference_log)
-                print(f"simulating the digital reference of {run.case_name} -> {dest}", file=sys.stderr)
+            if reuse is not None:
+                st.say(f"reusing the digital reference {dest} (made for this run; remove it to simulate again)")
+            elif args.reference_log:
+                st.say(f"simulating the digital reference of {run.case_name} -> {dest} (a machine's first run "
+                       "compiles the kernels first: about a minute)")
             else:
                 scratch = Path(tempfile.mkdtemp(prefix="dockstand-report-"))
                 dest = scratch / (run.path.stem + "-digital.dslog")
-                print(f"simulating the digital reference of {run.case_name} (not kept: --reference-log PATH "
-                      "keeps it)", file=sys.stderr)
-            ref = load_run(simulate_reference(run, dest))
+                st.say(f"simulating the digital reference of {run.case_name} (not kept: --reference-log PATH "
+                       "keeps it; a machine's first run compiles the kernels first: about a minute)")
+            ref = load_run(reuse if reuse is not None else simulate_reference(run, dest, st))
+            import numpy as np
+            t_ref = ref.t[np.isfinite(ref.t)] if ref.n_records else np.zeros(0)
+            if len(t_ref):
+                st.say(f"the reference ends at {float(t_ref[-1]):.3f} s of case time ({ref.verdict})")
+        st.say("energy audit, limits" + (", fidelity against the reference" if ref is not None else ""))
         rep = build_report(run, ref)
         if scratch is not None and rep.comparison is not None:
             rep.comparison["digital_log"] = "simulated by report --simulate, not kept (--reference-log PATH keeps it)"
-        n = document.write(rep, out)
+        n = document.write(rep, out, progress=lambda name: st.say(f"drawing {name}"))
     except _user_errors() as e:
         return _fail("report", e)
     finally:
@@ -128,9 +193,11 @@ def add_parsers(sub) -> None:
     g.add_argument("--reference", metavar="DIGITAL_LOG", help="overlay this run (e.g. the digital reference)")
     g.add_argument("--simulate", action="store_true",
                    help="run the all-digital reference from the log's own case and overlay it")
-    r.add_argument("--reference-log", metavar="PATH", help="with --simulate: where the reference's log goes")
+    r.add_argument("--reference-log", metavar="PATH",
+                   help="with --simulate: keep the reference's log here (reused if it is already this run's)")
     r.add_argument("-o", "--output", metavar="FILE.pdf|FILE.html",
                    help="default: <log>-report.pdf next to the log")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     r.set_defaults(func=cmd_report)
 
     from rt.analysis.export import add_parser as add_export

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from rt.analysis import numbers as N
 from rt.record.runlog import read_log
 
 CONTACT_N = 50.0
@@ -298,6 +299,9 @@ def fidelity(H, D, mh: dict, md: dict) -> dict:
     lo, hi = (max(tH[0], tD[0]), min(tH[-1], tD[-1])) if len(tH) and len(tD) else (0.0, -1.0)
     mH, mD = (tH >= lo) & (tH <= hi), (tD >= lo) & (tD <= hi)
     iH, iD = _impulse(tH[mH], H[1][mH]), _impulse(tD[mD], D[1][mD])
+    out["span_s"] = [float(lo), float(hi)] if hi >= lo else None      # the impulse's and the channels' span
+    out["reference_end_s"] = float(tD[-1]) if len(tD) else None
+    out["run_end_s"] = float(tH[-1]) if len(tH) else None
     out["impulse_ns"] = float(np.linalg.norm(iH))
     out["reference_impulse_ns"] = float(np.linalg.norm(iD))
     out["impulse_error_ns"] = float(np.linalg.norm(iH - iD))
@@ -320,36 +324,53 @@ def fidelity(H, D, mh: dict, md: dict) -> dict:
     return out
 
 
+def span_note(fi: dict) -> str:
+    """Which span each fidelity metric covers, and what of the run has no reference: the
+    impulse, the RMS errors and the NRMSE are taken over the common span only, the peaks and
+    capture over each log whole; a reference that ends earlier than the run (a digital run ends
+    when its capture settles) leaves the run's tail unjudged."""
+    sp = fi.get("span_s")
+    if not sp:
+        return "no common time span: the impulse, RMS and NRMSE could not be taken"
+    text = f"impulse, RMS and NRMSE over the common span {N.span(*sp)}; peaks and capture over each log whole"
+    r_end, h_end = fi.get("reference_end_s"), fi.get("run_end_s")
+    if r_end is not None and h_end is not None and h_end > r_end + 1e-9:
+        text += f"; the run's {N.span(r_end, h_end)} has no reference (it ended at {r_end:.3f} s)"
+    return text
+
+
 def format_report(rep: dict) -> str:
-    def f(v, unit=""):
-        return "n/a" if v is None else (f"{v:.6g}{unit}" if isinstance(v, float) else f"{v}{unit}")
+    """``dockstand compare``'s text: the numbers in the report's formats (rt.analysis.numbers)."""
+    Q = N.quantity
     h, d = rep["hil"], rep["digital"]
     lines = [f"HIL     {rep['hil_log']}", f"digital {rep['digital_log']}"]
     lines += [f"warning: {w}" for w in rep.get("warnings", [])]
-    lines += [f"peak force           HIL {f(h['peak_force_n'], ' N')}  digital {f(d['peak_force_n'], ' N')}  "
-             f"error {f(rep['peak_force_error_n'], ' N')} ({f(rep['peak_force_error_pct'], ' %')})"]
+    lines += [f"peak force           HIL {Q(h['peak_force_n'], 'N')}  digital {Q(d['peak_force_n'], 'N')}  "
+              f"error {Q(rep['peak_force_error_n'], 'N', sign=True)} ({N.percent(rep['peak_force_error_pct'], sign=True)})"]
     band = rep.get("reference_peak_force_band_n")
     if band:
         e = rep["peak_force_error_band_pct"]
-        lines.append(f"  over the run's sampling phase: digital {band[0]:.6g} .. {band[1]:.6g} N, "
-                     + ("the run's peak inside the band (error 0)" if e == 0.0 else f"error {f(e, ' %')} beyond the band"))
+        lines.append(f"  over the run's sampling phase: digital {Q(band[0], 'N')} .. {Q(band[1], 'N')}, "
+                     + ("the run's peak inside the band (error 0)" if e == 0.0
+                        else f"error {N.percent(e, sign=True)} beyond the band"))
     tp = rep.get("post_impact_t_s")
-    lines += [f"post-impact velocity error {f(rep['post_impact_velocity_error_mps'], ' m/s')} "
-              f"(axial {f(rep['post_impact_axial_velocity_error_mps'], ' m/s')})"
+    lines += [f"post-impact velocity error {Q(rep['post_impact_velocity_error_mps'], 'm/s')} "
+              f"(axial {Q(rep['post_impact_axial_velocity_error_mps'], 'm/s', sign=True)})"
               + (f" at t = {tp:.3f} s, the reference's" if tp is not None else ""),
               f"capture              HIL {h['captured']}  digital {d['captured']}  agree {rep['capture_agreement']}",
               f"filtering            run: {rep['filtering']['run']}; reference: {rep['filtering']['reference']}",
-              f"RMS relative pose    {f(rep['rms_position_error_m'], ' m')}, {f(rep['rms_attitude_error_deg'], ' deg')}"]
+              f"RMS relative pose    {Q(rep['rms_position_error_m'], 'm')}, {Q(rep['rms_attitude_error_deg'], 'deg')}"]
     fi = rep.get("fidelity")
     if fi:
-        lines += [f"peak moment error    {f(fi['peak_moment_error_nm'], ' N*m')}",
-                  f"impulse              run {f(fi['impulse_ns'], ' N*s')}  reference {f(fi['reference_impulse_ns'], ' N*s')}"
-                  f"  |run − reference| {f(fi['impulse_error_ns'], ' N*s')} (vectors)",
+        lines += [f"spans                {span_note(fi)}",
+                  f"peak moment error    {Q(fi['peak_moment_error_nm'], 'N*m', sign=True)}",
+                  f"impulse |∫f dt|      run {Q(fi['impulse_ns'], 'N*s')}  reference {Q(fi['reference_impulse_ns'], 'N*s')}"
+                  f"  |run − reference| {Q(fi['impulse_error_ns'], 'N*s')} (vectors; over the common span)",
                   "first contact        run − reference "
                   + ("n/a" if fi["first_contact_difference_s"] is None
-                     else f"{1e3 * fi['first_contact_difference_s']:+.3f} ms (|f| > {CONTACT_N:g} N)"),
+                     else f"{1e3 * fi['first_contact_difference_s']:+.2f} ms (|f| > {CONTACT_N:g} N)"),
                   "channel          NRMSE        RMS error"]
         for r in fi["channels"]:
-            nr = "n/a (flat)" if r["nrmse"] is None else f"{r['nrmse']:.4g}"
-            lines.append(f"  {r['channel']:<15}{nr:<13}{f(r['rms_error'], ' ' + r['unit'])}")
+            nr = "n/a (flat)" if r["nrmse"] is None else N.percent(100.0 * r["nrmse"])
+            lines.append(f"  {r['channel']:<15}{nr:<13}{Q(r['rms_error'], r['unit'])}")
     return "\n".join(lines)

@@ -12,23 +12,27 @@ from pathlib import Path
 from matplotlib.backends.backend_pdf import PdfPages
 
 from rt.analysis import figures as F
+from rt.analysis.compare import span_note
 from rt.analysis.report import Report
 
 
-def _pages(rep: Report, skip=()):
+def _pages(rep: Report, skip=(), progress=None):
     for page in F.PAGES:
         if page in skip:
             continue
-        fig = page(rep)
-        if fig is not None:
-            yield fig
+        if progress is not None:
+            progress(page.__name__.replace("_page", "") + " page")
+        figs = page(rep)
+        for fig in figs if isinstance(figs, list) else [figs]:
+            if fig is not None:
+                yield fig
 
 
-def write_pdf(rep: Report, out: Path) -> int:
-    """Write the PDF; returns the page count."""
+def write_pdf(rep: Report, out: Path, progress=None) -> int:
+    """Write the PDF; returns the page count. ``progress(name)``: told as each page starts."""
     n = 0
     with PdfPages(out, metadata={"Title": f"dockstand report: {rep.run.case_name}", "Creator": "dockstand"}) as pdf:
-        for fig in (F.title_page(rep), *_pages(rep)):
+        for fig in (F.title_page(rep), *_pages(rep, progress=progress)):
             pdf.savefig(fig)
             n += 1
     return n
@@ -39,9 +43,20 @@ def _table(rows) -> str:
                                for k, v in rows) + "</table>"
 
 
-def write_html(rep: Report, out: Path) -> int:
-    """Write the HTML page; returns the figure count."""
-    parts = [f"<h1>dockstand run report — {html.escape(rep.run.case_name)}</h1>", _table(rep.identity)]
+def write_html(rep: Report, out: Path, progress=None) -> int:
+    """Write the HTML page; returns the figure count. ``progress(name)``: told as each figure
+    starts."""
+    parts = [f"<h1>dockstand run report — {html.escape(rep.run.case_name)}</h1>"]
+    over = [u for u in rep.limits if u.over]
+    if over or rep.run.verdict.startswith("tripped"):
+        parts.append('<p class="over">' + html.escape(
+            ("OVER A LIMIT: " + "; ".join(u.what for u in over) if over else "")
+            + (f" THE RUN TRIPPED: {rep.run.verdict}" if rep.run.verdict.startswith("tripped") else "")) + "</p>")
+    parts.append(_table(rep.identity))
+    if rep.limits:
+        parts += ["<h2>Limits: the nearest the run came</h2>",
+                  "<table>" + "".join(("<tr class='over'>" if bad else "<tr>") + f"<th>{html.escape(k)}</th>"
+                                      f"<td>{html.escape(v)}</td></tr>" for k, v, bad in F.limit_rows(rep)) + "</table>"]
     for n in rep.notes:
         parts.append(f'<p class="note">note: {html.escape(n)}</p>')
     if rep.energy is not None:
@@ -52,9 +67,14 @@ def write_html(rep: Report, out: Path) -> int:
                   f"<p>reference: <code>{html.escape(c['digital_log'])}</code>; filtering — run: "
                   f"{html.escape(c['filtering']['run'])}; reference: {html.escape(c['filtering']['reference'])}</p>",
                   *[f"<p><strong>warning:</strong> {html.escape(w)}</p>" for w in c.get("warnings", [])],
+                  f"<p>{html.escape(span_note(c['fidelity']))}</p>",
                   _table(F.fidelity_rows(c))]
+    if rep.event_table:
+        parts += ["<h2>Events</h2>", "<table><tr><th>t (s)</th><th>source</th><th>event</th><th>detail</th></tr>"
+                  + "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in row) + "</tr>"
+                            for row in F.events_rows(rep)) + "</table>"]
     n = 0
-    for fig in _pages(rep, skip=(F.fidelity_page,)):
+    for fig in _pages(rep, skip=(F.fidelity_page, F.events_page), progress=progress):
         buf = io.StringIO()
         fig.savefig(buf, format="svg")
         svg = buf.getvalue()
@@ -62,18 +82,19 @@ def write_html(rep: Report, out: Path) -> int:
         n += 1
     style = ("body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse}"
              "th,td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px}"
-             "td{font-family:monospace}.note{color:#900}.fig svg{width:100%;height:auto}")
+             "td{font-family:monospace}.note{color:#900}.fig svg{width:100%;height:auto}"
+             ".over{background:#b00000;color:white;font-weight:bold;padding:4px}")
     out.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dockstand report: "
                    f"{html.escape(rep.run.case_name)}</title><style>{style}</style></head><body>"
                    + "\n".join(parts) + "</body></html>", encoding="utf-8")
     return n
 
 
-def write(rep: Report, out: Path) -> int:
+def write(rep: Report, out: Path, progress=None) -> int:
     """PDF or HTML by the suffix of ``out``; returns the page / figure count."""
     out = Path(out)
     if out.suffix.lower() == ".pdf":
-        return write_pdf(rep, out)
+        return write_pdf(rep, out, progress)
     if out.suffix.lower() in (".html", ".htm"):
-        return write_html(rep, out)
+        return write_html(rep, out, progress)
     raise ValueError(f"{out}: the report is written as .pdf or .html")

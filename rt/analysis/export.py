@@ -36,18 +36,22 @@ GROUPS = (("/wrench", ("w_P", "w_S", "base_wrench")),
           ("/state", ("state", "phase", "trip", "captured", "contacts", "penetration")))
 
 
-def _chunks(run: Run, names, lo: int, hi: int, every: int):
+def _chunks(run: Run, names, lo: int, hi: int, every: int, progress=None):
+    """The selection ``CHUNK`` records at a time; ``progress(done, total)`` (records of the log
+    passed) after each."""
     step = CHUNK * every
     for a in range(lo, hi, step):
         yield run.read(names, a, min(hi, a + step), every)
+        if progress is not None:
+            progress(min(hi, a + step) - lo, hi - lo)
 
 
-def _write_csv(run: Run, names, lo, hi, every, out: Path) -> int:
+def _write_csv(run: Run, names, lo, hi, every, out: Path, progress=None) -> int:
     cols = run.columns(names)
     n = 0
     with open(out, "w", encoding="utf-8") as f:
         f.write(",".join(f"{c.name} [{c.unit}]" for c in cols) + "\n")
-        for d in _chunks(run, names, lo, hi, every):
+        for d in _chunks(run, names, lo, hi, every, progress):
             m = len(d[names[0]])
             block = np.column_stack([d[k].reshape(m, -1) for k in names])
             np.savetxt(f, block, fmt="%.17g", delimiter=",")
@@ -55,7 +59,7 @@ def _write_csv(run: Run, names, lo, hi, every, out: Path) -> int:
     return n
 
 
-def _write_parquet(run: Run, names, lo, hi, every, out: Path) -> int:
+def _write_parquet(run: Run, names, lo, hi, every, out: Path, progress=None) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -67,7 +71,7 @@ def _write_parquet(run: Run, names, lo, hi, every, out: Path) -> int:
                        metadata=meta)
     n = 0
     with pq.ParquetWriter(out, schema) as w:
-        for d in _chunks(run, names, lo, hi, every):
+        for d in _chunks(run, names, lo, hi, every, progress):
             arrays = [pa.array(np.ascontiguousarray(d[c.field] if d[c.field].ndim == 1 else d[c.field][:, c.index]))
                       for c in cols]
             w.write_table(pa.Table.from_arrays(arrays, schema=schema))
@@ -101,7 +105,7 @@ def _finite(v):
     return v if np.isfinite(v) else None
 
 
-def _write_mcap(run: Run, names, lo, hi, every, out: Path) -> int:
+def _write_mcap(run: Run, names, lo, hi, every, out: Path, progress=None) -> int:
     from mcap.writer import Writer
 
     groups = _groups(names)
@@ -128,7 +132,7 @@ def _write_mcap(run: Run, names, lo, hi, every, out: Path) -> int:
         ech = w.register_channel(topic="/events", message_encoding="json", schema_id=esid)
         seq = 0
         rec = lo
-        for d in _chunks(run, need, lo, hi, every):
+        for d in _chunks(run, need, lo, hi, every, progress):
             t = d["t"]
             cyc = d.get("cycle")
             for i in range(len(t)):
@@ -163,8 +167,9 @@ def _write_mcap(run: Run, names, lo, hi, every, out: Path) -> int:
 
 
 def export_run(run: Run, fmt: str, out: str | Path | None = None, fields=None, t0: float | None = None,
-               t1: float | None = None, every: int = 1) -> tuple[Path, int]:
-    """Write the selection as ``fmt``; returns (path, records written)."""
+               t1: float | None = None, every: int = 1, progress=None) -> tuple[Path, int]:
+    """Write the selection as ``fmt``; returns (path, records written). ``progress(done,
+    total)``: told after each chunk (records of the log passed)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if every < 1:
@@ -179,19 +184,30 @@ def export_run(run: Run, fmt: str, out: str | Path | None = None, fields=None, t
         names = ["t", *names]
     lo, hi = run.rows(t0, t1)
     writer = {"csv": _write_csv, "parquet": _write_parquet, "mcap": _write_mcap}[fmt]
-    return out, writer(run, names, lo, hi, every, out)
+    return out, writer(run, names, lo, hi, every, out, progress)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from rt.config._schema import ConfigError
     from rt.record.logscan import LogError
+    from rt.analysis.progress import Stages
+    bar = None
+
+    def progress(done, total):          # a bar on stderr once the export takes more than 2 s
+        nonlocal bar
+        if bar is None:
+            bar = Stages("export").bar(total, f"{args.format}", unit="records", delay_s=2.0)
+        bar.update(done)
     try:
         run = load_run(args.log)
         fields = [f.strip() for f in args.fields.split(",") if f.strip()] if args.fields else None
-        out, n = export_run(run, args.format, args.output, fields, args.t_from, args.t_to, args.every)
+        out, n = export_run(run, args.format, args.output, fields, args.t_from, args.t_to, args.every, progress)
     except (LogError, ConfigError, ValueError, OSError) as e:
         print(f"dockstand export: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"{out}: {n} records, {out.stat().st_size} bytes ({args.format})")
     if run.truncated:
         print(f"log truncated: {run.truncation}; exported to its last block")

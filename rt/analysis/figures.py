@@ -1,23 +1,44 @@
 """The report's figures (matplotlib, no display): one function per page, each returning a
-``matplotlib.figure.Figure`` drawn from a :class:`rt.analysis.report.Report`. The run is
-drawn solid, the reference (when there is one) dashed in the same colour; events are
-vertical lines labelled on the first axes (the run's at the top, the reference's at the
-bottom, crowded ones sharing a label). Not real-time.
+``matplotlib.figure.Figure`` drawn from a :class:`rt.analysis.report.Report`. Not real-time.
+
+How a page reads (the same on every time plot):
+
+* the run is drawn thin and dark; the reference (when there is one) wide and pale in the same
+  colour *under* it, so that where the two agree the reference shows as a halo around the run,
+  never hidden by it;
+* the time after the reference's end (a digital reference ends when its capture settles; the
+  run may go on) is shaded grey and says so: those loads have no reference;
+* events are dotted vertical lines through every axes and are named in a strip above the
+  plots, horizontally, in as many rows as they need so that no two labels overlap: the run's
+  in black, the reference's in green, each with its time; events closer than a reader can tell
+  apart share one label (:func:`event_groups`); the events page lists every one.
+
+Numbers are written by :mod:`rt.analysis.numbers` (the same formats as ``compare``).
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
+from rt.analysis import numbers as N
 from rt.analysis.report import Report, Series
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches
 AXES3 = ("x", "y", "z")
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
-
+RUN_STYLE = dict(lw=0.9, alpha=1.0, zorder=3)
+REF_STYLE = dict(lw=3.4, alpha=0.33, zorder=2, solid_capstyle="butt")
+RUN_EVENT, REF_EVENT = "0.15", "darkgreen"
+NO_REF_SHADE = "0.88"
+OVER = "#b00000"            # anything over a limit
 
 LABEL_GAP = 0.015           # events closer than this share of the time axis share one label
-LABEL_CHARS = 32            # a longer group label is shortened (event_groups)
+LABEL_CHARS = 56            # a longer group label is shortened (event_groups)
+LABEL_FONT = 7.5            # points
+STRIP_ROW_IN = 0.17         # height of one row of event labels (inches)
 
 
 def event_groups(events, gap_s: float) -> list[tuple[float, str]]:
@@ -45,34 +66,145 @@ def event_groups(events, gap_s: float) -> list[tuple[float, str]]:
     return out
 
 
-def _events(ax, s: Series, label: bool, ref: Series | None = None) -> None:
-    """The run's events (grey, labelled at the top) and the reference's (e.g. the digital
-    model's latch and capture events, green, labelled at the bottom), as vertical lines;
-    events too close to be read apart share one label (:func:`event_groups`)."""
-    y0, y1 = ax.get_ylim()
-    x0, x1 = ax.get_xlim()
-    for series, color, tag, y, va in ((s, "0.2", "", y1, "top"), (ref, "darkgreen", " (ref.)", y0, "bottom")):
-        if series is None:
-            continue
-        for t, what in series.events:
-            ax.axvline(t, color=color, lw=0.7, ls=":")
-        if label:
-            for t, text in event_groups(series.events, LABEL_GAP * (x1 - x0)):
-                ax.text(t, y, " " + text + tag + " ", rotation=90, va=va, ha="left", fontsize=7, color=color,
-                        bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
+def place_labels(groups, x0: float, x1: float, axes_width_in: float, fontsize: float = LABEL_FONT
+                 ) -> list[tuple[float, str, int, str]]:
+    """Rows for horizontal labels ``(t, text)`` over a time axis ``[x0, x1]`` drawn
+    ``axes_width_in`` inches wide, so that no two labels in a row overlap: each label goes to
+    the first row where it fits after the last label there (a label that would run past the
+    right edge is right-aligned on its time). Returns ``(t, text, row, ha)``; the text's width
+    is estimated from its length (0.55 em per character)."""
+    span = max(x1 - x0, 1e-12)
+    per_char = 0.55 * fontsize / 72.0 / axes_width_in * span
+    pad = 1.5 * per_char
+    rows: list[float] = []            # the right end of the last label in each row
+    out = []
+    for t, text in groups:
+        w = (len(text) + 1) * per_char
+        ha, a, b = ("left", t, t + w) if t + w <= x1 else ("right", t - w, t)
+        row = next((i for i, end in enumerate(rows) if a >= end + pad), None)
+        if row is None:
+            rows.append(b)
+            row = len(rows) - 1
+        else:
+            rows[row] = b
+        out.append((t, text, row, ha))
+    return out
+
+
+class _Events:
+    """The events of a page: the label rows of the run and of the reference, laid out once for
+    the page's time span and axes width."""
+
+    def __init__(self, rep: Report, axes_width_in: float):
+        s, r = rep.series, rep.reference
+        ts = [a for a in (s.t[:1], s.t[-1:], *((r.t[:1], r.t[-1:]) if r is not None else ())) if len(a)]
+        self.x0 = float(min(a[0] for a in ts)) if ts else 0.0
+        self.x1 = float(max(a[0] for a in ts)) if ts else 1.0
+        gap = LABEL_GAP * (self.x1 - self.x0)
+        self.sources = []
+        for series, color in ((s, RUN_EVENT), (r, REF_EVENT)):
+            if series is None or not series.events:
+                continue
+            groups = [(t, f"{text} {t:.3f} s") for t, text in event_groups(series.events, gap)]
+            placed = place_labels(groups, self.x0, self.x1, axes_width_in)
+            self.sources.append((series, color, placed, 1 + max(p[2] for p in placed)))
+        self.rows = sum(n for *_, n in self.sources)
+
+    def strip(self, ax) -> None:
+        """Draw the labels into the strip axes ``ax`` (shares x with the plots below)."""
+        ax.set_ylim(0, max(1, self.rows))
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelbottom=False, length=0)
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        top = self.rows
+        for series, color, placed, n in self.sources:
+            for t, text, row, ha in placed:
+                y = top - row - 0.5
+                ax.vlines(t, 0, y, color=color, lw=0.6, ls=":")
+                ax.text(t, y, (" " + text) if ha == "left" else (text + " "), ha=ha, va="center",
+                        fontsize=LABEL_FONT, color=color, clip_on=False)
+            top -= n
+        names = "events: run" + (" (black) · reference (green)" if len(self.sources) > 1 and
+                                 self.sources[1][0].label == "reference" else "")
+        if self.sources and self.sources[0][0].label == "reference":
+            names = "events: reference (green)"
+        ax.set_title(names, fontsize=8, loc="left", color="0.3")
+
+    def lines(self, ax) -> None:
+        """Each event as a dotted vertical line through the plot ``ax``."""
+        for series, color, _, _ in self.sources:
+            for t, _ in series.events:
+                ax.axvline(t, color=color, lw=0.6, ls=":", alpha=0.8, zorder=1)
+
+
+def _time_page(rep: Report, title: str, nrows: int, ncols: int, axes_width_in: float,
+               height_ratios=None, with_reference: bool = True):
+    """A page of time plots under an events strip (one per column): ``(fig, events, axes)``
+    with ``axes`` an (nrows, ncols) array, all sharing the time axis. ``with_reference``:
+    the page overlays the reference (its events, its span); else the run's alone."""
+    if not with_reference and rep.reference is not None:
+        from dataclasses import replace
+        rep = replace(rep, reference=None)
+    ev = _Events(rep, axes_width_in)
+    fig = Figure(figsize=PAGE, layout="constrained")
+    data_h = (PAGE[1] - 1.0) / nrows
+    strip_h = max(0.25, STRIP_ROW_IN * ev.rows + 0.2)
+    gs = fig.add_gridspec(nrows + 1, ncols, height_ratios=[strip_h, *(height_ratios or [data_h] * nrows)])
+    axes = np.empty((nrows, ncols), dtype=object)
+    first = None
+    for c in range(ncols):
+        for r in range(nrows):
+            axes[r, c] = fig.add_subplot(gs[r + 1, c], sharex=first)
+            first = first or axes[r, c]
+        strip = fig.add_subplot(gs[0, c], sharex=first)
+        ev.strip(strip)
+    for a in axes.flat:
+        ev.lines(a)
+        a.grid(True, lw=0.3)
+        a.set_xlim(ev.x0 - 0.01 * (ev.x1 - ev.x0), ev.x1 + 0.01 * (ev.x1 - ev.x0))
+        _no_reference(a, rep)
+    for a in axes[:-1].flat:
+        a.tick_params(labelbottom=False)
+    for a in axes[-1]:
+        a.set_xlabel("time since the case's initial state (s)")
+    if rep.reference is not None:
+        ref_end = rep.reference.end_s
+        if ref_end is not None and rep.series.end_s is not None and ref_end < rep.series.end_s - 1e-9:
+            for a in axes[0]:
+                a.text(ref_end, 0.02, f" no reference after {ref_end:.3f} s (it ended: {rep.reference.end}) ",
+                       transform=a.get_xaxis_transform(), ha="left", va="bottom", fontsize=8, style="italic",
+                       color="0.25", zorder=5)
+        title += " — run: thin lines; reference: wide pale lines under them"
+    fig.suptitle(title)
+    return fig, ev, axes
+
+
+def _no_reference(ax, rep: Report) -> None:
+    """Shade the time the run has and the reference has not (after the reference's end)."""
+    if rep.reference is None or rep.reference.end_s is None or rep.series.end_s is None:
+        return
+    if rep.reference.end_s < rep.series.end_s - 1e-9:
+        ax.axvspan(rep.reference.end_s, rep.series.end_s, color=NO_REF_SHADE, zorder=0, lw=0)
 
 
 def _plot(ax, rep: Report, field: str, cols, scale=1.0, labels=None, transform=None) -> None:
-    for s, ls in ((rep.series, "-"), (rep.reference, "--")):
+    """The run's columns ``cols`` of ``field`` (thin) over the reference's (wide, pale)."""
+    for s, style in ((rep.reference, REF_STYLE), (rep.series, RUN_STYLE)):
         if s is None or field not in s.data:
             continue
         d = s.data[field] if transform is None else transform(s.data[field])
         for k, j in enumerate(cols):
-            name = labels[k] if labels else str(j)
-            ax.plot(s.t, d[:, j] * scale, ls, color=COLORS[k % len(COLORS)], lw=0.9,
-                    label=f"{name} ({s.label})" if rep.reference is not None else name)
-    ax.grid(True, lw=0.3)
-    ax.legend(fontsize=7, ncol=3, loc="best")
+            ax.plot(s.t, d[:, j] * scale, "-", color=COLORS[k % len(COLORS)], **style)
+    _legend(ax, labels or [str(j) for j in cols], rep.reference is not None)
+
+
+def _legend(ax, names, with_reference: bool, loc="upper right") -> None:
+    handles = [Line2D([], [], color=COLORS[k % len(COLORS)], lw=1.6, label=n) for k, n in enumerate(names)]
+    if with_reference:
+        handles += [Line2D([], [], color="0.2", **{**RUN_STYLE, "zorder": 0}, label="run"),
+                    Line2D([], [], color="0.2", **{**REF_STYLE, "zorder": 0}, label="reference")]
+    ax.legend(handles=handles, fontsize=7, ncol=len(handles), loc=loc, framealpha=0.85)
 
 
 def _rotvec_deg(q):
@@ -84,27 +216,57 @@ def _rotvec_deg(q):
     return np.degrees(q[:, 1:4] * k[:, None])
 
 
+# ---------------------------------------------------------------------- page 1
+def limit_rows(rep: Report) -> list[tuple[str, str, bool]]:
+    """The stand's limits the run came nearest: ``(what, peak against the limit, over)``."""
+    out = []
+    for u in rep.limits:
+        when = f" at t = {u.t_s:.3f} s" if u.t_s is not None else ""
+        text = f"{N.quantity(u.peak, u.unit)} of {N.quantity(u.limit, u.unit)} = {N.percent(100.0 * u.used)}{when}"
+        out.append((u.what, ("OVER THE LIMIT: " if u.over else "") + text, u.over))
+    return out
+
+
 def title_page(rep: Report) -> Figure:
     fig = Figure(figsize=PAGE)
-    fig.text(0.05, 0.93, f"dockstand run report — {rep.run.case_name}", fontsize=18, weight="bold")
-    y = 0.86
+    fig.text(0.05, 0.94, f"dockstand run report — {rep.run.case_name}", fontsize=18, weight="bold")
+    over = [u for u in rep.limits if u.over]
+    tripped = rep.run.verdict.startswith("tripped")
+    if over or tripped:
+        what = "; ".join(dict.fromkeys(u.what.split(":")[0] for u in over))
+        banner = ("OVER A LIMIT: " + what if over else "") + (" — " if over and tripped else "") + \
+            (f"THE RUN TRIPPED: {rep.run.verdict.split(': ', 1)[-1]}" if tripped else "")
+        fig.text(0.05, 0.895, " " + banner + " ", fontsize=13, weight="bold", color="white",
+                 bbox=dict(boxstyle="square,pad=0.3", fc=OVER, ec="none"))
+    y = 0.85
     for k, v in rep.identity:
-        fig.text(0.06, y, k, fontsize=10, weight="bold")
-        fig.text(0.26, y, v, fontsize=10, family="monospace")
-        y -= 0.04
-    e = rep.energy
-    if e is not None:
-        y -= 0.02
-        fig.text(0.06, y, "energy audit", fontsize=12, weight="bold")
-        y -= 0.04
+        fig.text(0.06, y, k, fontsize=9, weight="bold")
+        fig.text(0.24, y, v, fontsize=9, family="monospace",
+                 color=OVER if k == "verdict" and tripped else "black")
+        y -= 0.0265
+    rows = limit_rows(rep)
+    if rows:
+        y -= 0.012
+        fig.text(0.06, y, "limits: the nearest the run came (over the dynamics)", fontsize=11, weight="bold")
+        y -= 0.032
+        for k, v, bad in rows:
+            fig.text(0.06, y, k, fontsize=9, color=OVER if bad else "black", weight="bold" if bad else "normal")
+            fig.text(0.45, y, v, fontsize=9, family="monospace", color=OVER if bad else "black",
+                     weight="bold" if bad else "normal")
+            y -= 0.025
+    if rep.energy is not None:
+        y -= 0.012
+        fig.text(0.06, y, "energy audit", fontsize=11, weight="bold")
+        y -= 0.032
         for k, v in energy_rows(rep):
-            fig.text(0.06, y, k, fontsize=10)
-            fig.text(0.40, y, v, fontsize=10, family="monospace")
-            y -= 0.035
+            fig.text(0.06, y, k, fontsize=9)
+            fig.text(0.45, y, v, fontsize=9, family="monospace")
+            y -= 0.025
     for n in rep.notes:
-        y -= 0.02
-        fig.text(0.06, y, "note: " + n, fontsize=9, color="darkred", wrap=True)
-        y -= 0.03
+        y -= 0.008
+        for line in textwrap.wrap("note: " + n, 150):
+            fig.text(0.06, y, line, fontsize=8.5, color=OVER if n.startswith("OVER") else "darkred")
+            y -= 0.024
     return fig
 
 
@@ -114,83 +276,87 @@ def energy_rows(rep: Report) -> list[tuple[str, str]]:
         return []
 
     def j(v):
-        return "n/a" if v is None else f"{v:.4g} J"
+        return N.quantity(v, "J")
     rows = [("approach kinetic energy", j(e.approach_j)),
-            ("taken from the vehicles' motion", j(e.vehicles_j)),
-            ("absorbed by the mechanism (measured motion)", j(e.mechanism_j)),
-            ("injected by the stand loop", j(e.stand_injected_j)
-             + (f"  ({e.injected_pct_of_approach:+.2f} % of approach)" if e.injected_pct_of_approach is not None
-                else ""))]
+            ("net work taken from the vehicles (simulated motion)", j(e.vehicles_j)),
+            ("net work done on the mechanism (measured motion)", j(e.mechanism_j)),
+            ("injected by the stand loop (the difference)", N.quantity(e.stand_injected_j, "J", sign=True)
+             + (f"  ({N.percent(e.injected_pct_of_approach, sign=True)} of the approach)"
+                if e.injected_pct_of_approach is not None else ""))]
     if e.logged_absorbed_j is not None:
-        rows.append(("absorbed, the model's own figure", j(e.logged_absorbed_j)))
+        rows.append(("dissipated by the mechanism's dampers and brakes (the model's own figure)",
+                     j(e.logged_absorbed_j)))
     return rows
 
 
+# ---------------------------------------------------------------------- time plots
 def wrench_page(rep: Report) -> Figure:
-    fig = Figure(figsize=PAGE, layout="constrained")
-    a1, a2 = fig.subplots(2, 1, sharex=True)
-    _plot(a1, rep, "w_P", (0, 1, 2), labels=("fx", "fy", "fz"))
-    a1.set_ylabel("force on P (N)")
-    _plot(a2, rep, "w_P", (3, 4, 5), labels=("mx", "my", "mz"))
-    a2.set_ylabel("moment on P about P (N·m)")
-    a2.set_xlabel("time since the case's initial state (s)")
-    for a, lab in ((a1, True), (a2, False)):
-        _events(a, rep.series, lab, rep.reference)
-    fig.suptitle("Contact wrench on the passive unit (P frame)")
+    fig, ev, ax = _time_page(rep, "Contact wrench on the passive unit (P frame)", 2, 1, PAGE[0] - 1.2)
+    _plot(ax[0, 0], rep, "w_P", (0, 1, 2), labels=("fx", "fy", "fz"))
+    ax[0, 0].set_ylabel("force on P (N)")
+    _plot(ax[1, 0], rep, "w_P", (3, 4, 5), labels=("mx", "my", "mz"))
+    ax[1, 0].set_ylabel("moment on P about P (N·m)")
     return fig
 
 
 def relative_page(rep: Report) -> Figure:
-    fig = Figure(figsize=PAGE, layout="constrained")
-    ax = fig.subplots(2, 2, sharex=True)
-    _plot(ax[0, 0], rep, "rel_pose", (0, 1, 2), labels=AXES3)
-    ax[0, 0].set_ylabel("r_PA (m)")
+    fig, ev, ax = _time_page(rep, "Relative motion of the active unit A in P", 2, 2, PAGE[0] / 2 - 1.0)
+    _plot(ax[0, 0], rep, "rel_pose", (0, 1, 2), labels=AXES3, scale=1e3)
+    ax[0, 0].set_ylabel("position r_PA (mm)")
     _plot(ax[0, 1], rep, "rel_pose", (0, 1, 2), labels=AXES3, transform=lambda p: _rotvec_deg(p[:, 3:7]))
     ax[0, 1].set_ylabel("attitude of A in P, rotation vector (deg)")
-    _plot(ax[1, 0], rep, "rel_twist", (0, 1, 2), labels=AXES3)
-    ax[1, 0].set_ylabel("relative velocity (m/s)")
+    _plot(ax[1, 0], rep, "rel_twist", (0, 1, 2), labels=AXES3, scale=1e3)
+    ax[1, 0].set_ylabel("relative velocity (mm/s)")
     _plot(ax[1, 1], rep, "rel_twist", (3, 4, 5), labels=AXES3, scale=np.degrees(1.0))
     ax[1, 1].set_ylabel("relative angular rate (deg/s)")
-    for a in ax[1]:
-        a.set_xlabel("time (s)")
-    _events(ax[0, 0], rep.series, True)
-    fig.suptitle("Relative motion of the active unit A in P")
     return fig
 
 
 def platform_page(rep: Report) -> Figure | None:
+    """The platform top's commanded (thin) and measured (wide, pale) position, one axes per
+    coordinate on its own scale (x and y move millimetres where z moves decimetres), their
+    distance, and the legs against their travel."""
     s = rep.series
     if "cmd_pose" not in s.data or "meas_pose" not in s.data:
         return None
-    fig = Figure(figsize=PAGE, layout="constrained")
-    ax = fig.subplots(2, 2, sharex=True)
+    fig, ev, ax = _time_page(rep, "Motion platform: commanded (thin) and measured (wide, pale)", 3, 2,
+                             PAGE[0] / 2 - 1.0, with_reference=False)
     c, m = s.data["cmd_pose"], s.data["meas_pose"]
     for k in range(3):
-        ax[0, 0].plot(s.t, c[:, k], "-", color=COLORS[k], lw=0.9, label=f"{AXES3[k]} commanded")
-        ax[0, 0].plot(s.t, m[:, k], ":", color=COLORS[k], lw=1.2, label=f"{AXES3[k]} measured")
-    ax[0, 0].set_ylabel("platform top in B (m)")
-    ax[0, 0].legend(fontsize=7, ncol=2)
+        a = ax[k, 0]
+        a.plot(s.t, m[:, k] * 1e3, "-", color=COLORS[k], **REF_STYLE)
+        a.plot(s.t, c[:, k] * 1e3, "-", color=COLORS[k], **RUN_STYLE)
+        a.set_ylabel(f"top {AXES3[k]} in B (mm)")
+    ax[0, 0].legend(handles=[Line2D([], [], color="0.2", **{**RUN_STYLE, "zorder": 0}, label="commanded"),
+                             Line2D([], [], color="0.2", **{**REF_STYLE, "zorder": 0}, label="measured")],
+                    fontsize=7, ncol=2, loc="upper left")
     err = np.linalg.norm(m[:, :3] - c[:, :3], axis=1) * 1e3
     ax[0, 1].plot(s.t, err, color="k", lw=0.8)
-    ax[0, 1].set_ylabel("|measured - commanded| position (mm)")
-    if "cmd_lengths" in s.data:
-        for k in range(6):
-            ax[1, 0].plot(s.t, s.data["cmd_lengths"][:, k], color=COLORS[k], lw=0.8, label=f"leg {k + 1}")
-        ax[1, 0].set_ylabel("commanded leg length (m)")
+    ax[0, 1].set_ylabel("|measured − commanded| (mm)")
+    ax[0, 1].set_ylim(bottom=0.0)
+    gs = ax[1, 1].get_subplotspec().get_gridspec()
+    ax[1, 1].remove()
+    ax[2, 1].remove()
+    legs = fig.add_subplot(gs[2:4, 1], sharex=ax[0, 0])
+    legs.grid(True, lw=0.3)
+    ev.lines(legs)
     if "meas_lengths" in s.data:
         for k in range(6):
-            ax[1, 1].plot(s.t, s.data["meas_lengths"][:, k], color=COLORS[k], lw=0.8, label=f"leg {k + 1}")
-        ax[1, 1].set_ylabel("measured leg length (m)")
+            legs.plot(s.t, s.data["meas_lengths"][:, k], color=COLORS[k], **REF_STYLE)
+    if "cmd_lengths" in s.data:
+        for k in range(6):
+            legs.plot(s.t, s.data["cmd_lengths"][:, k], color=COLORS[k], **RUN_STYLE, label=f"leg {k + 1}")
+    legs.set_ylabel("leg length (m): commanded thin, measured wide")
+    legs.set_xlabel("time since the case's initial state (s)")
     if rep.leg_limits is not None:
-        for a in (ax[1, 0], ax[1, 1]):
-            for v in rep.leg_limits:
-                a.axhline(v, color="darkred", lw=1.0, ls="--")
-            a.legend(fontsize=7, ncol=3)
-    for a in ax.flat:
-        a.grid(True, lw=0.3)
-    for a in ax[1]:
-        a.set_xlabel("time (s)")
-    fig.suptitle("Motion platform: commanded vs measured, leg lengths against their limits (dashed)")
+        for v, name in zip(rep.leg_limits, ("length_min", "length_max")):
+            legs.axhline(v, color=OVER, lw=1.0, ls="--")
+            legs.text(0.005, v, f" {name} {v:g} m ", transform=legs.get_yaxis_transform(), color=OVER, fontsize=7,
+                      va="center", bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none"))
+        lo, hi = rep.leg_limits
+        pad = 0.05 * (hi - lo)
+        legs.set_ylim(min(lo - pad, legs.get_ylim()[0]), max(hi + pad, legs.get_ylim()[1]))
+    legs.legend(fontsize=7, ncol=6, loc="lower right", bbox_to_anchor=(1.0, 0.06))
     return fig
 
 
@@ -210,79 +376,142 @@ def timing_page(rep: Report) -> Figure | None:
     a1, a2 = fig.subplots(1, 2)
     a1.hist(tm["work_us"], bins=100, color="tab:blue", log=True)
     a1.set_xlabel("cycle work: read + update + write (µs)")
+    a1.set_ylabel("cycles")
     a1.set_title(f"p50 {tm['work_us_p50']:.1f} µs, p99 {tm['work_us_p99']:.1f} µs")
     a2.hist(tm["lateness_us"], bins=100, color="tab:orange", log=True)
     a2.set_xlabel("wake-up lateness (µs)")
+    missed = tm["missed"]
     a2.set_title(f"p99 {tm['lateness_us_p99']:.1f} µs, max {tm['lateness_us_max']:.1f} µs, "
-                 f"missed deadlines {tm['missed']}")
+                 f"missed deadlines {missed}", color=OVER if missed else "black")
     fig.suptitle("Loop timing over the dynamics")
     return fig
 
 
 def energy_page(rep: Report) -> Figure | None:
+    """The energy audit over time. The contact's work on the vehicles is a *net* figure: it
+    rises while the mechanism slows them and falls where its springs push them apart again
+    (stored, then given back), so it is named so; only a dissipated energy (a digital run's own
+    dampers and brakes, ``energy_absorbed``) can only rise and is drawn as such. The loop's
+    injection, a few hundredths of the approach, has an axes of its own."""
     e = rep.energy
     if e is None:
         return None
     fig = Figure(figsize=PAGE, layout="constrained")
-    ax = fig.subplots(1, 1)
+    a1, a2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
     k = slice(None, None, max(1, -(-len(e.t) // 20000)))
-    ax.plot(e.t[k], e.vehicles_cum_j[k], label="taken from the vehicles (simulated motion)")
+    a1.plot(e.t[k], e.vehicles_cum_j[k], color="tab:blue", lw=4.0, alpha=0.35,
+            label="net work the contact took from the vehicles (simulated motion)")
     if e.mechanism_cum_j is not None:
-        ax.plot(e.t[k], e.mechanism_cum_j[k], label="absorbed by the mechanism (measured motion)")
-        ax.plot(e.t[k], (e.mechanism_cum_j - e.vehicles_cum_j)[k], label="injected by the stand loop")
+        a1.plot(e.t[k], e.mechanism_cum_j[k], color="tab:red", lw=1.0,
+                label="net work the contact did on the mechanism (measured platform motion)")
+    for s, name in ((rep.series, "this run's"), (rep.reference, "the reference's")):
+        if s is not None and "energy_absorbed" in s.data and len(s.data["energy_absorbed"]):
+            d = np.asarray(s.data["energy_absorbed"]).ravel()
+            a1.plot(s.t, d - d[0], color="tab:green", lw=1.0, ls="-" if s is rep.series else "--",
+                    label=f"dissipated by {name} dampers and brakes (its model's own figure)")
     if e.approach_j is not None:
-        ax.axhline(e.approach_j, color="0.3", ls="--", lw=0.8, label="approach kinetic energy")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("cumulative energy (J)")
-    ax.grid(True, lw=0.3)
-    ax.legend(fontsize=8)
-    fig.suptitle("Energy audit")
+        a1.axhline(e.approach_j, color="0.3", ls="--", lw=0.8, label=f"approach kinetic energy {N.quantity(e.approach_j, 'J')}")
+    a1.set_ylabel("energy (J)")
+    a1.grid(True, lw=0.3)
+    a1.legend(fontsize=8, loc="center right")
+    a1.text(0.01, 0.80, "The net work rises while the mechanism slows the vehicles and falls where its springs give "
+            "energy back;\nthe two net-work curves agree where the stand follows the simulation (the red line over "
+            "the wide blue one).", transform=a1.transAxes, va="top", fontsize=8, color="0.25")
+    if e.mechanism_cum_j is not None:
+        inj = e.mechanism_cum_j - e.vehicles_cum_j
+        a2.plot(e.t[k], inj[k], color="tab:purple", lw=1.0)
+        a2.axhline(0.0, color="0.4", lw=0.6)
+        a2.set_ylabel("injected by the loop (J)")
+        pct = e.injected_pct_of_approach
+        a2.set_title("energy the stand's loop injected (mechanism − vehicles): "
+                     f"{N.quantity(e.stand_injected_j, 'J', sign=True)} at the end"
+                     + (f", {N.percent(pct, sign=True)} of the approach" if pct is not None else ""), fontsize=9)
+    else:
+        a2.text(0.02, 0.5, "no measured platform motion: the loop's share cannot be told", transform=a2.transAxes)
+    a2.grid(True, lw=0.3)
+    a2.set_xlabel("time since the case's initial state (s)")
+    fig.suptitle("Energy audit: the contact's net work (stored in the mechanism's springs + dissipated)")
     return fig
+
+
+# ---------------------------------------------------------------------- tables
+def _table_page(title: str, header, rows, col_widths, subtitle: str = "", rows_per_page: int = 40) -> list[Figure]:
+    pages = []
+    for p0 in range(0, max(1, len(rows)), rows_per_page):
+        fig = Figure(figsize=PAGE)
+        fig.text(0.05, 0.94, title + (f" ({p0 // rows_per_page + 1})" if len(rows) > rows_per_page else ""),
+                 fontsize=16, weight="bold")
+        top = 0.90
+        if subtitle:
+            fig.text(0.05, top, subtitle, fontsize=8.5, va="top", color="0.2")
+            top -= 0.022 * (subtitle.count("\n") + 1) + 0.015
+        ax = fig.add_axes((0.05, 0.03, 0.9, top - 0.03))
+        ax.axis("off")
+        chunk = rows[p0:p0 + rows_per_page] or [["—"] * len(header)]
+        tab = ax.table(cellText=chunk, colLabels=header, loc="upper left", cellLoc="left", colWidths=col_widths)
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(8.5)
+        for (r, _c), cell in tab.get_celld().items():
+            cell.set_linewidth(0.3)
+            cell.PAD = 0.01
+            if r == 0:
+                cell.set_text_props(weight="bold")
+                cell.set_facecolor("0.92")
+        pages.append(fig)
+    return pages
+
+
+def events_rows(rep: Report) -> list[list[str]]:
+    return [["—" if t is None else f"{t:.3f}", src, kind, textwrap.shorten(detail, 110, placeholder=" …")]
+            for t, src, kind, detail in rep.event_table]
+
+
+def events_page(rep: Report) -> list[Figure]:
+    """Every event of the run (and of the reference): time, source, kind, what it carries."""
+    if not rep.event_table:
+        return []
+    return _table_page("Events", ["t (s)", "source", "event", "detail"], events_rows(rep), [0.07, 0.08, 0.17, 0.68],
+                       "t: run time, s since the case's initial state (— : no run time: before the run, or "
+                       "written once the log was complete)")
 
 
 def fidelity_page(rep: Report) -> Figure | None:
     c = rep.comparison
     if c is None:
         return None
-    fig = Figure(figsize=PAGE)
-    fig.text(0.05, 0.94, "Fidelity against the reference", fontsize=16, weight="bold")
-    fig.text(0.05, 0.90, f"reference: {c['digital_log']}", fontsize=9, family="monospace")
-    import textwrap
-    note = textwrap.fill(f"filtering — run: {c['filtering']['run']}; reference: {c['filtering']['reference']}", 110)
+    from rt.analysis.compare import span_note
+    sub = (f"reference: {c['digital_log']}\n"
+           + textwrap.fill(f"filtering — run: {c['filtering']['run']}; reference: {c['filtering']['reference']}", 150)
+           + "\n" + textwrap.fill(span_note(c["fidelity"]), 150))
     for w in c.get("warnings", []):
-        note += "\n" + textwrap.fill(f"warning: {w}", 110)
-    fig.text(0.05, 0.88, note, fontsize=8, va="top")
-    ax = fig.add_axes((0.05, 0.05, 0.9, 0.74))
-    ax.axis("off")
-    rows = [[k, v] for k, v in fidelity_rows(c)]
-    tab = ax.table(cellText=rows, colLabels=["quantity", "value"], loc="upper left", cellLoc="left",
-                   colWidths=[0.45, 0.45])
-    tab.auto_set_font_size(False)
-    tab.set_fontsize(8)
-    return fig
+        sub += "\n" + textwrap.fill(f"warning: {w}", 150)
+    return _table_page("Fidelity against the reference", ["quantity", "value"], [list(r) for r in fidelity_rows(c)],
+                       [0.40, 0.50], sub)[0]
 
 
 def fidelity_rows(c: dict) -> list[tuple[str, str]]:
-    def f(v, unit=""):
-        return "n/a" if v is None else f"{v:.5g}{unit}"
+    Q = N.quantity
     fi = c["fidelity"]
-    rows = [("peak force: run / reference", f"{f(c['hil']['peak_force_n'], ' N')} / {f(c['digital']['peak_force_n'], ' N')}"),
-            ("peak force error", f"{f(c['peak_force_error_n'], ' N')} ({f(c['peak_force_error_pct'], ' %')})")]
+    rows = [("peak force: run / reference", f"{Q(c['hil']['peak_force_n'], 'N')} / {Q(c['digital']['peak_force_n'], 'N')}"),
+            ("peak force error", f"{Q(c['peak_force_error_n'], 'N', sign=True)} ({N.percent(c['peak_force_error_pct'], sign=True)})")]
     band = c.get("reference_peak_force_band_n")
     if band:
         rows.append(("peak force over the sampling phase",
-                     f"reference {f(band[0])}..{f(band[1], ' N')}, error {f(c['peak_force_error_band_pct'], ' %')}"))
-    rows += [("peak moment error", f(fi["peak_moment_error_nm"], " N·m")),
-             ("impulse: run / reference", f"{f(fi['impulse_ns'], ' N·s')} / {f(fi['reference_impulse_ns'], ' N·s')}"),
-             ("impulse error", f(fi["impulse_error_ns"], " N·s")),
-             ("first-contact time difference", f(fi["first_contact_difference_s"], " s")),
+                     f"reference {Q(band[0], 'N')} .. {Q(band[1], 'N')}, error "
+                     f"{N.percent(c['peak_force_error_band_pct'], sign=True)}"))
+    sp = fi.get("span_s")
+    over = f" over {N.span(*sp)}" if sp else ""
+    rows += [("peak moment error", Q(fi["peak_moment_error_nm"], "N*m", sign=True)),
+             (f"impulse |∫f dt|{over}: run / reference", f"{Q(fi['impulse_ns'], 'N*s')} / {Q(fi['reference_impulse_ns'], 'N*s')}"),
+             ("impulse error |run − reference|", Q(fi["impulse_error_ns"], "N*s")),
+             ("first-contact time: run − reference", Q(fi["first_contact_difference_s"], "s", sign=True)),
              ("capture: run / reference", f"{c['hil']['captured']} / {c['digital']['captured']}"),
-             ("post-impact velocity error", f(c["post_impact_velocity_error_mps"], " m/s")),
+             ("post-impact velocity error", Q(c["post_impact_velocity_error_mps"], "m/s")),
              ("RMS position / attitude error",
-              f"{f(c['rms_position_error_m'], ' m')} / {f(c['rms_attitude_error_deg'], ' deg')}")]
-    rows += [(f"NRMSE {r['channel']}", f"{f(r['nrmse'])}  (RMS {f(r['rms_error'], ' ' + r['unit'])})")
-             for r in fi["channels"]]
+              f"{Q(c['rms_position_error_m'], 'm')} / {Q(c['rms_attitude_error_deg'], 'deg')}")]
+    rows += [(f"NRMSE {r['channel']}", ("n/a (flat channel)" if r["nrmse"] is None else N.percent(100.0 * r["nrmse"]))
+              + f"  (RMS {Q(r['rms_error'], r['unit'])})") for r in fi["channels"]]
     return rows
 
 
-PAGES = (wrench_page, relative_page, platform_page, timing_page, energy_page, fidelity_page)
+PAGES = (wrench_page, relative_page, platform_page, timing_page, energy_page, events_page, fidelity_page)

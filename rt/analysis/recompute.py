@@ -96,8 +96,9 @@ def _dt(t_prev: float, t: float, period: float) -> float:
     return t - t_prev
 
 
-def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
-    """Replay the run (module docstring); ``overrides`` as :func:`parse_overrides` returns."""
+def recompute(run: Run, overrides: dict | None = None, progress=None) -> RecomputeResult:
+    """Replay the run (module docstring); ``overrides`` as :func:`parse_overrides` returns;
+    ``progress(done, total)`` told every 8192 records (a long log's recompute takes minutes)."""
     from rt.config.stand import stand_from_snapshot
     from rt.control.controller import stand_geometry
     from rt.dynamics import coupling as CP
@@ -179,6 +180,8 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
         # state free over the overshoot (rt.control.controller, _step_runup)
         sc.step(0.0, float(t_all[kernel[0] - 1]), np.zeros((2, 6)))
     for i in range(n):
+        if progress is not None and i % 8192 == 0:
+            progress(i, n)
         sens.step(np.ascontiguousarray(d["raw"][i]))
         out["w_P"][i] = sens.w_P
         if not is_kernel[i]:
@@ -269,11 +272,23 @@ def write_whatif(run: Run, res: RecomputeResult, out_path: Path) -> Path:
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:
+    from rt.analysis.progress import Stages
     from rt.config._schema import ConfigError
+    bar = None
+
+    def progress(done, total):          # a bar on stderr once the recompute takes more than 2 s
+        nonlocal bar
+        if bar is None:
+            bar = Stages("recompute").bar(total, "cycles", unit="records", delay_s=2.0)
+        bar.update(done)
     try:
         ov = parse_overrides(args.set)
         run = load_run(args.log)
-        res = recompute(run, ov)
+        res = recompute(run, ov, progress)
+        if bar is not None:
+            bar.update(float("inf"))
+            bar.close()
+            bar = None
         out = None
         if ov or args.output:
             out = Path(args.output) if args.output else run.path.with_name(run.path.stem + "-whatif.dslog")
@@ -281,6 +296,8 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 raise ValueError(f"{out}: would overwrite the run log")
             write_whatif(run, res, out)
     except (LogError, ConfigError, ValueError, OSError) as e:
+        if bar is not None:
+            bar.close()
         print(f"dockstand recompute: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
     rep = {"log": str(run.path), "cycles": res.rows, "identical": res.identical, "reproduced": res.reproduced,

@@ -23,11 +23,33 @@ PHASE_DYNAMICS = 6          # rt.control.phases.Phase.DYNAMICS
 
 @dataclass
 class Series:
-    """One run's plotted channels over the dynamics (decimated)."""
+    """One run's plotted channels over the dynamics (decimated); ``end_s`` its last record's
+    time and ``end`` how it ended (the verdict: an end criterion or a trip)."""
     label: str
     t: np.ndarray
     data: dict[str, np.ndarray]
     events: list[tuple[float, str]]
+    end_s: float | None = None
+    end: str = ""
+
+
+@dataclass(frozen=True)
+class LimitUse:
+    """How near a run came to one of the stand's limits: the peak of ``what`` over the records
+    read, at ``t_s`` (run time; None outside the run), against ``limit`` (same unit)."""
+    what: str
+    peak: float
+    limit: float
+    unit: str
+    t_s: float | None
+
+    @property
+    def used(self) -> float:
+        return self.peak / self.limit if self.limit else float("inf")
+
+    @property
+    def over(self) -> bool:
+        return self.peak > self.limit
 
 
 @dataclass
@@ -42,9 +64,12 @@ class Report:
     leg_limits: tuple[float, float] | None
     comparison: dict | None
     notes: list[str] = field(default_factory=list)
+    limits: list[LimitUse] = field(default_factory=list)
+    event_table: list[tuple[float | None, str, str, str]] = field(default_factory=list)   # t, run|reference, kind, detail
 
 
-_PLOT_FIELDS = ("w_P", "rel_pose", "rel_twist", "cmd_pose", "meas_pose", "cmd_lengths", "meas_lengths")
+_PLOT_FIELDS = ("w_P", "rel_pose", "rel_twist", "cmd_pose", "meas_pose", "cmd_lengths", "meas_lengths",
+                "energy_absorbed")
 
 
 def dynamics_rows(run: Run) -> tuple[int, int]:
@@ -58,22 +83,52 @@ def dynamics_rows(run: Run) -> tuple[int, int]:
     return (int(idx[0]), int(idx[-1]) + 1) if len(idx) else (0, 0)
 
 
-def _events(run: Run) -> list[tuple[float, str]]:
+def _events(run: Run, end_s: float | None = None) -> list[tuple[float, str]]:
+    """The events drawn on the time axes: ``(t, name)``, the name the log's own (``first_contact``,
+    ``latch_closed``: which latch is on the events page) with its reason; the run's end (which the controller logs
+    without a cycle) at the last record's time ``end_s``."""
     out = []
     for e in run.events:
         k = str(e.get("kind", ""))
-        if k in ("phase", "supervisor_command", "lease"):
+        if k in ("phase", "supervisor_command", "lease", "supervisor_transition", "energy_audit"):
             continue
         t = run.event_run_time(e)
+        if t is None and k in ("supervisor_finish", "end") and end_s is not None:
+            t = end_s
         if t is None:
             continue
-        label = k.replace("supervisor_", "")
+        label = "end" if k == "supervisor_finish" else k.replace("supervisor_", "")
         if e.get("reason"):
             label += f": {e['reason']}"
-        elif e.get("state"):
+        elif e.get("state") and k not in ("first_contact", "capture", "latch_closed", "latch_opened"):
             label += f" {e['state']}"
         out.append((t, label))
     return out
+
+
+def event_table(run: Run, source: str, end_s: float | None = None) -> list[tuple[float | None, str, str, str]]:
+    """Every event of the log for the report's events page: ``(t_run or None, source, kind,
+    detail)``, in the log's order (the supervisor's transitions and commands included: who
+    did what, before and after the dynamics; the phases left out)."""
+    out = []
+    skip = {"t", "cycle", "kind", "seq", "k", "eseq", "t_ns", "sensing_bias", "t_run", "t_controller"}
+    for e in run.events:
+        k = str(e.get("kind", ""))
+        if k == "phase":
+            continue
+        t = run.event_run_time(e)
+        if t is None and k in ("supervisor_finish", "end") and end_s is not None:
+            t = end_s
+        detail = ", ".join(f"{a} {_short(v)}" for a, v in e.items() if a not in skip and v not in (None, ""))
+        out.append((t, source, k, detail))
+    return out
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    text = str(v)
+    return text if len(text) <= 90 else text[:87] + "..."
 
 
 def _series(run: Run, label: str, max_points: int) -> tuple[Series, tuple[int, int]]:
@@ -81,7 +136,67 @@ def _series(run: Run, label: str, max_points: int) -> tuple[Series, tuple[int, i
     every = max(1, -(-(hi - lo) // max_points))
     names = [f for f in _PLOT_FIELDS if f in run.fields]
     data = run.read(["t", *names], lo, hi, every)
-    return Series(label, data.pop("t"), data, _events(run)), (lo, hi)
+    end_s = float(run.read(["t"], hi - 1, hi)["t"][0]) if hi > lo else None
+    verdict = run.verdict
+    end = verdict.split(": ", 1)[-1] if verdict.startswith(("done", "tripped")) else verdict
+    return Series(label, data.pop("t"), data, _events(run, end_s), end_s, end), (lo, hi)
+
+
+def limit_uses(run: Run, lo: int, hi: int) -> list[LimitUse]:
+    """How near the run's dynamics (records ``lo:hi``) came to the stand's limits, from the
+    stand snapshot in its header: the sensor axis nearest its trip level (``rating_fraction x
+    rating``, rt.stand.safety's FORCE_LIMIT / TORQUE_LIMIT judge ``w_S`` per axis), for force
+    and for torque, against that level and against the rating; the measured legs' travel from
+    mid-stroke against half the travel (toward length_min and toward length_max). In chunks
+    (bounded memory); empty for a log without those fields or the snapshot (all-digital)."""
+    if not run.header.get("config") or hi <= lo:
+        return []
+    have = [f for f in ("w_S", "meas_lengths") if f in run.fields]
+    if not have:
+        return []
+    from rt.config.stand import stand_from_snapshot
+    st = stand_from_snapshot(run.header["config"], f"{run.path}: header config")
+    rating = np.asarray(st.limits.sensor_rating, dtype=float)
+    frac = float(st.limits.rating_fraction)
+    peak_ws, t_ws = np.zeros(6), np.full(6, np.nan)
+    lmin, lmax, t_lmin, t_lmax = np.inf, -np.inf, None, None
+    for a in range(lo, hi, CHUNK):
+        d = run.read(["t", *have], a, min(hi, a + CHUNK))
+        if "w_S" in d:
+            w = np.abs(d["w_S"])
+            k = np.argmax(w, axis=0)
+            top = w[k, np.arange(6)]
+            better = top > peak_ws
+            peak_ws[better] = top[better]
+            t_ws[better] = d["t"][k][better]
+        if "meas_lengths" in d:
+            L = d["meas_lengths"]
+            ok = np.any(L != 0.0, axis=1)        # a record before the platform reported lengths holds zeros
+            if ok.any():
+                Lk, tk = L[ok], d["t"][ok]
+                i = int(np.argmin(Lk.min(axis=1)))
+                if Lk[i].min() < lmin:
+                    lmin, t_lmin = float(Lk[i].min()), float(tk[i])
+                i = int(np.argmax(Lk.max(axis=1)))
+                if Lk[i].max() > lmax:
+                    lmax, t_lmax = float(Lk[i].max()), float(tk[i])
+    out = []
+    if "w_S" in have:
+        for k0, kind, unit in ((0, "force", "N"), (3, "torque", "N*m")):
+            ax = k0 + int(np.argmax(peak_ws[k0:k0 + 3] / rating[k0:k0 + 3]))
+            name = f"sensor {kind} S{'xyz'[ax - k0]}"
+            t = float(t_ws[ax]) if np.isfinite(t_ws[ax]) else None
+            out.append(LimitUse(f"{name}: trip level ({frac:g} × rating)", float(peak_ws[ax]), frac * float(rating[ax]),
+                                unit, t))
+            out.append(LimitUse(f"{name}: rating", float(peak_ws[ax]), float(rating[ax]), unit, t))
+    if np.isfinite(lmin):
+        g = st.hexapod
+        mid, half = 0.5 * (g.length_min_m + g.length_max_m), 0.5 * (g.length_max_m - g.length_min_m)
+        out.append(LimitUse(f"shortest leg {lmin:.3f} m: travel toward length_min {g.length_min_m:g} m",
+                            mid - lmin, half, "m", t_lmin))
+        out.append(LimitUse(f"longest leg {lmax:.3f} m: travel toward length_max {g.length_max_m:g} m",
+                            lmax - mid, half, "m", t_lmax))
+    return out
 
 
 def _identity(run: Run) -> list[tuple[str, str]]:
@@ -258,6 +373,9 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
     """Everything the report shows (module docstring)."""
     series, (lo, hi) = _series(run, "run", max_points)
     ref = _series(reference, "reference", max_points)[0] if reference is not None else None
+    table = event_table(run, "run", series.end_s)
+    if ref is not None:
+        table += event_table(reference, "reference", ref.end_s)
     energy, enote = energy_of_run(run, lo, hi)
     timing = _timing(run, lo, hi) if run.kind != "digital" else None
     legs = None
@@ -273,4 +391,15 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
         notes.append(f"The reference log is truncated ({reference.truncation}).")
     if enote:
         notes.append(enote)
-    return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes)
+    if ref is not None and series.end_s is not None and ref.end_s is not None and ref.end_s < series.end_s - 1e-9:
+        notes.append(f"The reference ends at {ref.end_s:.3f} s ({ref.end or 'its end'}), the run at {series.end_s:.3f} s "
+                     f"({series.end or 'its end'}): the run after {ref.end_s:.3f} s has no reference (shaded grey on the "
+                     "time plots), and the fidelity table covers the common span only.")
+    limits = limit_uses(run, lo, hi) if run.kind != "digital" else []
+    over = [u for u in limits if u.over]
+    if over:
+        from rt.analysis.numbers import quantity
+        notes.insert(0, "OVER A LIMIT: " + "; ".join(f"{u.what}: {quantity(u.peak, u.unit)} > {quantity(u.limit, u.unit)}"
+                                                    + (f" at t = {u.t_s:.3f} s" if u.t_s is not None else "")
+                                                    for u in over))
+    return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes, limits, table)

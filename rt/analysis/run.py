@@ -172,7 +172,7 @@ class Run:
             k = e.get("kind", "")
             if k == "supervisor_trip" and trip is None:
                 trip = e.get("reason") or "trip"
-            elif k in ("run_end", "finish") or (k == "supervisor_transition" and e.get("state") == "DONE"):
+            elif k in ("run_end", "finish", "end") or (k == "supervisor_transition" and e.get("state") == "DONE"):
                 end = e.get("reason") or e.get("why") or end
             if k == "supervisor_transition":
                 last_state = e.get("state")

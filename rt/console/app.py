@@ -1,6 +1,7 @@
 """``dockstand console``: the Textual app (docs/console.md). It places the panels' text made by
 :mod:`rt.console.view` from the samples of a :mod:`rt.console.source` (live or replay) and
-sends the operator's commands. Keys (the footer shows them):
+sends the operator's commands. Keys (the footer shows those of the mode: a replay sends no
+command, so its footer shows the transport keys only; a live console never the transport):
 
 =========  ==================================================================
 ``space``  **abort** — one key, no confirmation, no lease needed
@@ -12,10 +13,15 @@ sends the operator's commands. Keys (the footer shows them):
 ``q``      quit (gives the lease back)
 =========  ==================================================================
 
+The command keys come from :data:`rt.console.view.COMMAND_KEYS` (key, command, footer label,
+lease, confirmation): a new controller command is one entry there, and its refusals read in
+the operator's words through :func:`rt.console.view.operator_text`.
+
 Not real-time: the console's own process; the controller publishes whether it listens or not.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from pathlib import Path
@@ -40,7 +46,7 @@ Sparkline { height: 2; margin: 0 0; }
 .spark-label { width: 13; }
 .spark-row { height: 2; }
 #events { height: 1fr; border: round $primary; }
-#message { height: 1; background: $panel; padding: 0 1; }
+#message { height: auto; max-height: 3; background: $panel; padding: 0 1; }
 ConfirmScreen, PickerScreen { align: center middle; }
 #dialog { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
 """
@@ -96,10 +102,8 @@ class ConsoleApp(App):
     TITLE = "dockstand console"
     CSS = CSS
     BINDINGS = [
-        Binding("space", "abort", "ABORT", priority=True),
-        Binding("c", "acquire", "control"), Binding("l", "load", "load"), Binding("a", "arm", "arm"),
-        Binding("s", "start", "start"), Binding("x", "stop", "stop"), Binding("t", "tare", "tare"),
-        Binding("r", "reset", "reset"), Binding("g", "release", "give lease"),
+        *[Binding(k.key, f"command('{k.command}')", k.label, priority=k.command == "abort",
+                  key_display=k.key_display) for k in V.COMMAND_KEYS],
         Binding("p", "play", "play/pause"), Binding("right", "seek(1)", "+1 s", key_display="→"),
         Binding("left", "seek(-1)", "−1 s", key_display="←"), Binding("right_square_bracket", "seek(10)", "+10 s",
                                                                       key_display="]"),
@@ -129,6 +133,12 @@ class ConsoleApp(App):
         self._status_seen: dict | None = None
         self.frame_ms: deque = deque(maxlen=10000)
         self.message = ""
+        self.alert = ""          # the last trip / abort / finish message: kept with the replay's end
+        self.last_t_run: float | None = None       # the run clock's last value (the header after a run)
+        self.run_end: str | None = None            # how and when the last run ended, for the header
+        self._phase: int | None = None             # the previous sample's phase (a tare's end clears the plots)
+        self._run_start: dict | None = None        # the run's run_start event (its clocks: event t -> t_run)
+        self._taring = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -154,10 +164,16 @@ class ConsoleApp(App):
     def on_mount(self) -> None:
         ident = self.source.identity or {}
         self.title = f"dockstand console — {'replay ' + str(getattr(self.source, 'path', '')) if not self.source.live else ident.get('stand', '?')}"
-        if not self.source.live and getattr(self.source, "truncated", False):
-            self.say("this log is truncated (the run did not close it): it plays to its last complete record")
         # the panels, found once (a modal dialog on top must not hide them from the updates)
-        self.w = {w.id: w for w in self.screen.query("Static, Label, Sparkline, RichLog") if w.id}
+        self.w = {w.id: w for w in self.screen.query("Static, Label, Sparkline, RichLog, Vertical") if w.id}
+        for pid, title in V.PANEL_TITLES.items():
+            if pid in self.w:
+                self.w[pid].border_title = title.format(plot_s=self.plot_s)
+        if not self.source.live:
+            trunc = ("this log is truncated (the run did not close it): it plays to its last complete record. "
+                     if getattr(self.source, "truncated", False) else "")
+            self.say(f"{trunc}replay: a run log through the panels; it sends no command (p play/pause, ← → [ ] seek, "
+                     "+ - speed, q quit)")
         # two clocks: the header shows the run clock t_run; the events carry the controller's
         # clock (live) or the log's (replay: seconds since the arm opened it)
         self.w["events"].border_title = ("events · controller clock, s" if self.source.live
@@ -174,12 +190,15 @@ class ConsoleApp(App):
             self.events.clear()
             self.w["events"].clear()
             self._capture_ev = None
+            self.alert, self.run_end = "", None      # the events up to the new time say them again
+            self._run_start = None
+        for r in replies:          # the replies first: a trip that came with them is the newer news
+            self.replies.append(r)
+            self._on_reply(r)
         for ev in events:
             self._note_event(ev)
             self.w["events"].write(V.fmt_event(ev))
-        for r in replies:
-            self.replies.append(r)
-            self._on_reply(r)
+            self._message_for_event(ev)
         if sample is not None:
             t0 = time.perf_counter()
             self.render_sample(sample)
@@ -188,13 +207,23 @@ class ConsoleApp(App):
             self._render_header()
         if not self.source.live and getattr(self.source, "ended", False) and "ended" not in self.message:
             trunc = " (truncated log: its last complete record)" if self.source.truncated else ""
-            self.say(f"replay ended at cycle {int(self.sample['cycle']) if self.sample else '—'}{trunc}")
+            self.say(f"replay ended at cycle {int(self.sample['cycle']) if self.sample else '—'}{trunc}"
+                     + (f" · {self.alert}" if self.alert else ""))
 
     def render_sample(self, s: dict) -> None:
         """Every panel from one sample (console_frame_ms measures this)."""
         self.sample = s
         st = self.source.status or {}
         limits = st.get("limits")
+        ph = int(s["phase"])
+        taring = bool(st.get("taring")) if self.source.live else False
+        if (self._phase == V.PHASES.index("TARE") and ph != self._phase) or (self._taring and not taring):
+            self.trend.clear_wrench()          # a tare finished: the plots start again from its values
+        self._phase, self._taring = ph, taring
+        if math.isfinite(float(s["t"])):
+            self.last_t_run = float(s["t"])
+            if V.name_of(V.STATES, s["state"]) == "RUNNING":
+                self.run_end = None
         self.trend.add(s)
         texts = {
             "wrench": V.fmt_wrench(s["w_P"]),
@@ -212,10 +241,11 @@ class ConsoleApp(App):
         title = V.wrench_title(s, st)
         if self.shown.get("wrench_title") != title:
             self.w["wrench"].border_title = title
+            self.w["plots"].border_title = V.plots_title(self.plot_s, "UNTARED" not in title)
             self.shown["wrench_title"] = title
-        win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n)
+        win = None if self.source.live else self.source.wrench_window(self.plot_s, self.trend.n, after_tare=True)
         for k, n in enumerate(V.WRENCH):
-            data = list(self.trend.wrench[k]) if win is None else win[:, k].tolist()
+            data = V.plot_data(n, self.trend.wrench[k] if win is None else win[:, k])
             self.w[f"spark-{n}"].data = data
             label = V.spark_label(n, data)       # each plot scales to its own range: say which
             if self.shown.get(f"spark-label-{n}") != label:
@@ -226,11 +256,35 @@ class ConsoleApp(App):
 
     def _note_event(self, ev: dict) -> None:
         self.events.append(ev)
-        if ev.get("kind") == "run_start":
+        kind = ev.get("kind")
+        if kind in ("supervisor_trip", "trip"):
+            t = self._event_t_run(ev)
+            self.run_end = f"tripped: {ev.get('reason')}" + (f" at t_run {t:.3f} s" if t is not None else "")
+        elif kind in ("supervisor_finish", "finish"):
+            t = self._event_t_run(ev)
+            self.run_end = f"ended: {ev.get('reason')}" + (f" at t_run {t:.3f} s" if t is not None else "")
+        elif kind == "supervisor_transition" and ev.get("state") == "ABORTED" and self.run_end is None:
+            t = self._event_t_run(ev)
+            self.run_end = "aborted" + (f" at t_run {t:.3f} s" if t is not None else "")
+        if kind == "run_start":
+            self._run_start = ev
             self._capture_ev = None
+        elif kind == "supervisor_transition" and ev.get("state") == "ARMED":
+            self._run_start = None                 # a new arming: the last run's clock no longer applies
         elif ev.get("kind") == "capture":
             self._capture_ev = ev.get("t_run")      # None outside a run (e.g. latched at start-up)
             self._capture_ev_newer = True
+
+    def _event_t_run(self, ev: dict) -> float | None:
+        """An event's run time: its own ``t_run``, else from the run's ``run_start`` (same clock:
+        its ``t`` and its ``t_run``) — None outside a run (before its start, or no start seen)."""
+        if isinstance(ev.get("t_run"), (int, float)):
+            return float(ev["t_run"])
+        rs = getattr(self, "_run_start", None)
+        if rs is None or not isinstance(ev.get("t"), (int, float)) or not isinstance(rs.get("t"), (int, float)) \
+                or not isinstance(rs.get("t_run"), (int, float)) or ev["t"] < rs["t"]:
+            return None
+        return float(rs["t_run"]) + float(ev["t"]) - float(rs["t"])
 
     def _capture_time(self, st: dict) -> float | None:
         """The run's capture time for the mechanism line. Live, the controller's own
@@ -269,10 +323,36 @@ class ConsoleApp(App):
             if quiet > SILENT_S:
                 lease = (f"[bold white on red] CONTROLLER NOT ANSWERING for {quiet:.1f} s [/] (the values shown are "
                          f"its last; commands, abort included, may not reach it)  " + lease)
-        text = V.fmt_header(self.sample, st, self.source.identity or {}, lease)
+        text = V.fmt_header(self.sample, st, self.source.identity or {}, lease, self.run_end)
         if self.shown.get("header") != text:
             self.w["header"].update(text)
             self.shown["header"] = text
+
+    def _message_for_event(self, ev: dict) -> None:
+        """The message line follows what the operator must know now: a trip replaces an older
+        reply (``arm: ok → ARMED`` must not stand under a red SAFE), and says the way back."""
+        kind = ev.get("kind")          # (history too: a console attaching after a trip says it, a reset since clears it)
+        if kind in ("supervisor_trip", "trip"):
+            detail = str(ev.get("detail") or "")
+            if "Next:" in detail:          # the controller's trip text ends with the way back: it leads
+                why, nxt = detail.split("Next:", 1)
+                self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] [bold]Next:{nxt}[/]"
+                              + (f" · {why.strip().rstrip('.;,')}" if why.strip() else ""))
+            else:
+                self.alert = (f"[bold white on red] TRIPPED: {ev.get('reason')} [/] the platform is brought to rest; "
+                              f"once the cause is cleared, reset{V._key_hint('reset')}"
+                              + (f" · {detail}" if detail else ""))
+        elif kind in ("supervisor_finish", "finish"):
+            self.alert = f"[bold blue]run finished[/]: {ev.get('reason')} — reset{V._key_hint('reset')} for another run"
+        elif kind == "supervisor_transition" and ev.get("state") == "ABORTED":
+            self.alert = (f"[bold red]ABORTED[/] ({ev.get('reason') or ev.get('command') or 'abort'}) — the platform "
+                          f"is brought to rest; reset{V._key_hint('reset')} when it is")
+        elif kind == "supervisor_transition" and ev.get("state") in ("CONFIGURED", "IDLE") and ev.get("command") == "reset":
+            self.alert, self.run_end = "", None
+        else:
+            return
+        if self.alert:
+            self.say(self.alert)
 
     def say(self, text: str) -> None:
         self.message = text
@@ -291,7 +371,7 @@ class ConsoleApp(App):
         elif cmd == "acquire" and r.get("takeover_needed"):
             self.push_screen(ConfirmScreen(f"{r['reason']}\nTake the lease over?"), self._takeover)
         else:
-            self.say(f"[red]{cmd} refused[/]: {r.get('reason')}")
+            self.say(f"[red]{cmd} refused[/]: {V.operator_text(cmd, r.get('reason'))}")
 
     def _takeover(self, yes: bool) -> None:
         if yes:
@@ -307,40 +387,41 @@ class ConsoleApp(App):
         except TimeoutError as e:
             self.say(f"[red]{cmd}: {e}[/]")
 
-    def action_abort(self) -> None:
-        self._send("abort", reason="operator abort (console)")
-
-    def action_acquire(self) -> None:
-        self._send("acquire")
-
     REPLAY_ACTIONS = frozenset({"play", "seek", "speed"})
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """The replay's transport keys exist (and show in the footer) only in a replay."""
+        """Each mode's keys only (and only those in its footer): a replay's transport, a live
+        console's commands; ``q`` in both."""
         if action in self.REPLAY_ACTIONS:
             return not self.source.live
+        if action == "command":
+            return bool(self.source.live)
         return True
 
-    def action_release(self) -> None:
-        self._send("release")
+    def on_key(self, event) -> None:
+        """A command key pressed in a replay (where the footer offers none): said, not silent."""
+        if not self.source.live and event.key in {k.key for k in V.COMMAND_KEYS}:
+            k = next(k for k in V.COMMAND_KEYS if k.key == event.key)
+            self.say(f"[yellow]{k.label}: a replay sends no command[/] (p play/pause, ← → [ ] seek, + - speed, q quit)")
 
-    def action_arm(self) -> None:
-        self._send("arm")
+    def action_command(self, command: str) -> None:
+        """The key of :data:`rt.console.view.COMMAND_KEYS` for ``command``: asks first where the
+        entry says so (a live console that can send), then sends."""
+        k = V.KEY_OF.get(command)
+        if command == "abort":
+            return self._send("abort", reason="operator abort (console)")
+        if command == "load_case":
+            return self.action_load()
+        if k is not None and k.confirm and self.source.live and not self.source.watch:
+            return self.push_screen(ConfirmScreen(k.confirm),
+                                    lambda yes: self._send(command) if yes else self.say(f"{command} cancelled"))
+        self._send(command)
 
-    def action_stop(self) -> None:
-        self._send("stop")
-
-    def action_tare(self) -> None:
-        self._send("tare")
-
-    def action_reset(self) -> None:
-        self._send("reset")
+    def action_abort(self) -> None:
+        self.action_command("abort")
 
     def action_start(self) -> None:
-        if not self.source.live or self.source.watch:      # refused at once: no confirmation to answer first
-            return self._send("start")
-        self.push_screen(ConfirmScreen("Start the run? The platform will move into the docking."),
-                         lambda yes: self._send("start") if yes else self.say("start cancelled"))
+        self.action_command("start")
 
     def action_load(self) -> None:
         if not self.source.live or self.source.watch:

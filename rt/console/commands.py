@@ -71,11 +71,22 @@ def open_source(args):
     stand's server_secret_key). Raises SystemExit(2/3) with the reason on stderr."""
     from rt.console.source import LiveSource, ReplaySource
     if args.replay:
+        from rt.analysis.progress import Stages
+        bar = None
+
+        def progress(done, total):        # a bar on stderr while a long log loads (shown after 0.5 s)
+            nonlocal bar
+            if bar is None:
+                bar = Stages("console").bar(total, f"reading {Path(args.replay).name}", unit="records", delay_s=0.5)
+            bar.update(done)
         try:
-            return ReplaySource(args.replay)
+            return ReplaySource(args.replay, progress=progress)
         except (OSError, ValueError, KeyError) as e:
             print(f"dockstand console: --replay {args.replay}: {e}", file=sys.stderr)
             raise SystemExit(2)
+        finally:
+            if bar is not None:
+                bar.close()
     from rt.config import ConfigError
     from rt.config.stand import load_stand
     from rt.operator.commands import _stand_path

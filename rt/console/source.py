@@ -242,6 +242,26 @@ class LiveSource:
         self.cli.close()
 
 
+PHASE_TARE = 2              # rt.control.phases.Phase.TARE (the console's view.PHASES)
+
+
+def load_log(path, progress=None, chunk: int = 1 << 16):
+    """The whole run log (rt.record.runlog.RunLog) read in chunks of records, ``progress(done,
+    total)`` told after each: a long log's loading shows on stderr instead of a blank pane."""
+    from rt.record.logscan import read_columns, scan
+    from rt.record.runlog import RecordLayout, RunLog
+    idx = scan(path)
+    n = idx.n_records
+    cols = {k: np.empty((n, size)) if size > 1 else np.empty(n) for k, size in idx.fields.items()}
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        for k, v in read_columns(idx, None, a, b).items():
+            cols[k][a:b] = v
+        if progress is not None:
+            progress(b, n)
+    return RunLog(idx.header, cols, idx.events, n, idx.truncated, idx.footer, RecordLayout(idx.fields))
+
+
 class ReplaySource:
     """A run log played through the same panels: :meth:`poll` gives the record at the playback
     clock (``speed`` x wall time; ``paused``; :meth:`seek`). A truncated log plays to its last
@@ -250,10 +270,9 @@ class ReplaySource:
     live = False
     SPEEDS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 
-    def __init__(self, path: str | Path, *, clock=time.monotonic):
-        from rt.record.runlog import read_log
+    def __init__(self, path: str | Path, *, clock=time.monotonic, progress=None):
         self.path = Path(path)
-        self.log = read_log(path)
+        self.log = load_log(path, progress)
         self.clock = clock
         self.fields = [(k, int(n)) for k, n in self.log.layout.as_list()] if self.log.layout else []
         self.truncated = bool(self.log.truncated)
@@ -286,13 +305,17 @@ class ReplaySource:
                                                                        f"{self.path}: header.config"))
         except (KeyError, ValueError, TypeError):
             self.status["limits"] = None
+        # where each tare ends (the phase leaves TARE): the plots start after the last one before the record shown
+        ph = np.asarray(self.log.fields["phase"]) if "phase" in self.log.fields and self.n else np.zeros(0)
+        tare = int(PHASE_TARE)
+        self.tare_ends = np.nonzero((ph[:-1] == tare) & (ph[1:] != tare))[0] + 1 if ph.size > 1 else np.zeros(0, int)
         self.events_reset = False  # a seek: the app rewrites the event log up to the new time
         self.speed = 1.0
         self.paused = False
         self.index = 0
         self._ev = 0
         self._t_play = float(self.t[0]) if self.n else 0.0
-        self._last = clock()
+        self._last: float | None = None     # the playback clock starts at the first poll, not at loading
         self.ended = self.n == 0
         self.holds_lease = False
         self.watch = True
@@ -319,14 +342,19 @@ class ReplaySource:
             out[name] = a[i] if size > 1 else float(a[i])
         return out
 
-    def wrench_window(self, seconds: float, n: int) -> np.ndarray:
+    def wrench_window(self, seconds: float, n: int, after_tare: bool = False) -> np.ndarray:
         """The contact wrench ``w_P`` over the last ``seconds`` of log time up to the record
         shown, at most about ``n`` rows (every k-th record): the replay's plots follow the log's
-        clock, whatever the playback speed, pause or seek."""
+        clock, whatever the playback speed, pause or seek. ``after_tare``: not before the end of
+        the last tare (the untared values would hold the plot's range for its whole window)."""
         if not self.n:
             return np.zeros((0, 6))
         i1 = self.index + 1
         i0 = int(np.searchsorted(self.t, self.t[self.index] - seconds, side="left"))
+        if after_tare and len(self.tare_ends):
+            k = int(np.searchsorted(self.tare_ends, self.index, side="right")) - 1
+            if k >= 0:
+                i0 = max(i0, int(self.tare_ends[k]))
         step = max(1, (i1 - i0) // max(1, n))
         return np.asarray(self.log.fields["w_P"][i0:i1:step], dtype=float)
 
@@ -335,7 +363,7 @@ class ReplaySource:
 
     def poll(self, max_messages: int = 0) -> tuple[dict | None, list[dict], list[dict]]:
         now = self.clock()
-        if not self.paused and not self.ended:
+        if not self.paused and not self.ended and self._last is not None:
             self._t_play += (now - self._last) * self.speed
         self._last = now
         if not self.n:

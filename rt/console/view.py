@@ -21,12 +21,132 @@ WRENCH = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
 PLATFORM_STATES = {0: "IDLE", 1: "ENGAGED", 2: "FROZEN", 3: "FAULT", 4: "E_STOPPED"}
 STALE_STATUS_S = 0.1      # a platform state older than this is shown as stale (its link is silent)
 
+#: each panel's title (its border), so that every number on the screen says what it is
+PANEL_TITLES = {
+    "wrench": "contact wrench",          # replaced by wrench_title(): tared or not
+    "plots": "wrench, last {plot_s:g} s · each plot its own range (top / bottom)",
+    "relative": "relative state · A in P · mechanism signals",
+    "platform": "motion platform · commanded vs measured, legs",
+    "margins": "safety margins · share of each trip level",
+    "links": "links · sensor and platform",
+    "timing": "loop timing",
+}
+
+
+@dataclass(frozen=True)
+class CommandKey:
+    """One operator command on a key: what the footer shows, whether it needs the control lease,
+    and the question asked first (None: sent at once). The console's bindings, its footer in
+    each mode and its refusal texts all come from :data:`COMMAND_KEYS`, so a new controller
+    command is one line here."""
+    key: str
+    command: str
+    label: str
+    leased: bool = True
+    confirm: str | None = None
+    key_display: str | None = None
+
+
+COMMAND_KEYS = (
+    CommandKey("space", "abort", "ABORT", leased=False, key_display="space"),
+    CommandKey("c", "acquire", "take control", leased=False),
+    CommandKey("l", "load_case", "load case"),
+    CommandKey("a", "arm", "arm"),
+    CommandKey("s", "start", "start", confirm="Start the run? The platform will move into the docking."),
+    CommandKey("x", "stop", "stop"),
+    CommandKey("t", "tare", "tare"),
+    CommandKey("r", "reset", "reset"),
+    CommandKey("g", "release", "give control back", leased=False),
+)
+KEY_OF = {k.command: k for k in COMMAND_KEYS}
+
+#: the motion platform's fault codes (drivers.motion_platform.FaultCode) in the operator's words
+FAULT_TEXT = {0: "", 1: "no command or heartbeat within the device's timeout", 2: "set-point outside the workspace",
+              3: "an actuator at its stroke limit", 4: "the servo cannot track the command",
+              5: "a velocity limit", 6: "a drive fault", 7: "a command not allowed in the device's state",
+              8: "the hardware E-stop chain opened"}
+
 
 def name_of(table: tuple, code) -> str:
     try:
         return table[int(code)]
     except (ValueError, IndexError, TypeError):
         return f"?{code}"
+
+
+def fault_name(code) -> str:
+    """``WATCHDOG (1): no command or heartbeat …`` for a platform fault code; ``none`` for 0."""
+    from drivers.motion_platform import FaultCode
+    c = int(code)
+    if c == 0:
+        return "none"
+    try:
+        name = FaultCode(c).name
+    except ValueError:
+        return f"code {c} (not a known fault code)"
+    return f"{name} ({c}): {FAULT_TEXT.get(c, '')}".rstrip(": ")
+
+
+def _key_hint(command: str) -> str:
+    k = KEY_OF.get(command)
+    return f" ({k.key_display or k.key})" if k else ""
+
+
+def operator_text(command: str, reason: str | None) -> str:
+    """A refusal as the operator meets it: the keys to press, not the protocol's words (the
+    event log keeps the controller's own text). ``needs the control lease (free; send acquire
+    first)`` becomes *take control first: press c*; a step named in the reason (``reset first``,
+    ``load a case first``) gets its key."""
+    import re
+    r = str(reason or "")
+    m = re.match(r"(\w+) needs the control lease \((.*)\)$", r)
+    if m:
+        who = m.group(2)
+        if who.startswith("free"):
+            return f"{_verb(command)} needs control of the stand: take it first (c)"
+        holder = who.removeprefix("held by ")
+        return (f"{_verb(command)} needs control of the stand, and {holder} has it: they give it back (g on their "
+                "console), or it lapses when their console goes silent")
+    m = re.match(r"(\w+) is not allowed in state (\w+) \(only in ([\w, ]+)\)(.*)$", r)
+    if m:
+        rest = m.group(4)
+        for step, cmd in (("reset first", "reset"), ("load a case first", "load_case")):
+            rest = rest.replace(step, f"{step}{_key_hint(cmd)}")
+        return f"cannot {_verb(command)} while {m.group(2)} (only while {m.group(3)}){rest}"
+    for word, cmd in (("reset first", "reset"), ("load a case first", "load_case"), ("tare first", "tare"),
+                      ("arm first", "arm")):
+        if word in r and _key_hint(cmd) not in r:
+            r = r.replace(word, f"{word}{_key_hint(cmd)}")
+    return r
+
+
+def _verb(command: str) -> str:
+    return {"load_case": "loading a case", "acquire": "taking control", "release": "giving control back"}.get(
+        command, command)
+
+
+def fmt_health(status: dict) -> list[str]:
+    """Lines of the controller's health fields in ``status`` (each a dict with ``ok`` and a
+    ``detail`` or ``reason``, e.g. the run-log recorder's): ``recorder  ok`` or, in red, what is
+    wrong. Fields absent from the status (an older controller) give no line; see
+    :data:`HEALTH_FIELDS`."""
+    out = []
+    for name in HEALTH_FIELDS:
+        v = status.get(name)
+        if v is None:
+            continue
+        if isinstance(v, dict):
+            ok = bool(v.get("ok", True))
+            detail = v.get("detail") or v.get("reason") or ", ".join(f"{k} {x}" for k, x in v.items() if k != "ok")
+        else:
+            ok, detail = bool(v), ""
+        text = f"{name:<8} " + ("ok" if ok else "[bold red]NOT OK[/]") + (f"  {detail}" if detail else "")
+        out.append(text)
+    return out
+
+
+#: the health fields of ``status`` the links panel shows (fmt_health), in order
+HEALTH_FIELDS = ("recorder",)
 
 
 def fmt_wrench(w) -> str:
@@ -51,6 +171,12 @@ def wrench_title(sample: dict | None, status: dict) -> str:
     if status.get("taring") or (status.get("replay") and sample is not None and name_of(PHASES, sample["phase"]) == "TARE"):
         return "contact wrench · [yellow]UNTARED: taring now[/]"
     return "contact wrench · [yellow]UNTARED (no tare yet: the unit's weight and the sensor offset included)[/]"
+
+
+def plots_title(plot_s: float, tared: bool) -> str:
+    """The wrench plots' title: their window, whether it starts at the last tare, their scaling."""
+    return (f"wrench, last {plot_s:g} s" + (" (since the tare)" if tared else " [yellow](untared)[/]")
+            + " · each plot its own range (top / bottom)")
 
 
 def fmt_relative(rel_pose, rel_twist) -> str:
@@ -167,6 +293,12 @@ class Trend:
     def __post_init__(self):
         self.wrench = [deque(maxlen=self.n) for _ in range(6)]
 
+    def clear_wrench(self) -> None:
+        """Forget the plotted wrench (a tare finished: the values before it carried the unit's
+        weight and the sensor's offset, and would hold the plots' range for their whole window)."""
+        for d in self.wrench:
+            d.clear()
+
     def add(self, sample: dict) -> None:
         w = sample["w_P"]
         for k in range(6):
@@ -177,11 +309,16 @@ class Trend:
         return float(np.percentile(self.lateness_us, 99)) if self.lateness_us else 0.0
 
 
-def fmt_header(sample: dict | None, status: dict, identity: dict, lease_line: str) -> str:
+def fmt_header(sample: dict | None, status: dict, identity: dict, lease_line: str, run_end: str | None = None) -> str:
+    """The header: state and phase, the run clock, cycle, stand and case; the lease line below.
+    Outside a run the clock reads ``—`` and ``run_end`` says how and when the last run ended
+    (``tripped at t_run 2.731 s``)."""
     st = name_of(STATES, sample["state"]) if sample else (status.get("state") or "?")
     ph = name_of(PHASES, sample["phase"]) if sample else (status.get("phase") or "?")
     t = sample["t"] if sample else float("nan")
     clock = f"t_run {t:+8.3f} s" if sample and math.isfinite(t) else "t_run     —    "
+    if run_end and not (sample and math.isfinite(t)):
+        clock += f" ({run_end})"
     case = status.get("case") or "no case"
     stand = identity.get("stand") or "?"
     return (f"[{STATE_STYLE.get(st, 'white')}]{st:<10}[/] {ph:<8} {clock}  cycle {int(sample['cycle']) if sample else 0:>8}"
@@ -202,13 +339,17 @@ def fmt_links(sample: dict | None, status: dict) -> str:
     if sample is not None:
         lines.append(f"sensor   crc errors {int(sample['crc_errors'])}  seq gaps {int(sample['seq_gaps'])}  "
                      f"new sample {'yes' if sample['new_sample'] else 'no'}")
-        line = f"platform {name_of_platform(sample['platform_state'])}  fault {int(sample['platform_fault'])}"
+        pstate, fcode = name_of_platform(sample['platform_state']), int(sample['platform_fault'])
+        line = f"platform {pstate}" + (f"  fault {fault_name(fcode)}" if fcode else "  no fault")
+        if pstate in ("FAULT", "E_STOPPED"):
+            line = f"[bold red]{line}[/]"
         age = platform_status_age(status)
         if age is not None and age > STALE_STATUS_S:
             line = f"[yellow]{line}  (stale: the last STATUS came {age:.1f} s ago)[/]"
         lines.append(line)
         if "delay" in sample:
             lines.append(fmt_delay(sample["delay"]))
+    lines += fmt_health(status)
     return "\n".join(lines)
 
 
@@ -243,6 +384,9 @@ def fmt_timing(sample: dict | None, trend: Trend, status: dict) -> str:
         return ("cycle timing not recorded: a stepped run (lockstep or a test rig: no wall clock)\n"
                 f"missed deadlines {int(sample['missed'])}")
     tn = np.asarray(sample["timing_ns"], dtype=float) * 1e-3
+    if not np.any(tn):
+        return ("cycle timing all zero: a stepped loop (lockstep: the emulator sets the pace) is not timed\n"
+                f"missed deadlines {int(sample['missed'])}")
     return (f"cycle {tn[1] + tn[2] + tn[3]:7.1f} µs  (read {tn[1]:.0f} update {tn[2]:.0f} write {tn[3]:.0f})\n"
             f"lateness now {tn[0]:7.1f} µs  p99 {trend.lateness_p99():7.1f} µs\n"
             f"missed deadlines {int(sample['missed'])}")
@@ -254,6 +398,18 @@ def extreme(values) -> float:
     return max(values, key=abs) if len(values) else 0.0
 
 
+#: the wrench plots' resolution (N, N m): well below the sensor's noise, so nothing real is lost,
+#: and a filter's decaying 1e-5 N residue after a tare draws as the flat line it is, not as a
+#: full-height signal scaled to its own nano-range
+PLOT_RESOLUTION = {"F": 0.05, "T": 0.005}
+
+
+def plot_data(name: str, data) -> list[float]:
+    """A wrench plot's values rounded to :data:`PLOT_RESOLUTION` (no negative zero)."""
+    r = PLOT_RESOLUTION[name[0]]
+    return [float(round(v / r) * r) + 0.0 for v in data]
+
+
 def spark_label(name: str, data) -> str:
     """A wrench plot's label: its name and the range it is scaled to (top and bottom line), so a
     flat, noisy zero reads as a few newtons, not as a full-height signal."""
@@ -261,7 +417,11 @@ def spark_label(name: str, data) -> str:
     if not len(data):
         return name
     hi, lo = float(max(data)), float(min(data))
-    return f"{name} {_short(hi):>6} {unit}\n   {_short(lo):>6} {unit}"
+    top, bottom = _short(hi), _short(lo)
+    if top == bottom and hi != lo:          # a small range about a large value: enough digits to tell
+        d = min(3, max(1, 1 - int(math.floor(math.log10(hi - lo)))))
+        top, bottom = f"{hi:+.{d}f}", f"{lo:+.{d}f}"
+    return f"{name} {top:>6} {unit}\n   {bottom:>6} {unit}"
 
 
 def _short(v: float) -> str:

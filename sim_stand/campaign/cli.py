@@ -157,11 +157,27 @@ def cmd_reconstruct(args) -> int:
         return _err(f"--starts must be >= 1, got {args.starts}")
     if args.plot and output_dir_error(args.plot):
         return _err(output_dir_error(args.plot))
+    from rt.analysis.progress import Stages
     names = [n.strip() for n in args.fit.split(",") if n.strip()] if args.fit else None
+    st = Stages("reconstruct", quiet=getattr(args, "quiet", False))
     try:
+        stand = None
+        if args.stand_conditions:
+            from rt.config.stand import load_stand, resolve_stand_path
+            stand = load_stand(resolve_stand_path(args.stand, "reconstruct"))
+        elif args.stand:
+            return _err("--stand names the stand of --stand-conditions (a HIL run's telemetry); give both")
+        if stand is None:
+            from sim_stand.campaign.telemetry import read_telemetry
+            tel = read_telemetry(args.telemetry)
+            if any(c.startswith(("cmd_pose", "meas_pose")) for c in tel.ignored):
+                st.say("warning: this telemetry has a motion platform's columns (cmd_pose, meas_pose): a HIL run's. "
+                       "Give --stand-conditions, or the fit runs the docking in orbit, which the stand does not "
+                       "reproduce (the mechanism's sag under 1 g moves the first contact)")
+            args.telemetry = tel
         fit = reconstruct(args.telemetry, args.case, emulator=args.emulator, parameters=names, starts=args.starts,
                           scan=args.scan, workers=args.workers, scheduler=args.scheduler,
-                          align_contact=args.align_contact, fit_forces=args.fit_forces)
+                          align_contact=args.align_contact, fit_forces=args.fit_forces, progress=st, stand=stand)
     except (ConfigError, TelemetryError) as e:
         return _err(e)
     except OSError as e:

@@ -45,6 +45,11 @@ def add_parsers(sub) -> None:
     x.add_argument("telemetry", metavar="TELEMETRY.csv|parquet")
     x.add_argument("--case", required=True, help="the case the telemetry belongs to (vehicles, mechanism)")
     x.add_argument("--emulator", default=None)
+    x.add_argument("--stand-conditions", action="store_true",
+                   help="the telemetry is a HIL run's (dockstand run / demo, exported): simulate under the stand's "
+                        "conditions (1 g on the mechanism, the loop's coupling), as report --simulate does")
+    x.add_argument("--stand", default=None, help="with --stand-conditions: the stand file (default: $DOCKSTAND_STAND, "
+                   "./config/stand.toml, the installed one)")
     x.add_argument("--fit", metavar="NAMES", help="comma-separated parameters to fit (default: position_y_m, "
                    "position_z_m, misalignment_1..3_deg, closing and lateral velocities, active_rate_x..z_dps)")
     x.add_argument("--starts", type=int, default=4, metavar="K",
@@ -57,4 +62,5 @@ def add_parsers(sub) -> None:
     x.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the starts on this Dask cluster")
     x.add_argument("--plot", metavar="FILE", help="overlay the fit on the telemetry in this figure (png/pdf)")
     x.add_argument("--json", action="store_true")
+    x.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     x.set_defaults(func=lazy("cmd_reconstruct"))

@@ -47,7 +47,8 @@ SCALES = {"position": 0.01, "misalignment": 0.5, "closing": 0.005, "lateral": 0.
 OFFSET = "time_offset_s"
 #: the plot's axis label of each channel group (telemetry.CHANNEL_PREFIXES)
 CHANNEL_LABELS = {"w_P.": "contact wrench on P (N, N m)", "stroke.": "leg stroke (m)",
-                  "ring_state.": "ring pose (m, rad)", "x.A.w_": "active craft rate (rad/s)"}
+                  "ring_state.": "ring pose (m, rad)", "x.A.w_": "active craft rate (rad/s)",
+                  "rel_pose.": "A in P: position (m), attitude (quaternion)", "rel_twist.": "A in P: velocity, rate"}
 
 
 def scale_of(name: str) -> float:
@@ -58,16 +59,18 @@ class Simulator:
     """Runs the case with given parameter values up to ``t_end_s`` (and its first contact) and
     returns the telemetry's channels (the run-log column names of :func:`rt.analysis.run.field_columns`)."""
 
-    def __init__(self, case: Case, emu, names: list[str], threshold_n: float, threshold_m: float, t_end_s: float):
+    def __init__(self, case: Case, emu, names: list[str], threshold_n: float, threshold_m: float, t_end_s: float,
+                 sim_kw: dict | None = None):
         self.case, self.emu, self.names = case, emu, names
         self.threshold_n, self.threshold_m, self.t_end_s = threshold_n, threshold_m, t_end_s
+        self.sim_kw = dict(sim_kw or {})        # DigitalSim's: the stand's conditions for a HIL run's telemetry
         self.runs = 0
 
     def run(self, values: dict[str, float]) -> tuple[np.ndarray, dict[str, np.ndarray], float | None, dict]:
         from rt.analysis.run import field_columns
         from sim_stand.digital import DigitalSim
         self.runs += 1
-        sim = DigitalSim(apply_case(self.case, values), self.emu)
+        sim = DigitalSim(apply_case(self.case, values), self.emu, **self.sim_kw)
         index = {}
         for f, size in sim.fields.items():
             names, _ = field_columns(f, size)
@@ -123,6 +126,8 @@ class Fit:
     success: bool                    # the optimiser converged and the fit reaches the telemetry's noise
     message: str = ""
     residual_to_noise: float = math.nan     # RMS over channels of (fit residual / the channel's noise)
+    untimed_rows: int = 0            # telemetry rows without a run time, left out (a HIL log's arming)
+    stand_conditions: bool = False   # simulated under a stand's conditions (a HIL run's telemetry)
     series: dict = field(default_factory=dict, repr=False)     # for the plot: t, telemetry, fit
 
     def as_dict(self) -> dict:
@@ -157,16 +162,20 @@ def _t_end(tt, base, opts) -> float:
     return float(tt.max()) + 0.01 + (0.0 if off is None else -off + opts["box"] * SCALES["time"])
 
 
-def _costs(case: Case, emu, tel: Telemetry, names, base, thetas, opts) -> list[float]:
-    """The cost at each of ``thetas`` (the scan that picks the starts)."""
+def _costs(case: Case, emu, tel: Telemetry, names, base, thetas, opts, progress=None) -> list[float]:
+    """The cost at each of ``thetas`` (the scan that picks the starts); ``progress(k)``: told
+    after each (the local scan's bar)."""
     tt, y, w = _window(tel, opts)
-    sim = Simulator(case, emu, list(tel.channels), opts["threshold_n"], opts["threshold_m"], _t_end(tt, base, opts))
+    sim = Simulator(case, emu, list(tel.channels), opts["threshold_n"], opts["threshold_m"], _t_end(tt, base, opts),
+                    opts.get("sim_kw"))
     t_c = contact_time(tel.t, tel.channels, opts["threshold_n"], opts["threshold_m"])
     f, _ = _residual_fn(sim, tt, y, w, base, names, t_c, opts["sigma_tc"])
     out = []
     for th in thetas:
         r = f(np.asarray(th, dtype=np.float64))
         out.append(float(0.5 * r @ r))
+        if progress is not None:
+            progress(len(out))
     return out
 
 
@@ -176,7 +185,8 @@ def _one_start(case: Case, emu, tel: Telemetry, names, base, theta0, opts) -> di
     result (the optimum's polish and the Jacobian for the uncertainty)."""
     from scipy.optimize import least_squares, minimize
     tt, y, w = _window(tel, opts)
-    sim = Simulator(case, emu, list(tel.channels), opts["threshold_n"], opts["threshold_m"], _t_end(tt, base, opts))
+    sim = Simulator(case, emu, list(tel.channels), opts["threshold_n"], opts["threshold_m"], _t_end(tt, base, opts),
+                    opts.get("sim_kw"))
     t_c = contact_time(tel.t, tel.channels, opts["threshold_n"], opts["threshold_m"])
     f, _ = _residual_fn(sim, tt, y, w, base, names, t_c, opts["sigma_tc"])
     p = len(names)
@@ -222,7 +232,7 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
                 scheduler: str | None = None, seed: int = 1, window_s: float = 1.0, pre_s: float = 0.05,
                 threshold_n: float = 20.0, threshold_m: float = 5e-4, box: float = 4.0, max_nfev: int = 60,
                 align_contact: bool = False, scan: int | None = None, fit_forces: bool = False,
-                simplex_fev: int = 60) -> Fit:
+                simplex_fev: int = 60, progress=None, stand=None) -> Fit:
     """Fit the case's initial conditions to the telemetry (module docstring). The telemetry's
     ``t`` is the case's time, unless ``align_contact``: then the offset between the two clocks
     is fitted too (``time_offset_s``), started from the offset of the first contacts. Multi-start:
@@ -230,13 +240,24 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
     +-``box`` scales around them (default ``scan`` = 8 per parameter); local fits
     (:func:`_one_start`: ``simplex_fev`` Nelder-Mead evaluations, then ``least_squares``, bounded
     to the box) start from the case's own values and the ``starts - 1`` cheapest scan points;
-    scan and fits run on a Dask cluster when ``workers`` or ``scheduler`` is given, else here."""
+    scan and fits run on a Dask cluster when ``workers`` or ``scheduler`` is given, else here.
+    ``progress`` (rt.analysis.progress.Stages): a line per stage and a bar of the scan, on stderr.
+    ``stand`` (a Stand or its file): the telemetry is a HIL run's on that stand, and each
+    simulation runs under the stand's conditions (sim_stand.digital.stand_conditions: its 1 g
+    on the mechanism, the controller's coupling, the emulated stand's integrator), as the
+    reference ``dockstand report --simulate`` judges such a run against; an orbit simulation
+    does not reproduce a HIL run (the mechanism's sag under 1 g moves the first contact)."""
     from scipy.stats import qmc
 
     from sim_stand.world_config import load_emulator
     tel = telemetry if isinstance(telemetry, Telemetry) else read_telemetry(telemetry)
     case = case if isinstance(case, Case) else load_case(case)
     emu = load_emulator(emulator).for_case(case)
+    sim_kw = {}
+    if stand is not None:
+        from rt.config.stand import Stand, load_stand
+        from sim_stand.digital import stand_conditions
+        sim_kw = stand_conditions(stand if isinstance(stand, Stand) else load_stand(stand), emu)
     names = list(parameters or FIT_PARAMETERS)
     scan = 8 * (len(names) + int(align_contact)) if scan is None else int(scan)
     bad = [n for n in names if n not in FIT_PARAMETERS and not n.startswith("passive_rate_")]
@@ -244,11 +265,16 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
         raise TelemetryError(f"cannot fit {', '.join(bad)}: parameters are {', '.join(FIT_PARAMETERS)}")
     base = {n: nominal_value(case, n) for n in names}
     opts = dict(threshold_n=threshold_n, threshold_m=threshold_m, window_s=window_s, pre_s=pre_s, box=box,
-                max_nfev=max_nfev, sigma_tc=0.01, fit_forces=fit_forces, simplex_fev=simplex_fev)
+                max_nfev=max_nfev, sigma_tc=0.01, fit_forces=fit_forces, simplex_fev=simplex_fev, sim_kw=sim_kw)
     tt, y, w = _window(tel, opts)
+    if progress is not None:
+        progress.say(f"{Path(tel.file).name}: {tel.t.size} timed rows"
+                     + (f" ({tel.untimed} rows without a run time left out: the arming)" if tel.untimed else "")
+                     + f"; fitting {len(y)} channels over {tt.size} samples ({', '.join(y)})")
     if align_contact:
         t_c = contact_time(tel.t, tel.channels, threshold_n, threshold_m)
-        _, _, tc0, _ = Simulator(case, emu, list(tel.channels), threshold_n, threshold_m, float(tt.max())).run(base)
+        _, _, tc0, _ = Simulator(case, emu, list(tel.channels), threshold_n, threshold_m, float(tt.max()),
+                                 opts["sim_kw"]).run(base)
         if t_c is None or tc0 is None:
             raise TelemetryError(f"{tel.file}: align_contact needs a first contact in the telemetry and in the "
                                  f"case's own run (force or stroke channels)")
@@ -268,6 +294,9 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
         from sim_stand.campaign.engine import open_client
         client, cluster = open_client(workers, scheduler)
     try:
+        if progress is not None and len(pts) > 1:
+            progress.say(f"scan: the cost at {len(pts)} points of the ±{box:g}-unit box, for the {starts} starts"
+                         + (" (on Dask)" if client is not None else ""))
         if len(pts) == 1:
             cost = [0.0]
         elif client is not None:
@@ -280,14 +309,26 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
                 for k, c in enumerate(got[i]):
                     cost[i + k * nw] = c
         else:
-            cost = _costs(case, emu, tel, names, base, pts, opts)
+            bar = progress.bar(len(pts), "scan", unit="points") if progress is not None else None
+            try:
+                cost = _costs(case, emu, tel, names, base, pts, opts, None if bar is None else bar.update)
+            finally:
+                if bar is not None:
+                    bar.close()
         # the case's own values always start a fit, the cheapest other scan points the rest
         thetas = [pts[0]] + [pts[i] for i in np.argsort(cost) if i != 0][:max(0, starts - 1)]
         if client is not None:
+            if progress is not None:
+                progress.say(f"{len(thetas)} local fits on Dask (Nelder-Mead, then least squares)")
             futs = [client.submit(_one_start, case, emu, tel, names, base, th, opts, pure=False) for th in thetas]
             results = client.gather(futs)
         else:
-            results = [_one_start(case, emu, tel, names, base, th, opts) for th in thetas]
+            results = []
+            for k, th in enumerate(thetas):
+                if progress is not None:
+                    progress.say(f"local fit {k + 1} of {len(thetas)} (Nelder-Mead, then least squares; up to "
+                                 f"{simplex_fev + max_nfev * (len(names) + 1)} simulations)")
+                results.append(_one_start(case, emu, tel, names, base, th, opts))
     finally:
         if client is not None:
             client.close()
@@ -305,7 +346,8 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
     # the fitted run once more: its state at first contact, and the curves for the plot
     values = {n: p["value"] for n, p in params.items()}
     off = values.pop(OFFSET, 0.0)
-    sim = Simulator(case, emu, list(tel.channels), threshold_n, threshold_m, float(tt.max()) - off + 0.01)
+    sim = Simulator(case, emu, list(tel.channels), threshold_n, threshold_m, float(tt.max()) - off + 0.01,
+                    opts["sim_kw"])
     t, out, _, state = sim.run(values)
     series = {"t": tt, "telemetry": y, "fit": {k: np.interp(tt - off, t, out[k]) for k in y}}
     rms = math.sqrt(2.0 * best["cost"] / len(y))
@@ -317,7 +359,7 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
                starts=[{"start": {n: base[n] + scale_of(n) * th for n, th in zip(names, r["theta0"])},
                         "cost": r["cost"], "nfev": r["nfev"], "status": r["status"]} for r in results],
                contact_state=state, success=best["status"] > 0 and fits, message=best["message"], series=series,
-               residual_to_noise=rho)
+               residual_to_noise=rho, untimed_rows=tel.untimed, stand_conditions=bool(sim_kw))
 
 
 NOISE_RATIO = 3.0     # a fit whose residual is within this many times the telemetry's noise explains it
@@ -344,8 +386,10 @@ def residual_to_noise(y: dict, fit: dict, w: dict) -> float:
 
 
 def format_fit(fit: Fit) -> str:
-    lines = [f"reconstruction of {fit.telemetry} with case {fit.case}: {len(fit.channels)} channels, "
-             f"{fit.samples} samples, {fit.simulations} simulations, {len(fit.starts)} starts"]
+    lines = [f"reconstruction of {fit.telemetry} with case {fit.case}"
+             + (" under the stand's conditions" if fit.stand_conditions else " in orbit")
+             + f": {len(fit.channels)} channels, {fit.samples} samples, {fit.simulations} simulations, "
+             f"{len(fit.starts)} starts"]
     lines.append(f"  rms residual {fit.rms_residual:.4g} (of each channel's RMS), {fit.residual_to_noise:.3g} x the "
                  f"telemetry's noise; {fit.message}")
     if not fit.success:
@@ -362,9 +406,12 @@ def format_fit(fit: Fit) -> str:
                      f"misalignment {cs['misalignment_deg']:.3f} deg, closing speed {cs['closing_speed_mps']:.4f} m/s")
     for s in fit.starts:
         lines.append(f"  start cost {s['cost']:.4g} after {s['nfev']} evaluations (status {s['status']})")
+    if fit.untimed_rows:
+        lines.append(f"  {fit.untimed_rows} rows without a run time left out (t NaN: the arming of a HIL log)")
     if fit.ignored_columns:
-        lines.append(f"  ignored columns: {', '.join(fit.ignored_columns[:12])}"
-                     + (" ..." if len(fit.ignored_columns) > 12 else ""))
+        lines.append(f"  fitted channels: {', '.join(fit.channels)}")
+        lines.append(f"  ignored columns: {len(fit.ignored_columns)} ({', '.join(fit.ignored_columns[:8])}"
+                     + (" ..." if len(fit.ignored_columns) > 8 else "") + ")")
     return "\n".join(lines)
 
 

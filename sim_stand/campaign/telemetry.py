@@ -1,9 +1,14 @@
 """Telemetry of a docking for :mod:`sim_stand.campaign.reconstruct`: CSV or Parquet with the
 column names of ``dockstand export`` (a unit suffix ``" [N]"`` is ignored): ``t`` (s) and any
-subset of the contact wrench on P ``w_P.fx .. w_P.mz``, the leg strokes ``stroke.leg1 ..``, the
-ring's pose ``ring_state.0 .. ring_state.5`` and the active craft's angular rates
-``x.A.w_x .. x.A.w_z``; other columns are ignored (and listed). Also the first-contact time of a
-set of channels, the same rule for the telemetry and for a simulation. Not for the real-time loop.
+subset of the channels of :data:`CHANNELS`; other columns are ignored (and listed). ``dockstand
+export``'s own file is read as it is: its rows without a run time (a HIL log's arming, ``t``
+NaN) are left out and counted (``Telemetry.untimed``). Also the first-contact time of a set of
+channels, the same rule for the telemetry and for a simulation. Not for the real-time loop.
+
+Which of a run log's fields are telemetry: an all-digital run (``dockstand simulate``, a
+campaign's ``rerun``) logs every channel; a HIL run (``dockstand run``, ``demo``) logs the
+contact wrench, the relative pose and twist of A in P and the simulated vehicles' states (the
+active craft's rates among them), not the mechanism's strokes or ring pose (the hardware's).
 """
 from __future__ import annotations
 
@@ -12,7 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-CHANNEL_PREFIXES = ("w_P.", "stroke.", "ring_state.", "x.A.w_")
+CHANNEL_PREFIXES = ("w_P.", "stroke.", "ring_state.", "x.A.w_", "rel_pose.", "rel_twist.")
+#: what each channel group is, in the order the fit lists them
+CHANNELS = {"w_P.": "the contact wrench on P, w_P.fx .. w_P.mz (N, N m): times the first contact; fitted with "
+                    "--fit-forces",
+            "rel_pose.": "the relative pose of A in P, rel_pose.x .. z (m) and rel_pose.qx .. qz (the attitude's "
+                         "vector part; qw is left out)",
+            "rel_twist.": "the relative velocity and rate of A in P, rel_twist.vx .. wz (m/s, rad/s)",
+            "stroke.": "the mechanism's leg strokes, stroke.leg1 .. (m; a digital run's)",
+            "ring_state.": "the capture ring's pose, ring_state.0 .. 5 (m, rad; a digital run's)",
+            "x.A.w_": "the active craft's body rates, x.A.w_x .. w_z (rad/s)"}
 
 
 class TelemetryError(ValueError):
@@ -25,6 +39,16 @@ class Telemetry:
     t: np.ndarray
     channels: dict[str, np.ndarray]
     ignored: list[str]
+    untimed: int = 0           # rows left out: no run time (t NaN: a HIL log's arming)
+
+
+def usable(base: str) -> bool:
+    """Whether a column (its name without the unit) is a channel the fit can use."""
+    if not base.startswith(CHANNEL_PREFIXES):
+        return False
+    if base.startswith("ring_state."):
+        return base.split(".")[1].isdigit() and int(base.split(".")[1]) <= 5
+    return base != "rel_pose.qw"
 
 
 def read_telemetry(path: str | Path) -> Telemetry:
@@ -48,24 +72,34 @@ def read_telemetry(path: str | Path) -> Telemetry:
         cols[base] = name
     if "t" not in cols:
         raise TelemetryError(f"{path}: no time column 't' (seconds)")
-    t = np.asarray(table.column(cols["t"]).to_numpy(), dtype=np.float64)
-    if t.size < 10 or not np.all(np.diff(t) > 0):
-        raise TelemetryError(f"{path}: column 't' must hold at least 10 strictly increasing times")
+    t = np.asarray(table.column(cols["t"]).to_numpy(zero_copy_only=False), dtype=np.float64)
+    timed = np.isfinite(t)          # dockstand export's rows of a HIL log's arming have no run time
+    untimed = int(t.size - timed.sum())
+    t = t[timed]
+    if t.size < 10:
+        raise TelemetryError(f"{path}: column 't' has {t.size} finite times"
+                             + (f" ({untimed} rows without one)" if untimed else "") + ": at least 10 are needed")
+    bad = np.nonzero(np.diff(t) <= 0)[0]
+    if bad.size:
+        k = int(bad[0])
+        raise TelemetryError(f"{path}: column 't' must increase: row {int(np.nonzero(timed)[0][k + 1]) + 1} "
+                             f"({t[k + 1]:g} s) does not come after the one before ({t[k]:g} s)")
     ch, ignored = {}, []
     for base, name in cols.items():
         if base == "t":
             continue
-        if base.startswith(CHANNEL_PREFIXES) and not (base.startswith("ring_state.") and int(base.split(".")[1]) > 5):
-            v = np.asarray(table.column(name).to_numpy(), dtype=np.float64)
+        if usable(base):
+            v = np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)[timed]
             if not np.all(np.isfinite(v)):
-                raise TelemetryError(f"{path}: column {name!r} has non-finite values")
+                raise TelemetryError(f"{path}: column {name!r} has non-finite values in the run")
             ch[base] = v
         else:
             ignored.append(base)
     if not ch:
-        raise TelemetryError(f"{path}: none of the known channels (w_P.*, stroke.leg*, ring_state.0-5, x.A.w_*) "
-                             f"is in the file; columns: {', '.join(cols)}")
-    return Telemetry(str(path), t, ch, ignored)
+        raise TelemetryError(f"{path}: none of the known channels (w_P.*, rel_pose.*, rel_twist.*, stroke.leg*, "
+                             f"ring_state.0-5, x.A.w_*) is in the file; columns: {', '.join(list(cols)[:20])}"
+                             + (" ..." if len(cols) > 20 else ""))
+    return Telemetry(str(path), t, ch, ignored, untimed)
 
 
 def _crossing(t: np.ndarray, v: np.ndarray, level: float) -> float | None:
@@ -93,4 +127,4 @@ def contact_time(t: np.ndarray, ch: dict[str, np.ndarray], threshold_n: float, t
     return None
 
 
-__all__ = ["Telemetry", "TelemetryError", "read_telemetry", "contact_time", "CHANNEL_PREFIXES"]
+__all__ = ["Telemetry", "TelemetryError", "read_telemetry", "contact_time", "CHANNEL_PREFIXES", "CHANNELS", "usable"]

@@ -75,3 +75,29 @@ def test_check_config_reports_every_unknown_key_and_the_first_wrong_value(tmp_pa
     assert len(lines) == 2
     assert any("hexapod.length_max_m: required key is missing (is 'lenght_max_m' a misspelling?)" in ln
                for ln in lines)
+
+
+def test_help_lists_every_command_once_by_who_uses_it():
+    """``dockstand --help`` groups the commands for the operator, the analyst and the
+    integrator; every registered command appears exactly once, none outside a heading."""
+    from rt.cli import GROUPS, build_parser
+    p = build_parser()
+    text = p.format_help()
+    sub = next(a for a in p._actions if a.dest == "command")
+    names = list(sub.choices)
+    heads = [h for h, _ in GROUPS]
+    assert [ln[:-1] for ln in text.splitlines() if ln[:-1] in heads] == heads
+    lines = text.splitlines()
+    for n in names:
+        hits = [ln for ln in lines if ln.startswith(f"  {n} ")]
+        assert len(hits) == 1, (n, hits)
+    assert "dispatch only" not in text and "COMMAND ..." in text.splitlines()[0]
+    assert max(len(ln) for ln in lines) <= 100
+    assert not [n for n in names if not any(n in g for _, g in GROUPS)]     # no command left "other"
+
+
+def test_a_commands_help_names_it_after_dockstand():
+    from rt.cli import build_parser
+    p = build_parser()
+    sub = next(a for a in p._actions if a.dest == "command")
+    assert sub.choices["run"].format_usage().startswith("usage: dockstand run [-h]")

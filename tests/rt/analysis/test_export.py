@@ -132,3 +132,18 @@ def test_events_carry_their_time_on_the_records_clock(demo_log, tmp_path):
     out, _ = E.export_run(run, "parquet", tmp_path / "e.parquet", fields=["t"])
     ev = json.loads(pq.read_schema(out).metadata[b"dockstand.events"])
     assert all("t_run" in e for e in ev)
+
+
+def test_a_long_export_and_recompute_report_their_progress(demo_log, tmp_path, monkeypatch):
+    """Export and recompute tell a progress callback (the CLI's bar on stderr) as they go, and
+    end at the whole selection."""
+    from rt.analysis.recompute import recompute
+    monkeypatch.setattr(E, "CHUNK", 1000)
+    run = load_run(demo_log)
+    seen = []
+    _, n = E.export_run(run, "csv", tmp_path / "x.csv", fields=["w_P"], progress=lambda d, t: seen.append((d, t)))
+    assert n == run.n_records and seen[-1] == (run.n_records, run.n_records)
+    assert len(seen) == -(-run.n_records // 1000) and all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+    ticks = []
+    res = recompute(run, progress=lambda d, t: ticks.append((d, t)))
+    assert res.reproduced and ticks and ticks[0][0] == 0 and all(t == ticks[0][1] for _, t in ticks)

@@ -102,15 +102,16 @@ def _pdf_pages(path) -> int:
 def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, tmp_path, capsys):
     out = tmp_path / "r.pdf"
     assert cmd_report(_args("report", demo_log, "-o", str(out))) == 0
-    assert _pdf_pages(out) == 6          # identity + wrench, relative, platform, timing, energy
+    assert _pdf_pages(out) == 7          # identity + wrench, relative, platform, timing, energy, events
     out2 = tmp_path / "r2.pdf"
     assert cmd_report(_args("report", demo_log, "--reference", digital_log, "-o", str(out2))) == 0
-    assert _pdf_pages(out2) == 7         # + the fidelity table
+    assert _pdf_pages(out2) == 8         # + the fidelity table
     html = tmp_path / "r.html"
     assert cmd_report(_args("report", demo_log, "--reference", digital_log, "-o", str(html))) == 0
     text = html.read_text()
     assert text.count("<svg") == 5 and "Fidelity against the reference" in text and "src=" not in text
-    assert "6 pages" in capsys.readouterr().out.splitlines()[0]
+    assert "<h2>Events</h2>" in text and "latch_closed" in text and "Limits: the nearest the run came" in text
+    assert "7 pages" in capsys.readouterr().out.splitlines()[0]
     # page 1: the lead in ms, the delay identified online and the lead at the run's end
     assert re.search(r"tau = \d+\.\d{3} ms", text) and re.search(r"identified \d+\.\d{3} ms; lead at the end \d+\.\d{3} ms \(its platform part", text)
     # the reference of a HIL run starts from the mechanism state the run's arming left and is
@@ -127,8 +128,9 @@ def test_report_simulate_keeps_no_reference_unless_asked(demo_log, digital_log, 
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     out = tmp_path / "s.pdf"
     assert cmd_report(_args("report", demo_log, "--simulate", "-o", str(out))) == 0
-    assert _pdf_pages(out) == 7 and list(scratch.iterdir()) == []
-    assert "not kept" in capsys.readouterr().err
+    assert _pdf_pages(out) == 8 and list(scratch.iterdir()) == []
+    err = capsys.readouterr().err
+    assert "not kept" in err and "digital reference" in err and "drawing wrench page" in err     # progress, on stderr
     html = tmp_path / "s.html"       # the fidelity page names no file that is gone
     assert cmd_report(_args("report", demo_log, "--simulate", "-o", str(html))) == 0
     assert "simulated by report --simulate, not kept" in html.read_text() and list(scratch.iterdir()) == []
@@ -137,6 +139,16 @@ def test_report_simulate_keeps_no_reference_unless_asked(demo_log, digital_log, 
     kept = tmp_path / "ref.dslog"
     assert cmd_report(_args("report", demo_log, "--simulate", "--reference-log", str(kept), "-o", str(out))) == 0
     assert kept.stat().st_size > 0 and list(scratch.iterdir()) == []
+    # asked again with the same --reference-log: this run's reference is reused, not simulated again
+    mtime = kept.stat().st_mtime_ns
+    capsys.readouterr()
+    assert cmd_report(_args("report", demo_log, "--simulate", "--reference-log", str(kept), "-o", str(out))) == 0
+    assert "reusing the digital reference" in capsys.readouterr().err and kept.stat().st_mtime_ns == mtime
+    # a file there that is not this run's reference is neither reused nor overwritten
+    other = tmp_path / "other.dslog"
+    other.write_bytes(b"not a run log")
+    assert cmd_report(_args("report", demo_log, "--simulate", "--reference-log", str(other), "-o", str(out))) == 2
+    assert "is not this run's reference" in capsys.readouterr().err and other.read_bytes() == b"not a run log"
 
 
 def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo_log, digital_log):
@@ -200,7 +212,7 @@ def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys)
     cut.write_bytes(raw[:int(len(raw) * 0.6)])
     out = tmp_path / "cut.pdf"
     assert cmd_report(_args("report", str(cut), "-o", str(out))) == 0
-    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == 6
+    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == 7
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -241,3 +253,66 @@ def test_compare_refuses_swapped_logs_and_names_a_mismatched_reference(demo_log,
     assert any("case" in x and "digests differ" in x for x in w)
     assert any("in orbit" in x for x in w) and any("started at rest" in x for x in w)
     assert any("--log-rate 10000" in x for x in w)
+
+
+# ---------------------------------------------------------------------- what a reviewer reads
+def test_energy_curves_named_absorbed_or_dissipated_never_fall(demo_log, digital_log):
+    """The contact's work on the vehicles rises and falls (the springs store and give back): it
+    is drawn and named as *net* work; a curve named absorbed or dissipated is monotonic."""
+    from rt.analysis.figures import energy_page, energy_rows
+    rep = build_report(load_run(demo_log), load_run(digital_log))
+    fig = energy_page(rep)
+    lines = [ln for ax in fig.axes for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    named = {ln.get_label(): np.asarray(ln.get_ydata(), dtype=float) for ln in lines}
+    net = [k for k in named if k.startswith("net work")]
+    assert len(net) == 2
+    drop = [float(np.max(np.maximum.accumulate(named[k]) - named[k])) for k in net]
+    assert min(drop) > 1.0                          # the demo's springs give ~5 J back at 2.4 s
+    monotone = [k for k in named if "absorbed" in k or "dissipated" in k]
+    assert monotone                                                 # the reference's dampers and brakes
+    for k in monotone:
+        assert np.all(np.diff(named[k]) >= -1e-9), k
+    assert not any("absorbed" in k for k, _ in energy_rows(rep))
+
+
+def test_the_reference_span_is_shown_and_said(demo_log, digital_log):
+    """The digital reference ends when its capture settles, the run goes on: the report says so
+    (a note, a shaded span, the span of the impulse), and compare says the same span."""
+    from rt.analysis.figures import fidelity_rows, wrench_page
+    run, ref = load_run(demo_log), load_run(digital_log)
+    rep = build_report(run, ref)
+    assert rep.reference.end_s < rep.series.end_s - 1.0 and rep.reference.end == "capture_settled"
+    assert any("has no reference" in n for n in rep.notes)
+    fig = wrench_page(rep)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(f"no reference after {rep.reference.end_s:.3f} s" in t for t in texts)
+    shaded = [p for ax in fig.axes for p in ax.patches]
+    assert shaded                                                     # the span without a reference
+    rows = dict(fidelity_rows(rep.comparison))
+    span = rep.comparison["fidelity"]["span_s"]
+    key = next(k for k in rows if k.startswith("impulse |∫f dt| over"))
+    assert f"{span[0]:.3f}–{span[1]:.3f} s" in key
+    text = format_report(compare_logs(demo_log, digital_log))
+    assert f"common span {span[0]:.3f}–{span[1]:.3f} s" in text and "has no reference" in text
+    # one format per quantity: no long mantissas
+    assert not re.search(r"\d\.\d{5,}", "\n".join(v for _, v in fidelity_rows(rep.comparison)))
+
+
+def test_a_limit_exceedance_is_on_page_one_in_red(demo_log):
+    """A run whose sensor load passed its rating: the first page says so in a banner, the limits
+    table marks the row, and the notes start with it."""
+    from rt.analysis.figures import OVER, title_page
+    run = load_run(demo_log)
+    run.header["config"]["sensor"]["rating_nm"] = [450.0, 450.0, 450.0]      # the demo's torque peaks at ~500 N m
+    rep = build_report(run)
+    over = [u for u in rep.limits if u.over]
+    assert over and all(u.what.startswith("sensor torque") for u in over) and rep.notes[0].startswith("OVER A LIMIT")
+    texts = title_page(rep).texts
+    banner = [t for t in texts if t.get_text().strip().startswith("OVER A LIMIT")]
+    assert banner and banner[0].get_bbox_patch().get_facecolor()[:3] == pytest.approx((0xb0 / 255, 0.0, 0.0))
+    marked = [t for t in texts if t.get_text().startswith("OVER THE LIMIT")]
+    assert len(marked) == len(over) and all(t.get_color() == OVER for t in marked)
+    # within its limits, nothing is marked
+    clean = build_report(load_run(demo_log))
+    assert clean.limits and not any(u.over for u in clean.limits)
+    assert not [t for t in title_page(clean).texts if "OVER" in t.get_text()]

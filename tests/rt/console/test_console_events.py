@@ -38,7 +38,8 @@ def test_the_energy_audit_line_gives_the_verdict():
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "approach_j": 34.99, "vehicles_j": 32.66,
                       "mechanism_j": 32.62, "stand_injected_j": -0.0407, "injected_pct": -0.116, "verdict": "PASS",
                       "note": ""})
-    assert "[green]energy audit: approach 34.99 J" in line and "(-0.116 %, bound ±1 %): PASS" in line
+    assert "[green]energy audit: approach 34.99 J, net work on the mechanism 32.62 J, loop -0.04 J" in line
+    assert "(-0.12 %, bound ±1 %): PASS" in line
     line = fmt_event({"kind": "energy_audit", "bound_pct": 1.0, "injected_pct": 13.8, "stand_injected_j": 1.0,
                       "verdict": "FAIL", "note": ""})
     assert "[bold red]" in line and "FAIL" in line
@@ -119,7 +120,7 @@ def test_a_silent_platform_link_marks_its_state_stale():
     fresh = {"links": {"platform": {"last_frame_age_s": 0.001, "status": "connected"}}}
     assert "stale" not in fmt_links(sample, fresh)
     silent = {"links": {"platform": {"last_frame_age_s": 2.5, "status": "connected"}}}
-    assert "platform ENGAGED  fault 0  (stale: the last STATUS came 2.5 s ago)" in fmt_links(sample, silent)
+    assert "platform ENGAGED  no fault  (stale: the last STATUS came 2.5 s ago)" in fmt_links(sample, silent)
 
 
 def test_the_wrench_title_says_whether_it_is_tared():

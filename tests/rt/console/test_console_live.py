@@ -172,14 +172,15 @@ def test_lease_watch_only_and_abort_from_a_console(tmp_path):
             r = holder.send("arm")
             while not any(x.get("id") == r for x in holder.replies_seen):
                 await asyncio.sleep(0.05)
-            assert [x for x in holder.replies_seen if x.get("id") == r][0]["ok"]
+            reply = [x for x in holder.replies_seen if x.get("id") == r][0]
+            assert reply["ok"], reply
             async with other_app.run_test(size=(160, 50)) as pilot:
                 assert await _until(pilot, lambda: other_app.sample is not None)
                 assert await _until(pilot, lambda: "watch-only until you take control" in other_app.shown.get("header", ""))
                 await pilot.press("s")
                 await pilot.press("y")
                 assert await _until(pilot, lambda: "start refused" in other_app.message), other_app.message
-                assert "needs the control lease (held by holder)" in other_app.message
+                assert "needs control of the stand, and holder has it" in other_app.message
                 await pilot.press("c")        # the holder is alive: no takeover
                 assert await _until(pilot, lambda: "acquire refused" in other_app.message)
                 assert "held by holder" in other_app.message and not other.holds_lease

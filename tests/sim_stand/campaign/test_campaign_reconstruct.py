@@ -96,3 +96,48 @@ def test_bad_telemetry_is_a_clear_error(telemetry, tmp_path):
     r = subprocess.run([sys.executable, "-m", "rt.cli", "reconstruct", str(telemetry), "--case", str(NOMINAL),
                         "--fit", "position_q_m"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "cannot fit position_q_m" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------- a HIL run's own export
+@pytest.fixture(scope="module")
+def hil_export(tmp_path_factory):
+    """``dockstand export``'s CSV of a HIL demo run (the nominal case cut to 3 s), as written:
+    its arming rows have no run time (t NaN)."""
+    from sim_stand.cli import run_demo
+    d = tmp_path_factory.mktemp("hil")
+    text = NOMINAL.read_text().replace('duration_s = 10.0', 'duration_s = 3.0')
+    text = text.replace('"../vehicles/', f'"{NOMINAL.parent.parent / "vehicles"}/')
+    case = d / "nominal_3s.toml"
+    case.write_text(text)
+    res = run_demo(case, log_dir=d)
+    out = d / "run.csv"
+    export_run(load_run(res["log"]), "csv", out)
+    return case, out
+
+
+def test_reconstruct_reads_dockstand_exports_own_file(hil_export):
+    """The documented input, ``dockstand export``'s file of a HIL run: the arming rows (t NaN)
+    are left out and counted, the motion platform's and controller's columns ignored, the
+    relative state and the vehicles' rates are channels."""
+    _, csv = hil_export
+    t_all = pc.read_csv(csv).column("t [s]").to_numpy()
+    tel = read_telemetry(csv)
+    assert tel.untimed == int(np.sum(~np.isfinite(t_all))) > 100
+    assert tel.t.size == int(np.sum(np.isfinite(t_all))) and np.all(np.diff(tel.t) > 0)
+    for k in ("w_P.fx", "rel_pose.x", "rel_pose.qz", "rel_twist.wz", "x.A.w_x"):
+        assert k in tel.channels
+    assert "rel_pose.qw" not in tel.channels and "cmd_pose.x" in tel.ignored
+
+
+def test_reconstruct_of_a_hil_run_under_the_stands_conditions(hil_export):
+    """Fitted under the stand's conditions (the stand's 1 g on the mechanism, the loop's
+    coupling), the case's own initial conditions explain its HIL run: the fit stays within the
+    loop's own differences (0.5 mm, 0.5 mm/s) of the case's values and explains the telemetry."""
+    case, csv = hil_export
+    fit = reconstruct(csv, case, parameters=["position_y_m", "closing_velocity_mps"], starts=1,
+                      stand=ROOT / "config" / "stand.toml")
+    assert fit.stand_conditions and fit.untimed_rows > 100 and fit.success, format_fit(fit)
+    assert fit.parameters["position_y_m"]["value"] == pytest.approx(0.02, abs=5e-4)
+    assert fit.parameters["closing_velocity_mps"]["value"] == pytest.approx(0.10, abs=5e-4)
+    assert fit.rms_residual < 0.05 and "rel_pose.y" in fit.channels
+    assert "under the stand's conditions" in format_fit(fit) and "rows without a run time" in format_fit(fit)

@@ -3,6 +3,7 @@ a results store, the PDF's pages, the CLI."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 
@@ -58,7 +59,8 @@ def test_summary_counts_probability_loads_worst(tmp_path):
     assert s.wilson_95 == pytest.approx(wilson_closed_form(2, 4))
     assert s.loads["peak_force_n"]["max"] == 8000.0              # the failed run's 20 kN is no load
     assert s.loads["peak_force_n"]["over_limit"] == 1            # 8000 over the 7200 N default
-    assert [r["sample"] for r in s.worst] == [3, 2, 1]           # failure, no capture, highest load
+    # the one over a limit first (however many K), then failure, no capture, highest load
+    assert [r["sample"] for r in s.worst] == [1, 3, 2, 0] and s.over_limit == [1]
     assert s.failure_reasons == {"penetration_limit": {"count": 1, "example": "pair x: penetration 9 mm"}}
     text = format_summary(s)
     assert "incomplete" in text and "95 % Wilson" in text
@@ -80,7 +82,7 @@ def test_infeasible_starts_are_not_in_the_capture_probability(tmp_path):
     text = format_summary(s)
     assert "1 infeasible starts" in text and "over 4 feasible samples" in text
     # its 50 kN are the overlap springing apart, no docking's: not among the worst samples
-    assert 4 not in [r["sample"] for r in s.worst] and len(s.worst) == 3
+    assert 4 not in [r["sample"] for r in s.worst] and len(s.worst) == 4       # 1 over a limit + 3
 
 
 def test_summary_pdf_and_cli(tmp_path):
@@ -92,9 +94,83 @@ def test_summary_pdf_and_cli(tmp_path):
     assert "capture probability 0.5000" in r.stdout
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
-    assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") == 3     # envelopes, loads, worst
+    # summary, envelopes, loads, the worst samples' loads and their inputs, why they ended
+    assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") == 6
     for argv in ([str(tmp_path / "nothing")], [str(st.root), "--worst", "-2"],
                  [str(st.root), "-o", str(tmp_path / "no" / "dir" / "s.pdf")]):
         r = subprocess.run([sys.executable, "-m", "rt.cli", "campaign", "summary", *argv],
                            capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, (argv, r.stderr)
+
+
+def _campaign_with_exceedances(tmp_path, n=40):
+    """A store whose failures and no captures outnumber the worst list's K, and whose loads pass
+    their limits in several samples, one of them by less than 0.5 % (rounds to 1.00×)."""
+    c = load_campaign(short_campaign(tmp_path, n))
+    st = ResultStore.create(tmp_path / "many", c, n)
+    base = {k: 0.0 for k in c.names}
+    rows = []
+    for i in range(n):
+        r = {"sample": i, **base, "outcome": "capture", "peak_force_n": 2000.0 + 10.0 * i, "peak_moment_nm": 400.0,
+             "lateral_offset_m": 0.01, "angular_misalignment_deg": 0.5, "closing_speed_mps": 0.1}
+        if i < 8:
+            r.update(outcome="failure", reason="pair x: penetration 9 mm", end_reason="penetration_limit")
+        elif i < 20:
+            r.update(outcome="no_capture", reason="no capture within the duration")
+        rows.append(r)
+    rows[25]["peak_force_n"] = 15488.0            # 2.15 x the 7200 N default
+    rows[31]["peak_moment_nm"] = 1405.0           # 1.0036 x the 1400 N m default
+    rows[12]["peak_moment_nm"] = 2300.0           # a no capture over a limit
+    rows[3]["peak_force_n"] = 50000.0             # a failure: its peak is no load
+    assert st.append(rows) == n
+    return st
+
+
+def test_the_worst_list_holds_every_sample_over_a_limit(tmp_path):
+    """However many failures and no captures there are, every sample with a load over its limit
+    is on the worst list (first, the largest over its limit first), its ratio never rounded onto
+    the limit; a failed run's peak is not counted as a load."""
+    st = _campaign_with_exceedances(tmp_path)
+    s = summarize(st, worst=5)
+    rows = st.read().to_pylist()
+    over = {r["sample"] for r in rows if r["outcome"] != "failure" and (
+        r["peak_force_n"] > s.limits["force_n"] or r["peak_moment_nm"] > s.limits["moment_nm"])}
+    assert over == {25, 31, 12}
+    listed = [r["sample"] for r in s.worst]
+    assert over <= set(listed) and listed[:3] == [25, 12, 31] == s.over_limit
+    assert len(listed) == 3 + 5 and 3 not in listed[:3]          # then the K = 5 worst of the rest: failures
+    text = format_summary(s)
+    assert "3 samples OVER A LOAD LIMIT: 25, 12, 31" in text
+    assert re.search(r"moment +1405\.0 N·m +1\.004× its limit 1400\.0 N·m +OVER", text) and "1.00×" not in text
+    assert "50000.0 N" in text and "6.94×" not in text             # a failure's peak, not judged as a load
+    assert max(len(ln) for ln in text.splitlines()) <= 100        # readable in a terminal
+    for i in (25, 12, 31):
+        assert f"sample {i}: " in text
+    # --worst 0 still lists every exceedance
+    assert [r["sample"] for r in summarize(st, worst=0).worst] == [25, 12, 31]
+
+
+def test_summary_pdf_marks_exceedances_and_counts_in_whole_samples(tmp_path):
+    from sim_stand.campaign.figures import OVER, loads_page, summary_page, worst_page
+    st = _campaign_with_exceedances(tmp_path)
+    s = summarize(st, worst=5)
+    rows = st.read().to_pylist()
+    page = summary_page(s)
+    banner = [t for t in page.texts if "OVER A LOAD LIMIT" in t.get_text()]
+    assert banner and banner[0].get_bbox_patch().get_facecolor()[:3] == pytest.approx((0xb0 / 255, 0.0, 0.0))
+    fig = loads_page(rows, s)
+    force, moment = fig.axes[0], fig.axes[1]
+    for ax in (force, moment):
+        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+        assert all(float(t).is_integer() for t in ticks), ticks
+    red = [p for p in force.patches if p.get_facecolor()[:3] == pytest.approx((0xb0 / 255, 0.0, 0.0))
+           and p.get_height() > 0]
+    assert sum(p.get_height() for p in red) == 1                    # sample 25's bar, past the limit
+    assert "1 sample OVER THE LIMIT" in force.get_title()
+    pages = worst_page(s)
+    cells = pages[0].axes[0].tables[0].get_celld()
+    assert [cells[(i, 0)].get_text().get_text() for i in (1, 2, 3)] == ["25", "12", "31"]
+    assert all(cells[(i, 0)].get_text().get_color() == OVER for i in (1, 2, 3))
+    assert cells[(4, 0)].get_text().get_color() != OVER                 # a failure: not over a limit
+    force = next(c for (r, c), cell in cells.items() if r == 0 and cell.get_text().get_text().startswith("force"))
+    assert cells[(1, force)].get_text().get_text() == "15488.0 N  2.15×" and cells[(1, force)].get_text().get_color() == OVER
