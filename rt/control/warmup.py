@@ -43,7 +43,7 @@ def warm_up(ctl) -> None:
     arrays[0][CK.IN_DT] = ctl.period_s          # its ins
     link = ctl._link_inputs(0)
     CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, ctl._ftype, ctl.tau, ctl._mode,
-                        pack_cycle(ctl, arrays=arrays).table, *link)
+                        pack_cycle(ctl, sc, arrays=arrays).table, *link)
     CK.set_link_inputs(ins, *link)
     CK.ingest(sbuf, pbuf, ctl.sensing.raw.copy(), meas, ins, row, rix)
     CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
