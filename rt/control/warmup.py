@@ -16,6 +16,7 @@ from drivers.framing import MAX_FRAME
 from rt.config.case import load_case
 from rt.control import kernels as CK
 from rt.control.cycle_data import cycle_arrays, pack_cycle
+from rt.control.supervision import supervise_args
 from rt.dynamics import coupling as CP
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import wire_kernels as WK
@@ -49,8 +50,9 @@ def warm_up(ctl) -> None:
     CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
             rix, ctl.sensing.w_S.copy(), ctl.sensing.w_P.copy(), sc.x.copy(), ctl.out.copy(), timing,
             np.zeros((4, row.shape[0])), np.zeros(4, dtype=np.int64), True)
-    CK.supervise(*cp(ctl._supervise_args(ctl._home.copy())))
-    pose = ctl._home.copy()
+    home = ctl.stand.hexapod.home
+    CK.supervise(*cp(supervise_args(ctl, home.copy())))
+    pose = home.copy()
     scr = ctl.scr.copy()
     CK.quintic(0.5)
     mv = np.zeros(CK.MV_LEN)
