@@ -65,6 +65,11 @@ class FaultCode(IntEnum):
     DRIVE_FAULT = 6
     BAD_COMMAND = 7         # command not allowed in the present state / invalid values
     E_STOP_INPUT = 8        # hardware E-stop chain opened
+    # an industrial robot's adapter (drivers.robot_platform; docs/platforms.md)
+    ROBOT_CYCLE_MISSED = 9  # a run of the robot's cycles passed without an exchange (the controller trips
+                            # ROBOT_CYCLE_MISSED before the robot's own late-packet limit stops it)
+    ROBOT_STOPPED = 10      # the robot's external-motion interface reports it stopped (RSI off, EGM not running)
+    CORRECTION_LIMIT = 11   # the set-point needs a correction beyond the robot's configured limits
 
 
 _POSE = struct.Struct("<7d")

@@ -31,8 +31,30 @@ DEFAULT_EMULATOR = REPO / "config" / "emulator" / "default.toml"
 def _endpoint_override(link: dict, endpoint: str | None) -> dict:
     if endpoint is None:
         return link
+    if endpoint.startswith("udp://"):      # a robot's link: this computer listens on HOST:PORT
+        host, _, port = endpoint[len("udp://"):].rpartition(":")
+        return {"transport": "udp", "local_host": host, "local_port": int(port), "framing": "raw"}
     return {**link, "transport": "zmq", "endpoint": endpoint, "role": link.get("role", "connect"),
             "pattern": link.get("pattern", "pair")}
+
+
+def default_emulator(stand=None) -> Path:
+    """The emulator config a stand gets when none is named: an industrial robot's twin for a
+    robot stand (config/emulator/<protocol>.toml: the robot's delay and lag), else the
+    hexapod's (config/emulator/default.toml)."""
+    if stand is not None:
+        p = REPO / "config" / "emulator" / f"{stand.platform_protocol}.toml"
+        if stand.platform_protocol != "dockstand" and p.is_file():
+            return p
+    return DEFAULT_EMULATOR
+
+
+def free_udp_port(host: str = "127.0.0.1") -> int:
+    """A UDP port nobody uses now on ``host`` (the demo's private robot link)."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
 
 
 def load_world(stand, emulator_path=None, case_path=None, kind: str = "stand"):
@@ -43,16 +65,16 @@ def load_world(stand, emulator_path=None, case_path=None, kind: str = "stand"):
         return FreeSpaceWorld(stand), None
     from sim_stand.world import StandWorld
     from sim_stand.world_config import load_emulator
-    emu = load_emulator(emulator_path or DEFAULT_EMULATOR)
+    emu = load_emulator(emulator_path or default_emulator(stand))
     if case_path:
         from rt.config.case import load_case
         emu = emu.for_case(load_case(case_path))
     return StandWorld(stand, emu), emu
 
 
-def _emulator_config(emulator_path=None, case_path=None):
+def _emulator_config(emulator_path=None, case_path=None, stand=None):
     from sim_stand.world_config import load_emulator
-    emu = load_emulator(emulator_path or DEFAULT_EMULATOR)
+    emu = load_emulator(emulator_path or default_emulator(stand))
     if case_path:
         from rt.config.case import load_case
         emu = emu.for_case(load_case(case_path))
@@ -77,7 +99,11 @@ def cmd_emulate(args) -> int:
     stop = install_signal_stop()
     # --seed overrides the emulator config's [sensor] seed (which was parsed and then ignored)
     seed = args.seed if args.seed is not None else (emu.sensor_seed if emu is not None else 1)
-    em = Emulator(stand, world, emu=emu, faults=faults, seed=seed)
+    from sim_stand.robot_twin import RobotTwin, is_robot
+    if is_robot(stand):          # an industrial robot as the platform: the robot is the clock master
+        em = RobotTwin(stand, world, emu=emu, faults=faults, seed=seed)
+    else:
+        em = Emulator(stand, world, emu=emu, faults=faults, seed=seed)
     notes = list(em.notes)
     if args.sched_fifo:
         # the emulator stands for devices with CPUs of their own: on a shared, busy computer it
@@ -193,7 +219,11 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
         filter_s = 0.0
     servo = 0.0
     transport = stand.delays.transport_s
-    if emu is not None:
+    if emu is not None and stand.platform_protocol != "dockstand":
+        # an industrial robot: the stand file chooses how much of the robot's delay the controller
+        # leads by ([delays] transport_s + servo_s; docs/platforms.md, "The lead at a robot's delay")
+        servo = stand.delays.servo_s
+    elif emu is not None:
         servo = servo_lag_s(emu, stand.rate_hz)
         transport = emu.platform.transport_delay_s
     return replace(stand, sensing=sensing,
@@ -299,9 +329,15 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
     case = load_case(case_path)
     tmp = Path(tempfile.mkdtemp(prefix="dockstand-demo-"))
     s_ep, p_ep = f"ipc://{tmp}/sensor", f"ipc://{tmp}/platform"
+    if stand.platform_protocol != "dockstand":      # a robot's UDP link on a private port
+        p_ep = f"udp://127.0.0.1:{free_udp_port()}"
+    if stand.sensor_link.get("transport") == "udp":
+        s_ep = None
     stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
                     platform_link=_endpoint_override(stand.platform_link, p_ep))
-    emu_cfg = _emulator_config(emulator_path, case_path) if world == "stand" else None
+    if emulator_path is None and world == "stand":
+        emulator_path = default_emulator(stand)
+    emu_cfg = _emulator_config(emulator_path, case_path, stand) if world == "stand" else None
     stand = lockstep_stand(stand, emu_cfg, sensor_filter)
     if delay_error or identify:
         d = stand.delays
@@ -314,8 +350,10 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         stand = replace(stand, delays=replace(stand.delays, predictor=predictor))
     summary_path = tmp / "emulator.json"
     cmd = [sys.executable, "-m", "rt.cli", "emulate", "--stand", str(stand.file), "--lockstep",
-           "--sensor-endpoint", s_ep, "--platform-endpoint", p_ep, "--summary", str(summary_path),
+           "--platform-endpoint", p_ep, "--summary", str(summary_path),
            "--case", str(case_path), "--world", world]
+    if s_ep is not None:
+        cmd += ["--sensor-endpoint", s_ep]
     if emulator_path:
         cmd += ["--emulator", str(emulator_path)]
     for f in faults or []:

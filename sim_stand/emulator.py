@@ -52,7 +52,10 @@ from sim_stand.ft_sensor_model import seed as ft_seed
 log = logging.getLogger("dockstand.emulator")
 
 FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "sensor_saturated", "platform_fault", "platform_lag",
-               "platform_slower", "link_loss", "status_loss", "load_spike")
+               "platform_slower", "link_loss", "status_loss", "load_spike",
+               # an emulated industrial robot (sim_stand.robot_twin): it stops sending its state; its
+               # external-motion interface stops (RSI off, EGM stopped)
+               "robot_silent", "robot_stop")
 
 
 @dataclass
@@ -423,6 +426,17 @@ class Emulator:
         self.t = t = t + self.period
         self.ticks += 1
         self.platform.check(t, self.world.platform_fault, self.world.lengths)
+        silent = self.sample_sensor(t)
+        if not silent and not F.active("status_loss", t):
+            p = self.platform
+            self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
+                                  p.mode, device_time=t, inputs=self.world.input_word(self.stand.mechanism_inputs))
+            self.status_sent += 1
+
+    def sample_sensor(self, t: float) -> bool:
+        """The F/T sensor's sample of the period ending at ``t`` (the world's wrench on the passive
+        unit, its weight, the sensor faults); True when the faults silence every link."""
+        F = self.faults
         self.w_true[:] = self.world.wrench_P
         self.w_true += self.weight_P
         if F.active("load_spike", t):
@@ -433,11 +447,7 @@ class Emulator:
                                saturated=F.active("sensor_saturated", t))
         if not silent and F.active("garbage", t):
             self.sensor.garbage(F.garbage_bytes, self._rng)
-        if not silent and not F.active("status_loss", t):
-            p = self.platform
-            self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
-                                  p.mode, device_time=t, inputs=self.world.input_word(self.stand.mechanism_inputs))
-            self.status_sent += 1
+        return silent
 
     # ------------------------------------------------------------------ modes
     def run_lockstep(self, stop=lambda: False, idle_timeout_s: float | None = None) -> int:

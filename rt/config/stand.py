@@ -224,6 +224,9 @@ class Stand:
     # MechanismMap), None: not configured; and how long UNDOCK waits for the latches to open
     mechanism_io: object = None
     undock_release_timeout_s: float = 10.0
+    # the interface's own keys, as its parse_options read them (a robot's [platform.robot]:
+    # calibration, cycle, limits; drivers.robot_platform); {} for the stand's own protocol
+    platform_options: dict = field(default_factory=dict)
     fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
 
     @property
@@ -235,6 +238,12 @@ def _installed(kind: str) -> tuple[str, ...]:
     """The protocols of the installed ``dockstand.platforms`` / ``dockstand.sensors`` interfaces."""
     from drivers.hardware import platform_protocols, sensor_protocols
     return tuple(platform_protocols() if kind == "platform" else sensor_protocols())
+
+
+def _platform_class(protocol: str):
+    """The installed platform interface registered as ``protocol`` (drivers.hardware)."""
+    from drivers.hardware import platform_class
+    return platform_class(protocol)
 
 
 def _transport(t: Table, name: str, framing: str | None = None, why: str = "") -> dict:
@@ -473,10 +482,21 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     st.done()
 
     pf = t.table("platform")
-    # the platform's interface (drivers.hardware): the stand's own framed protocol, or a vendor's
+    # the platform's interface (drivers.hardware): the stand's own framed protocol, or a vendor's;
+    # the interface says which framing its link needs, which command modes it takes and reads
+    # its own keys (a robot's calibration, cycle and limits: drivers.robot_platform)
     pprot = pf.str("protocol", "dockstand", choices=_installed("platform"))
+    pcls = _platform_class(pprot)
+    modes = tuple(getattr(pcls, "command_modes", ("pose", "lengths")))
     mode = pf.str("command_mode", "pose", choices=("pose", "lengths"))
-    platform_link = _transport(pf, "link", "frame", "the motion-platform protocol (whole CRC-checked frames)")
+    if mode not in modes:
+        raise pf.error("command_mode", f"the {pprot!r} platform takes {' or '.join(repr(m) for m in modes)} "
+                                       f"set-points, not {mode!r}")
+    framing = getattr(pcls, "link_framing", "frame")
+    platform_link = _transport(pf, "link", framing, getattr(pcls, "link_why", "the motion-platform protocol "
+                                                                              "(whole CRC-checked frames)"))
+    parse_opts = getattr(pcls, "parse_options", None)
+    platform_options = parse_opts(pf, rate_hz=rate) if parse_opts is not None else {}
     mech_inputs = _mechanism_inputs(pf)
     pf.done()
 
@@ -606,6 +626,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_protocol=pprot, mechanism_io=mio[0] if mio else None,
                  undock_release_timeout_s=mio[1] if mio else 10.0,
+                 platform_options=platform_options,
                  mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,

@@ -61,7 +61,7 @@ from rt.record.runlog import git_describe
 from rt.stand import hexapod as HX
 from rt.stand import wire_kernels as WK
 from rt.stand.frames import stand_geometry
-from rt.stand.safety import Reason, SafeStop, SafetyMonitor
+from rt.stand.safety import Reason, SafeStop, SafetyMonitor, platform_fault_reason
 from rt.stand.sensing import Sensing
 
 log = logging.getLogger("dockstand.controller")
@@ -220,6 +220,7 @@ class Controller:
             self._event({"kind": "phase", "phase": ph.name})
 
     def _trip(self, code: int, text: str | None = None) -> None:
+        code = platform_fault_reason(code, int(self.meas[WK.ST_FAULT]))   # a robot's missed cycles by name
         self.trip_code = int(code)
         self.ins[CK.IN_TRIP] = self.trip_code
         self.trip_text = text or self.safety.describe(code)

@@ -72,6 +72,9 @@ class Links:
         self.lockstep_timeout_s = float(lockstep_timeout_s)
         self.cycle_time = time.monotonic()      # time.monotonic() at the last cycle's link accounting
         self._gate_misses = 0
+        # a platform that answers only every n-th cycle (an industrial robot: drivers.robot_platform)
+        # says after each lockstep cycle which answers are due (and sends its lockstep tick)
+        self._handshake = getattr(platform, "lockstep_handshake", None)
 
     # ------------------------------------------------------------------ lifecycle (not real-time)
     def open(self) -> None:
@@ -188,6 +191,8 @@ class Links:
         if not self.outstanding:
             return
         self.outstanding = 0
+        if self._handshake is not None:
+            return self._gate_robot()
         # the STATUS is the emulator's answer to the frame; the sensor sample was sent just
         # before it. A silent emulator costs the full timeout once, then only a short wait per
         # cycle (so a safe stop is not slowed down by a dead link).
@@ -195,6 +200,20 @@ class Links:
         got = wait_readable(self.p_tr, time.monotonic() + wait)
         self._gate_misses = 0 if got else self._gate_misses + 1
         wait_readable(self.s_tr, time.monotonic() + (0.05 if got else 0.0))
+
+
+    def _gate_robot(self) -> None:
+        """Lockstep with a robot that is the clock master (drivers.robot_platform): the sensor's
+        sample answers every cycle, the robot's state every n-th (the platform says which are
+        due); a silent device costs the full timeout once, then a short wait per cycle."""
+        sensor_due, robot_due = self._handshake()
+        wait = self.lockstep_timeout_s if self._gate_misses == 0 else 0.01
+        got = True
+        if sensor_due:
+            got = wait_readable(self.s_tr, time.monotonic() + wait)
+        if robot_due:
+            got = wait_readable(self.p_tr, time.monotonic() + (wait if got else 0.01)) and got
+        self._gate_misses = 0 if got else self._gate_misses + 1
 
 
 def wait_readable(transport, t_end: float) -> bool:

@@ -56,6 +56,7 @@ _CAUSE = {
     Reason.HEARTBEAT_LOST: "attach a console and take the control lease",
     Reason.DELAY_OUT_OF_BAND: "check the platform's servo (its delay left the band)",
     Reason.TRACKING_ERROR: "check the platform's servo (it did not follow)",
+    Reason.ROBOT_CYCLE_MISSED: "check the robot's link (its program runs, the cable, this computer's load)",
     Reason.CYCLE_FAILURE: "report the failure (the run log's cycle_failure event has it)",
 }
 
@@ -68,7 +69,8 @@ def next_step(ctl, code: int) -> str:
         steps.append(cause)
     pst = ctl.platform_state()
     if pst in (PlatformState.FAULT, PlatformState.E_STOPPED) or int(code) in (Reason.PLATFORM_FAULT,
-                                                                                Reason.PLATFORM_ESTOP):
+                                                                                Reason.PLATFORM_ESTOP,
+                                                                                Reason.ROBOT_CYCLE_MISSED):
         steps.append(HOW["reset_fault"])
     cfg = ctl.stand.mechanism_inputs
     if ML.latched(ctl):

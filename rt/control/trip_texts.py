@@ -23,8 +23,9 @@ def device_fault(ctl) -> str:
 def trip_context(ctl, code: int) -> str:
     """What the kernels' detail cannot carry (on a trip only: formats): the device's own
     fault code, the lost link's endpoint and last frame, the loop's measured overload."""
-    if code in (Reason.PLATFORM_FAULT, Reason.PLATFORM_ESTOP):
-        return f" ({device_fault(ctl)})"      # the device's own code, as it sent it
+    if code in (Reason.PLATFORM_FAULT, Reason.PLATFORM_ESTOP, Reason.ROBOT_CYCLE_MISSED):
+        text = getattr(ctl.platform, "fault_text", "")     # an adapter's own words (drivers.robot_platform)
+        return f" ({device_fault(ctl)}{': ' + text if text else ''})"   # the device's own code, as it sent it
     if code in (Reason.SENSOR_LINK_LOST, Reason.PLATFORM_LINK_LOST):
         tr = ctl.links.s_tr if code == Reason.SENSOR_LINK_LOST else ctl.links.p_tr
         return f"; {ctl.links.last_frame(tr, ctl.t)}"

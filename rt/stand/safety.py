@@ -45,6 +45,7 @@ from enum import IntEnum
 import numpy as np
 from numba import njit
 
+from drivers.motion_platform import FaultCode
 from rt.stand import hexapod as HX
 from rt.dynamics import spatial as S
 from rt.jit import KERNEL
@@ -84,7 +85,8 @@ class Reason(IntEnum):
     CYCLE_FAILURE = 29      # the controller's own cycle raised (a defect): safe stop, never an exit
     RETRACT_LOAD = 30       # the load on the passive unit grew during a retract (the units are held together)
     MECHANISM_FAULT = 31    # the docking mechanism's control unit reports a fault (its Modbus link)
-    ROBOT_CYCLE_MISSED = 32  # an industrial robot platform's reply windows missed in a row (its adapter)
+    ROBOT_CYCLE_MISSED = 32  # an industrial robot's exchange missed a run of its cycles (drivers.robot_platform):
+                             # stopped before the robot's own late-packet limit stops the robot
 
 
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
@@ -101,6 +103,18 @@ def sensor_status_text(status: int) -> str:
     if rest:
         known.append(f"device bits 0x{rest:08x}")
     return f"the force/torque sensor reports status 0x{status:08x} ({'; '.join(known)})"
+
+
+# the platform's own fault codes that are a trip reason of their own (drivers.motion_platform.FaultCode)
+FAULT_REASONS = {int(FaultCode.ROBOT_CYCLE_MISSED): Reason.ROBOT_CYCLE_MISSED}
+
+
+def platform_fault_reason(code: int, fault: int) -> int:
+    """A PLATFORM_FAULT trip named by the platform's fault code when that code is a reason of
+    its own (FAULT_REASONS: an industrial robot's missed cycles); otherwise ``code``."""
+    if code == Reason.PLATFORM_FAULT:
+        return int(FAULT_REASONS.get(int(fault), code))
+    return code
 
 
 # hexapod Workspace code -> Reason
@@ -312,6 +326,7 @@ def describe(code: int, detail: np.ndarray, lim: np.ndarray | None = None) -> st
     return {
         Reason.PLATFORM_ESTOP: "platform reports E_STOPPED",
         Reason.PLATFORM_FAULT: "platform reports FAULT",
+        Reason.ROBOT_CYCLE_MISSED: "the robot's cycles went unanswered (a run of missed exchanges)",
         Reason.SENSOR_LINK_LOST: f"sensor link lost: no new sample for {v:.0f} cycles",
         Reason.CRC_BURST: f"{v:.0f} corrupt sensor frames within the burst window",
         Reason.SEQUENCE_GAP_BURST: f"{v:.0f} sequence gaps within the burst window",
