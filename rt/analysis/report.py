@@ -238,8 +238,7 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
             w = d["w_P"]
             if gate is not None:
                 w = np.zeros_like(d["w_P"])
-                for i in range(a - a0, b - a0):        # each record once, in order, across chunks
-                    CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
+                CG.replay(gate, d["w_P"], d["new_sample"], w, a - a0, b - a0)   # each record once, in order
                 if p_act is not None:       # noise outside the contact is no force on the hardware either
                     p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo, shift)[1]
             p_sim = held_step_power(w, d["rel_pose"], d["rel_twist"])

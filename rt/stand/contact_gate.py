@@ -178,3 +178,13 @@ def gate(g, w_P, w_out, new_sample):
     else:
         for i in range(6):
             w_out[i] = 0.0
+
+
+@njit(**KERNEL)
+def replay(g, W, new_sample, out, lo, hi):
+    """:func:`gate` over the rows ``lo:hi`` of a logged wrench ``W`` (n x 6) with the rows'
+    ``new_sample`` flags (non-zero: a new sample) into ``out`` (the energy audit's replay of
+    what the dynamics received; rt.analysis.report). Not for the real-time loop's cycle (the
+    writer thread's audit; compiled by the controller's warm-up)."""
+    for i in range(lo, hi):
+        gate(g, W[i], out[i], new_sample[i] != 0.0)
