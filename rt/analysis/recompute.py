@@ -165,6 +165,7 @@ def recompute(run: Run, overrides: dict | None = None) -> RecomputeResult:
     step = CP.update_kernel(sc.env)
     w_in = np.zeros((2, 6))
     cp_out = np.zeros(CP.OUT_LEN)
+    CP.set_measurement_dispersion(cp_out, *sens.dispersion)
     n = hi - lo
     rel_w = d["rel_pose"].shape[1] + d["rel_twist"].shape[1] + d["rel_acc"].shape[1]
     out = {"w_P": d["w_P"].copy(), "x": d["x"].copy(), "rel": np.column_stack([d["rel_pose"], d["rel_twist"],

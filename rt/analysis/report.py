@@ -102,8 +102,17 @@ def _identity(run: Run) -> list[tuple[str, str]]:
                  ("delay identification", str(h.get("delay_identify") or "not logged") + _identified(run)),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
-                 ("lockstep", str(h.get("lockstep")))]
+                 ("lockstep", str(h.get("lockstep"))),
+                 ("fidelity", _fidelity_line(run))]
     return rows
+
+
+def _fidelity_line(run: Run) -> str:
+    """The run's fidelity verdict as its log's energy audit event carries it (rt.analysis.fidelity)."""
+    for e in run.events:
+        if e.get("kind") == "energy_audit" and isinstance(e.get("fidelity"), dict):
+            return str(e["fidelity"].get("line") or e["fidelity"].get("verdict"))
+    return "not in the log (no energy audit event with a verdict)"
 
 
 def _identified(run: Run) -> str:
@@ -214,7 +223,8 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         from rt.control.controller import stand_geometry
         st = stand_from_snapshot(run.header["config"], f"{run.path}: header config")
         geo = stand_geometry(st)
-        shift = filter_delay_of(run, st)
+        # the sensor's own delay (its filter setting: [delays] sensor_s, as the run had it) too
+        shift = filter_delay_of(run, st) + float((run.header.get("delays") or {}).get("sensor_s") or 0.0)
     extra = ["meas_pose"] if geo is not None else []
     # a HIL log: each record's wrench was held over the step that ends in its state, and what the
     # dynamics received of it went through the stand's contact gate (replayed here)

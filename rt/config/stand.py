@@ -93,6 +93,20 @@ class ContactGate:
 
 
 @dataclass(frozen=True)
+class EnvelopeSettings:
+    """[envelope] (rt.stand.loop_envelope, docs/validation.md §3.5): the CoR error (% of the
+    closed form) beyond which a contact is outside the stand's loop envelope, and what an ARM of
+    a case outside does: "flag" (said at ARM, in the run log and the run's fidelity verdict) or
+    "refuse"."""
+    bound_pct: float = 1.0
+    outside: str = "flag"
+
+    @property
+    def refuse(self) -> bool:
+        return self.outside == "refuse"
+
+
+@dataclass(frozen=True)
 class MechanismInputs:
     """[platform.inputs]: which bit of the STATUS frame's digital-input word carries which of
     the docking mechanism's status signals (docs/controller.md, "Mechanism inputs"); -1 / empty:
@@ -167,6 +181,7 @@ class Stand:
     # loop's injected energy, % of the approach energy, of its verdict
     energy_audit: bool = True
     energy_audit_bound_pct: float = 1.0
+    envelope: EnvelopeSettings = EnvelopeSettings()   # [envelope]: the loop envelope's bound, flag or refuse
 
     @property
     def period_ns(self) -> int:
@@ -515,6 +530,10 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     audit_on = rl.bool("energy_audit", True)
     audit_bound = rl.float("energy_audit_bound_pct", 1.0, gt=0.0, le=100.0)
     rl.done()
+    ev = t.table("envelope", {})
+    envelope = EnvelopeSettings(bound_pct=ev.float("bound_pct", 1.0, gt=0.0, le=100.0),
+                                outside=ev.str("outside", "flag", choices=("flag", "refuse")))
+    ev.done()
     t.done()
 
     return Stand(file=t.file, name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
@@ -526,4 +545,4 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
                  runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
-                 energy_audit_bound_pct=audit_bound)
+                 energy_audit_bound_pct=audit_bound, envelope=envelope)

@@ -230,6 +230,7 @@ class Controller:
         self.run_start_pose = np.zeros(7)
         self.prev_vel = np.zeros(7)      # the last command's twist and, at CK.PV_DT, its step
         self.out = np.zeros(CP.OUT_LEN)
+        CP.set_measurement_dispersion(self.out, *self.sensing.dispersion)   # the low-pass beyond its delay
         self.w_in = np.zeros((2, 6))
         self._no_wrench = np.zeros((2, 6))
         self.mv = np.zeros(CK.MV_LEN)
@@ -435,12 +436,24 @@ class Controller:
         self.xctr[:] = 0
         self.xctr[CK.XC_MISS_PREV] = -1
         self.xlim[CK.XL_TRACK_ON] = 0.0
+        env = self.loop_envelope_now()      # the loop envelope at ARM (rt.stand.loop_envelope): said, and logged
+        self.loop_envelope = env.as_dict()
+        self._event({"kind": "loop_envelope", "inside": env.inside, "text": env.sentence(), "reasons": list(env.reasons)})
         DY.delay_reset(self.dly)           # identified anew from this run's motion (the arming move first)
         self.delay_rec[:] = math.nan
         self._arm_t0 = self.t
         self._engage_sent = False
         self._set_phase(Phase.ENGAGE)
         self._open_log()
+
+    def loop_envelope_now(self):
+        """The loaded case's loop envelope (rt.stand.loop_envelope) with the platform delay identified
+        so far (the last run's, until this run's arming move identifies it), else the configured one."""
+        from rt.stand.loop_envelope import Envelope, envelope_of_case
+        if self.case is None:
+            return Envelope(None)
+        ident = float(self.dly[DY.DY_EST]) if DY.delay_valid(self.dly) else None
+        return envelope_of_case(self.case, self.stand, ident)
 
     def _runup_target(self) -> float:
         """Set up the run-up from the spacecraft's initial relative state; returns its length."""
@@ -665,6 +678,8 @@ class Controller:
                # likewise the contact gate and the delay identification in effect
                "contact_gate": dataclasses.asdict(self.stand.contact_gate),
                "delay_identify": self.stand.delays.identify, "delay_predictor": self.stand.delays.predictor,
+               # the delays in effect (the lead's parts) and the loop envelope judged at ARM (rt.stand.loop_envelope)
+               "delays": dataclasses.asdict(self.stand.delays), "loop_envelope": getattr(self, "loop_envelope", None),
                # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
                "flight": "berthing" if self.sc is not None and self.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
                **self.log_extra}

@@ -112,6 +112,9 @@ def guard_arm(ctl, **_: Any) -> str | None:
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
                 f"units are latched together and the arming move would pull them apart")
+    env = ctl.loop_envelope_now()         # rt.stand.loop_envelope: the stand asks for runs outside to be refused
+    if env.inside is False and env.refuse:
+        return f"the case is outside the stand's loop envelope ([envelope] outside = \"refuse\"): " + "; ".join(env.reasons)
     return None
 
 

@@ -59,7 +59,10 @@ O_WEIGHT = O_NOISE + 6
 # ... and per axis: the sign of the jerk at its last change, the cycles since that change, the
 # cycles between the two changes before (0: fewer seen), the axis's stability weight
 O_JSIGN, O_JT1, O_JHALF, O_JSTAB = O_WEIGHT + 1, O_WEIGHT + 7, O_WEIGHT + 13, O_WEIGHT + 19
-OUT_LEN = O_JSTAB + 6
+# the measurement's dispersion beyond its group delay (the sensing low-pass's), s^2 and s^3:
+# set once per controller (set_measurement_dispersion), kept by reset_memory
+O_C2, O_C3 = O_JSTAB + 6, O_JSTAB + 7
+OUT_LEN = O_C3 + 1
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
@@ -106,6 +109,14 @@ def reset_memory(out) -> None:
     out[O_JT1:O_JT1 + 6] = 0.0
     out[O_JHALF:O_JHALF + 6] = 0.0
     out[O_JSTAB:O_JSTAB + 6] = 1.0
+
+
+def set_measurement_dispersion(out, c2: float, c3: float) -> None:
+    """What the measurement does to the force beyond its group delay, to third order (the
+    sensing low-pass's: rt.stand.sensing.dispersion): the predictor takes ``c2 a + c3 j`` off
+    the predicted pose (predict_pose). Not for the real-time loop (once per controller)."""
+    out[O_C2] = c2
+    out[O_C3] = c3
 
 
 @njit(**KERNEL)
@@ -220,9 +231,11 @@ def predict_pose(out, tau, mode, dt):
         tau = 0.0
     h = 0.5 * tau * tau
     c = 0.0                       # tau^3/6 + (the acceleration's lag) tau^2/2: the jerk's terms
+    if mode != MODE_OFF:
+        h -= out[O_C2]            # the measurement's dispersion (set_measurement_dispersion)
     if mode == MODE_JERK and dt > 0.0:
         jerk_estimate(out, dt, tau)
-        c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * h
+        c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * 0.5 * tau * tau - out[O_C3]
     j = O_JERK
     for i in range(3):
         out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h + out[j + i] * c

@@ -14,7 +14,15 @@ The gate passes the measured wrench only in contact and zero outside:
   chance that a 3-axis Gaussian of sigma s exceeds 5 s is 1.5e-5 per sample, twice in a row
   2e-10); the withheld samples of those ``persist - 1`` cycles are passed with the opening one,
   so their impulse is not lost (what is lost is the rise below ``on_n``: ~on_n^2 / (2 k v), 0.03
-  N s on the rod against 320 N s exchanged);
+  N s on the rod against 320 N s exchanged). The shipped ``persist`` is 1: a lump of withheld
+  samples passed at once is a step of the force, which the prediction's lead turns into a
+  spike of the command (berthing's capture: 5.7 rad/s^2 against a 5.2 rad/s^2 trip);
+* once the sensor's noise is known (below), ``|f|`` is the force's distance from its mean while
+  nothing touched (a bias drift is not a contact), and the thresholds are at most
+  :data:`ON_SIGMA` / :data:`OFF_SIGMA` per-axis sigmas of that noise (and at least
+  :data:`MIN_FRACTION` of the configured ones): what the configured ones
+  are for a noisy sensor, the measured noise lowers for a quiet one, so that a docking's light
+  guiding contacts (tens of newtons for hundreds of milliseconds) are not withheld;
 * it closes when ``|f|`` has stayed below ``off_n`` for ``release_s`` (a contact's force
   passes through zero only at its ends) and, once the sensor's noise is known (below), the
   force's mean over that time is within one standard deviation of the noise (the norm of the
@@ -55,7 +63,9 @@ G_NLAM = 14
 G_NPREV, G_NVAR, G_NCOUNT = 15, 21, 27
 G_QMEAN, G_QMSQ, G_BSUM = 28, 31, 34
 G_LEN = 37
-NOISE_MIN_COUNT = 20             # quiet changes before the noise's estimate is used (rate_noise)
+NOISE_MIN_COUNT = 20             # quiet changes before the noise's estimate is used (rate_noise, the thresholds)
+ON_SIGMA, OFF_SIGMA = 5.0, 4.0   # the thresholds once the noise is known: |f - quiet mean| in per-axis sigmas
+MIN_FRACTION = 0.1               # ... but not below this fraction of the configured ones (a noiseless signal)
 
 
 def pack_gate(enabled: bool, on_n: float, off_n: float, persist: int, release_s: float, dt: float,
@@ -72,10 +82,34 @@ def pack_gate(enabled: bool, on_n: float, off_n: float, persist: int, release_s:
 
 
 @njit(**KERNEL)
+def _noise_known(g):
+    return g[G_NCOUNT] > NOISE_MIN_COUNT
+
+
+@njit(**KERNEL)
+def _level(g, w_P):
+    """``(|f - m|, on, off)``: the force's distance from its quiet mean ``m`` and the thresholds
+    in effect (module docstring); before the noise is known ``m = 0`` and the configured ones."""
+    if not _noise_known(g):
+        return math.sqrt(w_P[0] * w_P[0] + w_P[1] * w_P[1] + w_P[2] * w_P[2]), g[G_ON], g[G_OFF]
+    f2 = 0.0
+    var = 0.0
+    for i in range(3):
+        m = g[G_QMEAN + i]
+        d = w_P[i] - m
+        f2 += d * d
+        var += max(0.0, g[G_QMSQ + i] - m * m)
+    sig = math.sqrt(var / 3.0)
+    on = min(g[G_ON], max(MIN_FRACTION * g[G_ON], ON_SIGMA * sig))
+    off = min(g[G_OFF], max(MIN_FRACTION * g[G_OFF], OFF_SIGMA * sig))
+    return math.sqrt(f2), on, off
+
+
+@njit(**KERNEL)
 def _noise_update(g, w_P):
     """The noise's mean square change (module docstring), on a new sample."""
-    f = math.sqrt(w_P[0] * w_P[0] + w_P[1] * w_P[1] + w_P[2] * w_P[2])
-    if g[G_OPEN] == 0.0 and f < g[G_ON]:
+    f, on, _ = _level(g, w_P)
+    if g[G_OPEN] == 0.0 and f < on:
         if g[G_NCOUNT] >= 0.5:
             lam = g[G_NLAM] if g[G_NCOUNT] > 1.0 / (1.0 - g[G_NLAM]) else 1.0 - 1.0 / g[G_NCOUNT]
             for i in range(6):
@@ -93,7 +127,7 @@ def _noise_update(g, w_P):
 def _contact_over(g):
     """After ``release`` samples below off_n: is the mean force of those samples noise (module
     docstring)? True also while the noise is not known yet."""
-    if g[G_NCOUNT] <= NOISE_MIN_COUNT:
+    if not _noise_known(g):
         return True
     n = g[G_BELOW]
     var = 0.0
@@ -111,7 +145,7 @@ def rate_noise(g, sigma):
     """``sigma`` (6) = the sensor noise's standard deviation in the wrench's change from one
     sample to the next, per axis (N, N m), once :data:`NOISE_MIN_COUNT` quiet changes are
     counted; 0 before (unknown)."""
-    ok = g[G_NCOUNT] > NOISE_MIN_COUNT
+    ok = _noise_known(g)
     for i in range(6):
         sigma[i] = math.sqrt(g[G_NVAR + i]) if ok else 0.0
 
@@ -144,9 +178,9 @@ def gate(g, w_P, w_out, new_sample):
             w_out[i] = w_P[i]
         return
     if new_sample:
-        f = math.sqrt(w_P[0] * w_P[0] + w_P[1] * w_P[1] + w_P[2] * w_P[2])
+        f, on, off = _level(g, w_P)
         if g[G_OPEN] != 0.0:
-            if f < g[G_OFF]:
+            if f < off:
                 g[G_BELOW] += 1.0
                 for i in range(3):
                     g[G_BSUM + i] += w_P[i]
@@ -157,7 +191,7 @@ def gate(g, w_P, w_out, new_sample):
                     gate_reset(g)
                 else:
                     _block_reset(g)
-        elif f > g[G_ON]:
+        elif f > on:
             g[G_ABOVE] += 1.0
             if g[G_ABOVE] >= g[G_PERSIST]:
                 g[G_OPEN] = 1.0
