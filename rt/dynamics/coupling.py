@@ -57,11 +57,13 @@ O_W0, O_W1 = O_JERK + 6, O_JERK + 12
 O_NOISE = O_W1 + 6
 O_WEIGHT = O_NOISE + 6
 # ... and per axis: the sign of the jerk at its last change, the cycles since that change, the
-# cycles between the two changes before (0: fewer seen), the axis's stability weight
+# cycles between the two changes before (0: fewer seen), the axis's stability weight, the sign
+# changes seen (a jerk's first sign, from zero, is none)
 O_JSIGN, O_JT1, O_JHALF, O_JSTAB = O_WEIGHT + 1, O_WEIGHT + 7, O_WEIGHT + 13, O_WEIGHT + 19
+O_JCROSS = O_JSTAB + 6
 # the measurement's dispersion beyond its group delay (the sensing low-pass's), s^2 and s^3:
 # set once per controller (set_measurement_dispersion), kept by reset_memory
-O_C2, O_C3 = O_JSTAB + 6, O_JSTAB + 7
+O_C2, O_C3 = O_JCROSS + 6, O_JCROSS + 7
 OUT_LEN = O_C3 + 1
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
@@ -109,6 +111,7 @@ def reset_memory(out) -> None:
     out[O_JT1:O_JT1 + 6] = 0.0
     out[O_JHALF:O_JHALF + 6] = 0.0
     out[O_JSTAB:O_JSTAB + 6] = 1.0
+    out[O_JCROSS:O_JCROSS + 6] = 0.0
 
 
 def set_measurement_dispersion(out, c2: float, c3: float) -> None:
@@ -131,15 +134,18 @@ def _median3(a, b, c):
 @njit(**KERNEL)
 def _stability_weight(out, i, j, dt, tau):
     """Axis ``i``'s weight from the jerk path's loop gain (jerk_estimate): the jerk's frequency
-    from the time between its sign changes (half a period; a jerk that has changed sign fewer
-    than twice is slow), the gain ``(w tau)^2 (tau / dt) / 3`` of the path at it
+    from the time between its last two zero crossings (half a period; a jerk that has crossed
+    zero fewer than twice is slow: a contact's jerk starts at its onset, a quarter period before
+    its one crossing), the gain ``(w tau)^2 (tau / dt) / 3`` of the path at it
     (docs/validation.md §3.3), the weight 1 up to :data:`JERK_GAIN_FULL`, 0 from
     :data:`JERK_GAIN_NONE`, linear between. Updated at a sign change, where the jerk is near 0."""
     s = 1.0 if j > 0.0 else (-1.0 if j < 0.0 else 0.0)
     last = out[O_JSIGN + i]
     if s != 0.0 and s != last:
-        if last != 0.0:
-            out[O_JHALF + i] = out[O_JT1 + i] + 1.0
+        if last != 0.0:                            # a zero crossing
+            if out[O_JCROSS + i] >= 1.0:          # ... with one before it: half a period between them
+                out[O_JHALF + i] = out[O_JT1 + i] + 1.0
+            out[O_JCROSS + i] += 1.0
         out[O_JSIGN + i] = s
         out[O_JT1 + i] = 0.0
     else:
