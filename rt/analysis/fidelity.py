@@ -51,10 +51,15 @@ def fidelity_verdict(run, audit: dict, bound_pct: float) -> dict:
     if run.kind != "hil":
         return {"verdict": "NONE", "reason": "not a HIL run", "line": "fidelity: not judged (not a HIL run)",
                 "items": items}
+    env = h.get("loop_envelope") or {}
+    if env.get("inside") is False:
+        fails.append("outside the stand's loop envelope: " + "; ".join(env.get("reasons") or []))
     lo, hi = dynamics_rows(run)
     if hi - lo < 3:
-        return {"verdict": "NONE", "reason": "no dynamics in the log", "line": "fidelity: not judged (no dynamics)",
-                "items": items}
+        reason = "; ".join(fails) or "no dynamics in the log"
+        verdict = "FAIL" if fails else "NONE"
+        return {"verdict": verdict, "reason": reason, "items": items,
+                "line": f"fidelity {verdict}: {reason}" if fails else "fidelity: not judged (no dynamics)"}
     rate = float(h.get("rate_hz") or 1000.0)
     dt = 1.0 / rate
     names = [n for n in ("w_P", "rel_twist", "new_sample", "delay") if n in run.fields]
@@ -62,14 +67,11 @@ def fidelity_verdict(run, audit: dict, bound_pct: float) -> dict:
     w = d["w_P"]
     fn = np.linalg.norm(w[:, :3], axis=1)
 
-    # ---- the loop envelope (judged at ARM)
-    env = h.get("loop_envelope") or {}
+    # ---- the loop envelope (judged at ARM; outside: failed above)
     omega = _f(env.get("omega_radps"))
     items["envelope_inside"] = env.get("inside")
     items["omega_tau"] = _f(env.get("omega_tau"))
-    if env.get("inside") is False:
-        fails.append("outside the stand's loop envelope: " + "; ".join(env.get("reasons") or []))
-    elif env.get("inside") is None:
+    if env.get("inside") is None:
         notes.append("loop envelope not judged (no contact stiffness declared: the case's [loop])")
 
     # ---- the energy audit

@@ -99,6 +99,9 @@ def test_a_case_outside_is_flagged_at_arm_and_refused_where_the_stand_asks(tmp_p
         h = read_log(c.log_path).header
         assert h["loop_envelope"]["inside"] is False and h["loop_envelope"]["omega_tau"] > 5.0
         assert h["delays"]["predictor"] == stand.delays.predictor
+        # and the run's fidelity verdict (rt.analysis.fidelity, in the energy audit) says why
+        fid = c.summary()["energy_audit"]["fidelity"]
+        assert fid["verdict"] == "FAIL" and "outside the stand's loop envelope" in fid["line"], fid
     finally:
         rig.close()
 
