@@ -217,8 +217,17 @@ def _identity(run: Run) -> list[tuple[str, str]]:
                  ("delay identification", str(h.get("delay_identify") or "not logged") + _identified(run)),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
-                 ("lockstep", str(h.get("lockstep")))]
+                 ("lockstep", str(h.get("lockstep"))),
+                 ("fidelity", _fidelity_line(run))]
     return rows
+
+
+def _fidelity_line(run: Run) -> str:
+    """The run's fidelity verdict as its log's energy audit event carries it (rt.analysis.fidelity)."""
+    for e in run.events:
+        if e.get("kind") == "energy_audit" and isinstance(e.get("fidelity"), dict):
+            return str(e["fidelity"].get("line") or e["fidelity"].get("verdict"))
+    return "not in the log (no energy audit event with a verdict)"
 
 
 def _identified(run: Run) -> str:
@@ -329,7 +338,8 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         from rt.control.controller import stand_geometry
         st = stand_from_snapshot(run.header["config"], f"{run.path}: header config")
         geo = stand_geometry(st)
-        shift = filter_delay_of(run, st)
+        # the sensor's own delay (its filter setting: [delays] sensor_s, as the run had it) too
+        shift = filter_delay_of(run, st) + float((run.header.get("delays") or {}).get("sensor_s") or 0.0)
     extra = ["meas_pose"] if geo is not None else []
     # a HIL log: each record's wrench was held over the step that ends in its state, and what the
     # dynamics received of it went through the stand's contact gate (replayed here)
@@ -353,8 +363,7 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
             w = d["w_P"]
             if gate is not None:
                 w = np.zeros_like(d["w_P"])
-                for i in range(a - a0, b - a0):        # each record once, in order, across chunks
-                    CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
+                CG.replay(gate, d["w_P"], d["new_sample"], w, a - a0, b - a0)   # each record once, in order
                 if p_act is not None:       # noise outside the contact is no force on the hardware either
                     p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo, shift)[1]
             p_sim = held_step_power(w, d["rel_pose"], d["rel_twist"])
