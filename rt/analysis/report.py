@@ -109,10 +109,17 @@ def _identity(run: Run) -> list[tuple[str, str]]:
 
 def _fidelity_line(run: Run) -> str:
     """The run's fidelity verdict as its log's energy audit event carries it (rt.analysis.fidelity)."""
+    fid = _fidelity_of(run)
+    if fid is None:
+        return "not in the log (no energy audit event with a verdict)"
+    return f"{fid.get('verdict')}: {fid.get('shares') or fid.get('reason')}"
+
+
+def _fidelity_of(run: Run) -> dict | None:
     for e in run.events:
         if e.get("kind") == "energy_audit" and isinstance(e.get("fidelity"), dict):
-            return str(e["fidelity"].get("line") or e["fidelity"].get("verdict"))
-    return "not in the log (no energy audit event with a verdict)"
+            return e["fidelity"]
+    return None
 
 
 def _identified(run: Run) -> str:
@@ -282,4 +289,7 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
         notes.append(f"The reference log is truncated ({reference.truncation}).")
     if enote:
         notes.append(enote)
+    fid = _fidelity_of(run)
+    if fid is not None and fid.get("verdict") not in ("PASS", None):
+        notes.append(f"fidelity {fid['verdict']}: {fid.get('reason')}")
     return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes)
