@@ -156,7 +156,20 @@ def fidelity_verdict(run, audit: dict, bound_pct: float) -> dict:
 
     verdict = "FAIL" if fails else ("WARN" if warns or notes else "PASS")
     reason = "; ".join(fails or warns or notes) or "every share within the bound"
-    return {"verdict": verdict, "reason": reason, "line": _line(verdict, reason, items), "items": items}
+    return {"verdict": verdict, "reason": reason, "line": _line(verdict, reason, items), "items": items,
+            "shares": _shares(items)}
+
+
+def _shares(it: dict) -> str:
+    """The shares in a few words (the report's first page)."""
+    def pct(v):
+        return "—" if v is None else f"{v:+.2g} %"
+    s = (f"energy {pct(it.get('energy_pct'))}, lead {pct(it.get('lead_energy_pct'))}, gate "
+         f"{pct(it.get('gate_energy_pct'))}, noise floor {pct(it.get('noise_floor_pct'))} of the energy "
+         f"(bound {it['bound_pct']:g} %)")
+    if it.get("omega_tau") is not None:
+        s += f"; w tau {it['omega_tau']:.3g} {'inside' if it.get('envelope_inside') else 'OUTSIDE'}"
+    return s
 
 
 def _line(verdict: str, reason: str, it: dict) -> str:

@@ -224,10 +224,17 @@ def _identity(run: Run) -> list[tuple[str, str]]:
 
 def _fidelity_line(run: Run) -> str:
     """The run's fidelity verdict as its log's energy audit event carries it (rt.analysis.fidelity)."""
+    fid = _fidelity_of(run)
+    if fid is None:
+        return "not in the log (no energy audit event with a verdict)"
+    return f"{fid.get('verdict')}: {fid.get('shares') or fid.get('reason')}"
+
+
+def _fidelity_of(run: Run) -> dict | None:
     for e in run.events:
         if e.get("kind") == "energy_audit" and isinstance(e.get("fidelity"), dict):
-            return str(e["fidelity"].get("line") or e["fidelity"].get("verdict"))
-    return "not in the log (no energy audit event with a verdict)"
+            return e["fidelity"]
+    return None
 
 
 def _identified(run: Run) -> str:
@@ -404,6 +411,9 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
         notes.append(f"The reference ends at {ref.end_s:.3f} s ({ref.end or 'its end'}), the run at {series.end_s:.3f} s "
                      f"({series.end or 'its end'}): the run after {ref.end_s:.3f} s has no reference (shaded grey on the "
                      "time plots), and the fidelity table covers the common span only.")
+    fid = _fidelity_of(run)
+    if fid is not None and fid.get("verdict") not in ("PASS", None):
+        notes.append(f"fidelity {fid['verdict']}: {fid.get('reason')}")
     limits = limit_uses(run, lo, hi) if run.kind != "digital" else []
     over = [u for u in limits if u.over]
     if over:

@@ -50,4 +50,4 @@ def test_a_lead_off_the_identified_delay_fails_the_verdict(tmp_path):
     from rt.analysis.report import build_report
     from rt.analysis.run import load_run
     rows = dict(build_report(load_run(good["log"])).identity)
-    assert rows["fidelity"] == fid["line"]
+    assert rows["fidelity"] == f"{fid['verdict']}: {fid['shares']}" and "energy" in rows["fidelity"]
