@@ -309,7 +309,9 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
         stats[ST_MAXEXC] = d
     r = math.sqrt(rel13[0] ** 2 + rel13[1] ** 2 + rel13[2] ** 2)
     settled = stats[ST_TCAP] >= 0.0 and t >= stats[ST_TCAP] + dpar[D_SETTLE] - 1e-9
-    istate[J_END] = EC.end_of_run(t, dpar[D_TEND], r, dpar[D_SEPR], settled)
+    e = EC.end_of_run(t, dpar[D_TEND], r, dpar[D_SEPR], settled)
+    if e != END_NONE:          # an end the step already set (penetration, mechanism) stays
+        istate[J_END] = e
 
 
 @njit(**_JIT)

@@ -65,7 +65,8 @@ CYCLE_ARRAYS: tuple[CycleArray, ...] = (
     _A("w_P_raw", "f8_1", (6,), "sensing.w_P_raw", "N, N·m; P", "the wrench on the passive unit before the filter"),
     _A("w_P", "f8_1", (6,), "sensing.w_P", "N, N·m; P", "the contact wrench on the passive unit, filtered"),
     # ---- the flight model (rt.dynamics.spacecraft, berthing_flight)
-    _A("par", "f8_2", (2, "npar"), "sc.par", "per vehicle (rt.dynamics.spacecraft P_*)", "both vehicles' parameters"),
+    _A("par", "f8_2", ("n_par_rows", "npar"), "sc.par", "per vehicle (rt.dynamics.spacecraft P_*)",
+       "the flight model's parameters: one row per spacecraft (2), or the berthing arm's one row"),
     _A("env", "f8_1", ("nenv",), "sc.env", "E_* (rt.dynamics.spacecraft)", "orbit and environment"),
     _A("x", "f8_2", (2, "ns"), "sc.x", "per vehicle state (X_*)", "both vehicles' states"),
     _A("w_in", "f8_2", (2, 6), "w_in", "N, N·m; per vehicle port frame", "the wrench on each vehicle's port"),
@@ -116,13 +117,14 @@ assert len(set(HIL._fields)) == len(CYCLE_ARRAYS), "a cycle array declared twice
 
 
 #: a source's attribute named otherwise than its array, and why (check_declaration)
-ALIASES = {"acc_t": "acc", "sctr": "ctr", "drec": "delay_rec", "timing": "_timing", "ring": "_log_ring",
+ALIASES = {"acc_t": "acc", "sctr": "sensing.ctr", "ctr": "safety.ctr", "drec": "delay_rec", "timing": "_timing", "ring": "_log_ring",
            "cursor": "_log_cursor"}
 
 
 def check_declaration(arrays: tuple[CycleArray, ...] = CYCLE_ARRAYS) -> None:
-    """Refuse a declaration that binds an array to another's source: each source's last
-    attribute is the array's name (or its :data:`ALIASES` entry), each name and source once, each
+    """Refuse a declaration that binds an array to another's source: each source ends in the
+    array's name (or its :data:`ALIASES` entry: a name, or a dotted tail where two owners' arrays
+    share a name, as the sensing's and the safety's counters ``ctr`` do), each name and source once, each
     kind an arraypack kind. Run at import (a swapped declaration never loads) and by the tests."""
     names, sources = set(), set()
     for a in arrays:
@@ -135,10 +137,10 @@ def check_declaration(arrays: tuple[CycleArray, ...] = CYCLE_ARRAYS) -> None:
         if len(a.shape) != AP.KINDS[a.kind][1]:
             raise ValueError(f"cycle array {a.name!r}: a {a.kind} array has {AP.KINDS[a.kind][1]} dimension(s), "
                              f"its shape {a.shape} has {len(a.shape)}")
-        leaf = a.source.rsplit(".", 1)[-1]
-        if leaf != ALIASES.get(a.name, a.name):
-            raise ValueError(f"cycle array {a.name!r} is bound to {a.source!r}, whose name is {leaf!r}: an array "
-                             "declared with another's source")
+        tail = ALIASES.get(a.name, a.name)
+        if a.source != tail and not a.source.endswith("." + tail):
+            raise ValueError(f"cycle array {a.name!r} is bound to {a.source!r}, which does not end in {tail!r}: an "
+                             "array declared with another's source")
 
 
 check_declaration()

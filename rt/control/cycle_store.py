@@ -28,7 +28,7 @@ def shape_context(ctl, sc=None) -> dict:
     sc = ctl.sc if sc is None else sc
     return {"IN_LEN": CK.IN_LEN, "ST_LEN": WK.ST_LEN, "MAX_FRAME": MAX_FRAME, "W": ctl.row.shape[0],
             "N_ROW_FIELDS": len(CK.ROW_FIELDS), "t_cap": ctl._timing.shape[1], "n_raw": ctl.sensing.n_raw,
-            "npar": sc.par.shape[1], "nenv": sc.env.shape[0], "ns": sc.ns, "nws": sc.ws.ws.shape[1],
+            "npar": sc.par.shape[1], "n_par_rows": sc.par.shape[0], "nenv": sc.env.shape[0], "ns": sc.ns, "nws": sc.ws.ws.shape[1],
             "nrel": sc.ws.rel.shape[0], "OUT_LEN": CP.OUT_LEN, "N_LIMITS": SF.N_LIMITS, "BOX_SIZE": HX.BOX_SIZE,
             "burst": max(1, ctl.safety.limits.burst_window), "XL_LEN": CK.XL_LEN, "XC_LEN": CK.XC_LEN,
             "n_trk": ctl.trk_ring.shape[0], "n_dly": ctl.dly.shape[0], "DR_LEN": DY.DR_LEN, "G_LEN": CG.G_LEN,

@@ -107,14 +107,14 @@ def loaded(ctl) -> tuple[bool, float, float]:
 
 # ---------------------------------------------------------------------- command guards
 def guard_load(ctl, case=None, path=None, case_error=None, case_unread=None, **_: Any) -> str | None:
+    if ctl.phase is Phase.STOP:
+        return "the platform is still stopping (its run log is still being written): load once it is frozen"
     if case_error:
         return case_error
     if case_unread is not None:
         return "the case file was not read (the controller's state changed meanwhile): send load_case again"
     if not isinstance(case, Case):
         return "load_case needs a case: a path to config/cases/*.toml"
-    if ctl.phase is Phase.STOP:
-        return "the platform is still stopping (its run log is still being written): load once it is frozen"
     return None
 
 
