@@ -9,6 +9,7 @@ command, so its footer shows the transport keys only; a live console never the t
 ``l``      load a case (picker over config/cases, or a path)
 ``a``/``s``  arm / start (start asks to confirm)
 ``x``      stop;  ``t`` tare;  ``r`` reset;  ``g`` give the lease back
+``f``      reset the platform's fault;  ``b`` retract;  ``k`` park;  ``u`` undock (each asks first)
 ``p``      replay: play/pause;  ``←``/``→`` seek 1 s (``[``/``]`` 10 s);  ``+``/``-`` speed
 ``q``      quit (gives the lease back)
 =========  ==================================================================

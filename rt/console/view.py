@@ -56,6 +56,16 @@ COMMAND_KEYS = (
     CommandKey("x", "stop", "stop"),
     CommandKey("t", "tare", "tare"),
     CommandKey("r", "reset", "reset"),
+    # the ways back (docs/controller.md, "Ways back"): each moves the platform or clears a fault,
+    # so each asks first
+    CommandKey("f", "reset_fault", "reset fault",
+               confirm="Clear the motion platform's fault? It re-enables its drives (they hold the last pose)."),
+    CommandKey("b", "retract", "retract",
+               confirm="Retract? The platform backs the units apart along the docking axis under the force limits."),
+    CommandKey("k", "park", "park",
+               confirm="Park? The platform moves to its home pose at the arming speed."),
+    CommandKey("u", "undock", "undock",
+               confirm="Undock? The mechanism's release output opens the latches, then the platform retracts."),
     CommandKey("g", "release", "give control back", leased=False),
 )
 KEY_OF = {k.command: k for k in COMMAND_KEYS}
@@ -64,7 +74,7 @@ KEY_OF = {k.command: k for k in COMMAND_KEYS}
 FAULT_TEXT = {0: "", 1: "no command or heartbeat within the device's timeout", 2: "set-point outside the workspace",
               3: "an actuator at its stroke limit", 4: "the servo cannot track the command",
               5: "a velocity limit", 6: "a drive fault", 7: "a command not allowed in the device's state",
-              8: "the hardware E-stop chain opened"}
+              8: "the hardware E-stop chain opened", 9: "the robot's exchange missed a run of its cycles"}
 
 
 def name_of(table: tuple, code) -> str:

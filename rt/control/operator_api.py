@@ -69,14 +69,20 @@ def execute(ctl, name: str, client: str | None, args: dict):
     state table and guards, then the controller's part. A refused command changes nothing:
     for ``arm`` everything that can fail (the run log, opened before; the flight model,
     built here) is done before the supervisor accepts it (ARM is atomic)."""
-    if name == "arm" and "_flight" not in args and ctl.case is not None and \
-            ctl.supervisor.state is State.CONFIGURED:
-        try:
-            args = {**args, "_flight": flight_from_case(ctl.case)}     # fresh state at every arm
-        except Exception as e:  # noqa: BLE001 - refused, nothing armed
+    if name == "arm" and ctl.case is not None and ctl.supervisor.state is State.CONFIGURED:
+        # the command socket's worker built the flight model off the loop (rt.control.operator_port);
+        # the direct API builds it here
+        why = args.get("_flight_error")
+        if why is None and "_flight" in args and args.get("_flight_case") is not ctl.case:
+            return ctl.supervisor._refuse(name, client, "the case changed while the arm was prepared: send arm again")
+        if why is None and "_flight" not in args:
+            try:
+                args = {**args, "_flight": flight_from_case(ctl.case)}     # fresh state at every arm
+            except Exception as e:  # noqa: BLE001 - refused, nothing armed
+                why = f"{type(e).__name__}: {e}"
+        if why is not None:
             return ctl.supervisor._refuse(name, client, plain_text(
-                f"the flight model of the case could not be built ({type(e).__name__}: {e}); nothing was armed",
-                500))
+                f"the flight model of the case could not be built ({why}); nothing was armed", 500))
     reply = ctl.supervisor.command(name, client, **args)
     if reply.ok:
         PR.after_command(ctl, name, args)

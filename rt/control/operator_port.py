@@ -36,6 +36,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+from rt.dynamics.berthing_flight import flight_from_case
 from rt.record.requests import plain_text
 
 log = logging.getLogger("dockstand.commands")
@@ -165,6 +166,11 @@ class OperatorPort:
                 prepared = {"_log": writer}
             except Exception as e:  # noqa: BLE001 - an arm that cannot record is refused
                 prepared = {"_log_error": ctl.log_error_text(e)}
+            case = ctl.case
+            try:                 # the flight model too (allocation, the case's vehicles): not in the loop
+                prepared.update(_flight=flight_from_case(case), _flight_case=case)
+            except Exception as e:  # noqa: BLE001 - execute refuses it with the reason, nothing armed
+                prepared.update(_flight_error=f"{type(e).__name__}: {e}")
         done = threading.Event()
         box: dict = {}
 

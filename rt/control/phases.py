@@ -88,11 +88,12 @@ def check_transition(current: Phase, nxt: Phase) -> None:
                          f"(allowed: {', '.join(sorted(p.name for p in TRANSITIONS[current]))})")
 
 
-#: how the operator reaches each command (console key, dockstand ctl action)
-HOW = {"reset": "reset (console x, `dockstand ctl reset`)",
+#: how the operator reaches each command (console key, dockstand ctl action); the console's keys
+#: (rt.console.view.COMMAND_KEYS) are checked against these by tests/rt/console/test_view.py
+HOW = {"reset": "reset (console r, `dockstand ctl reset`)",
        "reset_fault": "reset_fault (console f, `dockstand ctl reset-fault`)",
-       "retract": "retract (console r, `dockstand ctl retract`)",
-       "park": "park (console p, `dockstand ctl park`)",
+       "retract": "retract (console b, `dockstand ctl retract`)",
+       "park": "park (console k, `dockstand ctl park`)",
        "arm": "arm (console a, `dockstand ctl arm`)"}
 
 

@@ -1,0 +1,98 @@
+"""The ways back from the console's keys (issue 38; docs/console.md, docs/controller.md "Ways
+back"): every command a trip's text names carries the console key it names, and an operator who
+aborted an approach backs the platform off (``b``, retract) and parks it (``k``) from the
+console, each after a confirmation, against a controller in lockstep with the emulator's own
+process (tests/rt/console/live_rig.py)."""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+from rt.console import view as V
+from rt.console.app import ConfirmScreen, ConsoleApp
+from rt.console.source import LiveSource
+from rt.control.mechanism_link import HOW_UNDOCK
+from rt.control.phases import HOW
+
+from live_rig import LiveStand, short_case
+
+
+def test_every_way_back_a_trip_names_is_on_the_console_key_it_names():
+    texts = {**HOW, "undock": HOW_UNDOCK}
+    for command, text in texts.items():
+        m = re.search(r"console (\S+?),", text)
+        assert m, text
+        key = V.KEY_OF.get(command)
+        assert key is not None, f"{command}: no console key"
+        assert key.key == m.group(1), (command, key.key, text)
+        assert f"`dockstand ctl {command.replace('_', '-')}`" in text
+    keys = [k.key for k in V.COMMAND_KEYS]
+    assert len(keys) == len(set(keys))                      # one command per key
+    assert {"f", "b", "k", "u"} <= set(keys)
+    for k in V.COMMAND_KEYS:                                # the platform moves or a fault clears: asked first
+        if k.command in ("reset_fault", "retract", "park", "undock"):
+            assert k.confirm
+
+
+async def _until(pilot, pred, timeout=60.0, step=0.05):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return True
+        await pilot.pause(step)
+    return False
+
+
+def _phase(app):
+    return V.name_of(V.PHASES, app.sample["phase"]) if app.sample else None
+
+
+def test_abort_then_retract_and_park_from_the_console_keys(tmp_path):
+    case = short_case(tmp_path / "case")
+    rig = LiveStand(tmp_path / "runs", case, cycle_s=0.0002)
+    src = LiveSource(rig.cmd_ep, name="op")
+    try:
+        app = ConsoleApp(src, refresh_hz=15)
+
+        async def ask(cmd, **kw):
+            rid = src.send(cmd, **kw)
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 20:
+                for r in src.replies_seen:
+                    if r.get("id") == rid:
+                        return r
+                await asyncio.sleep(0.05)
+            raise TimeoutError(cmd)
+
+        async def go():
+            async with app.run_test(size=(160, 50)) as pilot:
+                assert await _until(pilot, lambda: app.sample is not None)
+                await pilot.press("c")
+                assert await _until(pilot, lambda: src.holds_lease)
+                assert (await ask("load_case", case=str(case)))["ok"]
+                assert (await ask("arm"))["ok"]
+                assert await _until(pilot, lambda: _phase(app) in ("MOVE", "READY"), 60), _phase(app)
+                await pilot.press("space")
+                assert await _until(pilot, lambda: _phase(app) == "FROZEN", 60), _phase(app)
+                # b: asked first; "n" sends nothing
+                await pilot.press("b")
+                assert isinstance(app.screen, ConfirmScreen)
+                await pilot.press("n")
+                assert await _until(pilot, lambda: "retract cancelled" in app.message)
+                assert not [e for e in rig.ctl.events if e.get("command") == "retract"]
+                await pilot.press("b")
+                await pilot.press("y")
+                assert await _until(pilot, lambda: _phase(app) == "RETRACT", 30), (_phase(app), app.message)
+                assert await _until(pilot, lambda: _phase(app) == "FROZEN", 60), (_phase(app), app.message)
+                await pilot.press("k")
+                await pilot.press("y")
+                assert await _until(pilot, lambda: _phase(app) == "IDLE", 60), (_phase(app), app.message)
+        asyncio.run(go())
+        assert rig.error is None, rig.error
+        sent = [e for e in rig.ctl.events if e.get("kind") == "supervisor_command"
+                and e.get("command") in ("retract", "park")]
+        assert [e["command"] for e in sent] == ["retract", "park"] and all(e["client"] == "op" for e in sent), sent
+    finally:
+        src.close()
+        rig.close()
