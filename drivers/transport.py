@@ -144,7 +144,7 @@ def validate_options(kind: str, options: dict) -> dict:
         _str("role", o["role"], ("bind", "connect"))
         _str("pattern", o["pattern"], ("pair", "dealer", "router"))
         _num("hwm", o["hwm"], integer=True, lo=1)
-        _num("heartbeat_ms", o["heartbeat_ms"], integer=True, lo=0)
+        _num("heartbeat_ms", o["heartbeat_ms"], integer=True, lo=0, hi=60_000)
         _num("peer_timeout_s", o["peer_timeout_s"], lo=0.0)
         _num("hello_s", o["hello_s"], lo=0.0)
     elif kind == "udp":
@@ -537,10 +537,22 @@ class ZmqTransport(Transport):
     for ``peer_timeout_s`` is released (a restarted controller or device takes over);
     ``peer_timeout_s = 0``: answer whoever spoke last. A DEALER says an empty hello every
     ``hello_s`` when it has sent nothing else, so a device it only listens to (a sensor)
-    learns it and keeps serving it. Why not PAIR: a second PAIR peer that connects and dies
-    (a second controller started by mistake and killed) can abort the bound side inside libzmq
-    (``Assertion failed: !_io_error (src/stream_engine_base.cpp:310)``, reproduced here with
-    libzmq 4.3.5); a ROUTER accepts any number of connections and leaves the choice to us.
+    learns it and keeps serving it. Why not PAIR: a PAIR refuses a second peer by cutting its
+    connection off from the socket, and such a connection was one of the ways into the abort
+    below; a ROUTER accepts any number of connections and leaves the choice to us.
+
+    **Never the libzmq abort** ``Assertion failed: !_io_error (src/stream_engine_base.cpp:310)``
+    (libzmq 4.3.5, docs/emulator.md "Start-up on busy ports"). A connection's engine marks
+    ``_io_error`` only when its input is stopped -- the socket took no more messages from it: the
+    receive pipe was full (RCVHWM), or the socket refused the connection (PAIR's second peer) --
+    and the peer then resets; it asserts when it is asked to write after that: by its own ZMTP
+    heartbeat timer, or, when the pipe drains, by a PING it still had to decode. So the
+    receive side has no high-water mark (``RCVHWM = 0``: input never stops for a full pipe; we
+    read every cycle, so what waits is what a peer sent while we did not read), ``hwm`` bounds
+    the send side only, and only a *connecting* socket sends heartbeats (``heartbeat_ms``;
+    it is the side that must notice a dead peer to reconnect): its PINGs carry a TTL of
+    ``3 * heartbeat_ms``, after which a bound socket drops a silent connection by a timer
+    that closes it and never writes.
     """
 
     kind = "zmq"
@@ -577,16 +589,18 @@ class ZmqTransport(Transport):
         try:
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDHWM, o["hwm"])
-            sock.setsockopt(zmq.RCVHWM, o["hwm"])
+            sock.setsockopt(zmq.RCVHWM, 0)          # never a stopped input (class docstring)
             if self.role == "connect":
                 sock.setsockopt(zmq.IMMEDIATE, 1)
                 sock.setsockopt(zmq.RECONNECT_IVL, 50)
                 sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
             if self.pattern == "router":
                 sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            if o["heartbeat_ms"] and self.endpoint.startswith("tcp://"):
+            if o["heartbeat_ms"] and self.endpoint.startswith("tcp://") and self.role == "connect":
+                # heartbeats from the connecting side only; the TTL lets the bound side drop us
                 sock.setsockopt(zmq.HEARTBEAT_IVL, o["heartbeat_ms"])
                 sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * o["heartbeat_ms"])
+                sock.setsockopt(zmq.HEARTBEAT_TTL, 3 * o["heartbeat_ms"])
             mon = None
             if not self.endpoint.startswith("inproc://"):
                 mon = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_ACCEPTED
