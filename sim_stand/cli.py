@@ -81,6 +81,23 @@ def _emulator_config(emulator_path=None, case_path=None, stand=None):
     return emu
 
 
+def with_mechanism_port(stand, port: int | None):
+    """The stand with its mechanism's control unit ([mechanism_io]) on loopback ``port`` (the
+    demo's and the tests' private port); unchanged without one or without [mechanism_io]."""
+    from dataclasses import replace
+    if port is None or stand.mechanism_io is None:
+        return stand
+    return replace(stand, mechanism_io=replace(stand.mechanism_io, host="127.0.0.1", port=int(port)))
+
+
+def free_tcp_port() -> int:
+    """A loopback TCP port that was free a moment ago."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def cmd_emulate(args) -> int:
     from rt.config import ConfigError
     from rt.config.stand import load_stand, resolve_stand_path
@@ -91,6 +108,7 @@ def cmd_emulate(args) -> int:
         from dataclasses import replace
         stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, args.sensor_endpoint),
                         platform_link=_endpoint_override(stand.platform_link, args.platform_endpoint))
+        stand = with_mechanism_port(stand, getattr(args, "mechanism_port", None))
         faults = Faults.parse(args.fault)
         world, emu = load_world(stand, args.emulator, args.case, args.world)
     except (ConfigError, ValueError) as e:
@@ -338,6 +356,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         s_ep = None
     stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
                     platform_link=_endpoint_override(stand.platform_link, p_ep))
+    m_port = free_tcp_port() if stand.mechanism_io is not None else None     # the unit on a private port
+    stand = with_mechanism_port(stand, m_port)
     if emulator_path is None and world == "stand":
         emulator_path = default_emulator(stand)
     emu_cfg = _emulator_config(emulator_path, case_path, stand) if world == "stand" else None
@@ -357,6 +377,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
            "--case", str(case_path), "--world", world]
     if s_ep is not None:
         cmd += ["--sensor-endpoint", s_ep]
+    if m_port is not None:
+        cmd += ["--mechanism-port", str(m_port)]
     if emulator_path:
         cmd += ["--emulator", str(emulator_path)]
     for f in faults or []:

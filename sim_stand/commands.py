@@ -22,9 +22,11 @@ def add_parsers(sub) -> None:
     e.add_argument("--fault", action="append", metavar="NAME@T[:T_END]",
                    help="inject a fault from emulator time T s (until T_END s): sensor_dropout, garbage, "
                         "sensor_frozen, sensor_saturated, platform_fault, platform_lag, platform_slower, link_loss, "
-                        "status_loss, load_spike (repeatable)")
+                        "status_loss, load_spike, robot_silent, robot_stop, mechanism_fault, latch_inputs_stuck (repeatable)")
     e.add_argument("--sensor-endpoint", help="override the sensor link's zmq endpoint")
     e.add_argument("--platform-endpoint", help="override the platform link's zmq endpoint")
+    e.add_argument("--mechanism-port", type=int, default=None,
+                   help="serve the mechanism's control unit ([mechanism_io]) on this loopback TCP port instead")
     e.add_argument("--duration", type=float, help="stop after this much emulated time (s)")
     e.add_argument("--summary", help="write a JSON summary here on exit")
     e.add_argument("--seed", type=int, default=None,

@@ -55,7 +55,11 @@ FAULT_NAMES = ("sensor_dropout", "garbage", "sensor_frozen", "sensor_saturated",
                "platform_slower", "link_loss", "status_loss", "load_spike",
                # an emulated industrial robot (sim_stand.robot_twin): it stops sending its state; its
                # external-motion interface stops (RSI off, EGM stopped)
-               "robot_silent", "robot_stop")
+               "robot_silent", "robot_stop",
+               # the mechanism's control unit (a stand with [mechanism_io]): it reports a fault code
+               # (sim_stand.mechanism_unit.FAULT_CODE) on its fault register; its latch and capture
+               # inputs stuck open (a cut wire: the latches close, the unit never says so)
+               "mechanism_fault", "latch_inputs_stuck")
 
 
 @dataclass
@@ -399,6 +403,14 @@ class Emulator:
         # the physics steps of one period, whose wrench the sensor's chain samples (world.wrench_trace)
         self._steps = max(1, int(round(self.period / world.dt)))
         self.sensor.model.prime(np.asarray(self.world.wrench_P) + self.weight_P)
+        # the mechanism's control unit on Modbus TCP (a stand with [mechanism_io]; docs/platforms.md):
+        # pymodbus's server in its own thread, its data store updated once per period
+        self.unit = None
+        if getattr(stand, "mechanism_io", None) is not None:
+            from sim_stand.mechanism_unit import MechanismUnit
+            self.unit = MechanismUnit(stand.mechanism_io)
+            self.unit.start()
+            self._update_unit(0.0)
 
     @staticmethod
     def _refused_reporter(link: str):
@@ -434,9 +446,13 @@ class Emulator:
             self.platform.apply(self._lag.popleft()[1], t, self.world.lengths)
         if F.active("platform_fault", t) and self.platform.state is PlatformState.ENGAGED:
             self.platform._fault(FaultCode.DRIVE_FAULT, self.world.lengths)
+        if self.unit is not None:          # the release output as the unit last read it
+            self.world.release_mechanism(self.unit.release_on)
         self.world.advance(self.platform.target, self.period)
         self.t = t = t + self.period
         self.ticks += 1
+        if self.unit is not None:
+            self._update_unit(t)
         self.platform.check(t, self.world.platform_fault, self.world.lengths)
         silent = self.sample_sensor(t)
         if not silent and not F.active("status_loss", t):
@@ -444,6 +460,18 @@ class Emulator:
             self.pdev.send_status(p.state, int(p.fault), p.last_seq, self.world.top_pose, self.world.lengths,
                                   p.mode, device_time=t, inputs=self.world.input_word(self.stand.mechanism_inputs))
             self.status_sent += 1
+
+    def _update_unit(self, t: float) -> None:
+        """The emulated mechanism's signals into its control unit's data store (soft capture, each
+        capture latch; the emulated mechanism has no structural hooks or ring-position switch, so
+        those inputs stay open) and the ``mechanism_fault`` fault's code."""
+        from sim_stand.mechanism_unit import FAULT_CODE
+        self.unit.fault = FAULT_CODE if self.faults.active("mechanism_fault", t) else 0
+        closed = self.world.latches_closed()
+        if self.faults.active("latch_inputs_stuck", t):
+            self.unit.update(False, (False,) * len(closed))
+        else:
+            self.unit.update(self.world.captured, closed)
 
     def sample_sensor(self, t: float) -> bool:
         """The F/T sensor's sample of the period ending at ``t`` (the world's wrench on the passive
@@ -502,6 +530,8 @@ class Emulator:
         return out
 
     def close(self) -> None:
+        if self.unit is not None:
+            self.unit.close()
         for t in (self.s_tr, self.p_tr):
             try:
                 t.close()

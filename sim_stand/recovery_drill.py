@@ -120,13 +120,16 @@ class DrillStand:
     """The emulated stand, its controller and an operator, up for a session of drills."""
 
     def __init__(self, log_dir: Path | None = None, lease_timeout_s: float = 2.0, case: Path = ROD_CASE,
-                 emulator: Path | None = ROD_EMULATOR, pace_s: float = 0.0):
+                 emulator: Path | None = ROD_EMULATOR, pace_s: float = 0.0, stand: Path | None = None):
         """``case`` and ``emulator`` (None: the default emulator) the stand docks; ``pace_s``
-        the wall time the loop sleeps every cycle (0: lockstep as fast as it goes)."""
+        the wall time the loop sleeps every cycle (0: lockstep as fast as it goes); ``stand``
+        the stand file (None: the default; one with ``[mechanism_io]`` gets its mechanism's
+        control unit served by the emulator on a private loopback port)."""
         from rt.config.case import load_case
         from rt.config.stand import load_stand
         from rt.control.controller import Controller, with_endpoints
-        from sim_stand.cli import DEFAULT_STAND, _emulator_config, _endpoint_override, _wait_for_peers, lockstep_stand
+        from sim_stand.cli import (DEFAULT_STAND, _emulator_config, _endpoint_override, _wait_for_peers, free_tcp_port,
+                                   lockstep_stand, with_mechanism_port)
         from sim_stand.emulator import Emulator
         from sim_stand.world import StandWorld
         from sim_stand.world_config import load_emulator
@@ -135,9 +138,10 @@ class DrillStand:
         self.case_path = Path(case)
         self.case = load_case(self.case_path)
         emu = load_emulator(emulator).for_case(self.case) if emulator is not None else \
-            _emulator_config(None, self.case_path)
+            _emulator_config(None, self.case_path, load_stand(stand or DEFAULT_STAND))
         self.pace_s = float(pace_s)
-        stand = load_stand(DEFAULT_STAND)
+        stand = load_stand(stand or DEFAULT_STAND)
+        stand = with_mechanism_port(stand, free_tcp_port() if stand.mechanism_io is not None else None)
         s_ep, p_ep = f"ipc://{self.tmp}/sensor", f"ipc://{self.tmp}/platform"
         dev = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
                       platform_link=_endpoint_override(stand.platform_link, p_ep))

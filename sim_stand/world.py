@@ -695,12 +695,44 @@ class StandWorld(PlatformReadings):
         latches). What the emulator's STATUS carries."""
         if not inputs.wired:
             return 0
-        closed = ()
-        if self.model == "mechanism":
-            lat = self.packed.lat
-            closed = tuple(self.cst[CK.S_LATCH0 + l] == CK.LAT_ENGAGED for l in range(lat.shape[0])
-                           if lat[l, CK.L_KIND] == 0.0)
-        return inputs.word(self.captured, closed)
+        return inputs.word(self.captured, self.latches_closed())
+
+    def latches_closed(self) -> tuple[bool, ...]:
+        """Each capture latch closed (engaged), in the interface's latch order (capture sensors
+        are not latches); () for a model without latches."""
+        if self.model != "mechanism":
+            return ()
+        lat = self.packed.lat
+        return tuple(bool(self.cst[CK.S_LATCH0 + l] == CK.LAT_ENGAGED) for l in range(lat.shape[0])
+                     if lat[l, CK.L_KIND] == 0.0)
+
+    def release_mechanism(self, on: bool) -> bool:
+        """The mechanism's release output (its control unit's coil; the controller's UNDOCK):
+        while on, every capture latch is held open (``LAT_RELEASED``: it touches nothing and never
+        engages, so the units are free to part) and the soft capture ends; once off, a held-open
+        latch is free again. Returns whether the latches changed. The emulator's shell, once per
+        period, between two advances (never inside the compiled step)."""
+        if self.model != "mechanism":
+            return False
+        lat = self.packed.lat
+        changed = False
+        for l in range(lat.shape[0]):
+            if lat[l, CK.L_KIND] != 0.0:
+                continue
+            i = CK.S_LATCH0 + l
+            cur = self.cst[i]
+            new = CK.LAT_RELEASED if on else (CK.LAT_FREE if cur == CK.LAT_RELEASED else cur)
+            if new != cur:
+                self.cst[i] = self.cst_out[i] = new
+                changed = True
+        if on and self.cst[CK.S_CAPTURED]:
+            self.cst[CK.S_CAPTURED] = self.cst_out[CK.S_CAPTURED] = 0
+            changed = True
+        if changed:
+            name = "latches released" if on else "release output cleared"
+            self.events.append((self.t, name))
+            self.event_details.append((self.t, name, "the mechanism's release output"))
+        return changed
 
     @property
     def stats(self) -> dict:

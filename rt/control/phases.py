@@ -141,6 +141,9 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     if MI.captured(cfg, int(ctl.meas[WK.ST_INPUTS])):
         return (f"release the mechanism (undock) first: it reports capture (platform input bit {cfg.capture}), the "
                 f"units are latched together and the arming move would pull them apart")
+    why = ctl.mechanism_refusal()          # the mechanism's own link: latched, faulted, silent
+    if why:
+        return why
     if ctl.sensing.tared:                # the last tare holds: a load now is a contact (retract first)
         hit, f, m = loaded(ctl)
         if hit:
@@ -150,7 +153,7 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     env = ctl.loop_envelope_now()         # rt.stand.loop_envelope: the stand asks for runs outside to be refused
     if env.inside is False and env.refuse:
         return "the case is outside the stand's loop envelope ([envelope] outside = \"refuse\"): " + "; ".join(env.reasons)
-    why = ctl.mechanism_refusal() or ctl.health_refusal()
+    why = ctl.health_refusal()
     if why:
         return why
     if _log_error:

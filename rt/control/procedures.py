@@ -246,9 +246,11 @@ def inputs_changed(ctl, first_status: bool = False) -> None:
         ev["phase"] = ctl.phase.name
         if first_status:
             ev["at_start"] = True
+        if ctl.mechanism_io is not None:       # the mechanism's own link is the authority on capture
+            ev["source"] = "platform_inputs"
         if running:
             ev["t_run"] = ctl.t_run
-            if ev["kind"] == "capture" and ctl.capture_t_run is None:
+            if ev["kind"] == "capture" and ctl.capture_t_run is None and ctl.mechanism_io is None:
                 ctl.capture_t_run = ctl.t_run
         ctl._event(ev)
 

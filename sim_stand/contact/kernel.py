@@ -94,6 +94,10 @@ LAT_FREE = 0
 LAT_DEFLECTED = 1
 LAT_BOTTOMED = 2
 LAT_ENGAGED = 3
+# held open by the mechanism's release output (the control unit's UNDOCK; sim_stand.world
+# release_mechanism): the latch is drawn back, touches nothing and never engages, the gated
+# tip/catch pairs are off -- the units are free to part -- until the output is cleared (then FREE)
+LAT_RELEASED = 4
 SEN_IDLE = 0
 SEN_TRIGGERED = 1
 
@@ -656,6 +660,11 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
         if kind == 0.0 and prev == LAT_ENGAGED:
             latch_p[l] = 0.0
             state_out[S_LATCH0 + l] = LAT_ENGAGED
+            continue
+        if kind == 0.0 and prev == LAT_RELEASED:
+            latch_p[l] = 0.0
+            state_out[S_LATCH0 + l] = LAT_RELEASED
+            all_engaged = False
             continue
         bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff)
         p = res[0]

@@ -17,7 +17,7 @@ EVENT_NAMES = {
     K.EV_SENSOR: "sensor_triggered",
 }
 LATCH_STATE_NAMES = {K.LAT_FREE: "free", K.LAT_DEFLECTED: "deflected",
-                     K.LAT_BOTTOMED: "bottomed", K.LAT_ENGAGED: "engaged"}
+                     K.LAT_BOTTOMED: "bottomed", K.LAT_ENGAGED: "engaged", K.LAT_RELEASED: "released"}
 
 
 def latch_state_names(packed: Packed, state: np.ndarray) -> list[str]:
