@@ -190,8 +190,9 @@ def _mechanism_io(t: Table):
                       hooks=hooks, ring_in_position=ring, fault_register=address("fault_register"), faults=faults,
                       release_coil=address("release_coil"))
     release_s = mt.float("release_timeout_s", 10.0, gt=0.0, le=120.0)
+    undock_m = mt.float("undock_distance_m", 0.15, gt=0.0, le=0.5)
     mt.done()
-    return mp, release_s
+    return mp, release_s, undock_m
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,9 @@ class Stand:
     # MechanismMap), None: not configured; and how long UNDOCK waits for the latches to open
     mechanism_io: object = None
     undock_release_timeout_s: float = 10.0
+    # how far UNDOCK backs the units apart with the latches held open: clear of the latches' reach
+    # (a retract's retract_distance_m may leave a released latch inside its catch's zone)
+    undock_distance_m: float = 0.15
     # the interface's own keys, as its parse_options read them (a robot's [platform.robot]:
     # calibration, cycle, limits; drivers.robot_platform); {} for the stand's own protocol
     platform_options: dict = field(default_factory=dict)
@@ -644,7 +648,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  overrun_warn_interval_s=warn_s, realtime=rto, sensing=sensing, sensor_rate_hz=s_rate, sensor_internal_rate_hz=s_internal, contact_gate=cg,
                  sensor_protocol=protocol, sensor_link=sensor_link, platform_link=platform_link, command_mode=mode, hexapod=geom,
                  platform_protocol=pprot, mechanism_io=mio[0] if mio else None,
-                 undock_release_timeout_s=mio[1] if mio else 10.0,
+                 undock_release_timeout_s=mio[1] if mio else 10.0, undock_distance_m=mio[2] if mio else 0.15,
                  platform_options=platform_options,
                  mechanism_inputs=mech_inputs,
                  platform_base=poses["platform_base"], active_mount=poses["active_mount"],

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 STATES = ("IDLE", "CONFIGURED", "ARMED", "RUNNING", "DONE", "SAFE", "ABORTED")
-PHASES = ("IDLE", "ENGAGE", "TARE", "MOVE", "READY", "RUNUP", "DYNAMICS", "STOP", "FROZEN")
+PHASES = ("IDLE", "ENGAGE", "TARE", "MOVE", "READY", "RUNUP", "DYNAMICS", "STOP", "FROZEN", "RETRACT")   # rt.control.phases.Phase
 STATE_STYLE = {"IDLE": "white", "CONFIGURED": "cyan", "ARMED": "yellow", "RUNNING": "green", "DONE": "blue",
                "SAFE": "bold red", "ABORTED": "bold red"}
 WRENCH = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")

@@ -89,7 +89,7 @@ def check_transition(current: Phase, nxt: Phase) -> None:
 
 
 #: how the operator reaches each command (console key, dockstand ctl action); the console's keys
-#: (rt.console.view.COMMAND_KEYS) are checked against these by tests/rt/console/test_view.py
+#: (rt.console.view.COMMAND_KEYS) are checked against these by tests/rt/console/test_console_ways_back.py
 HOW = {"reset": "reset (console r, `dockstand ctl reset`)",
        "reset_fault": "reset_fault (console f, `dockstand ctl reset-fault`)",
        "retract": "retract (console b, `dockstand ctl retract`)",

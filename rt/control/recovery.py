@@ -238,12 +238,14 @@ def step_retract(ctl, dt: float, pstate) -> bool:
         ctl.prev_pose[:] = start
         ctl.prev_vel[:] = 0.0
         ctl._have_cmd = True
-        target = retract_target(start, ctl.stand.active_mount.R, lim.retract_distance_m)
+        dist = ctl.stand.undock_distance_m if r.get("undock") else lim.retract_distance_m
+        r["distance"] = dist
+        target = retract_target(start, ctl.stand.active_mount.R, dist)
         CK.move_setup(ctl.mv, start, target, lim.retract_speed_m_s, lim.retract_accel_m_s2,
                       lim.arming_rate_rad_s, lim.arming_angular_accel_rad_s2)
         r.update(engaged=True, f0=loaded(ctl)[1], t0=ctl.phase_t)
         ctl.xlim[CK.XL_TRACK_ON] = 1.0
-        ctl._event({"kind": "retract_start", "distance_m": lim.retract_distance_m, "f0_n": r["f0"]})
+        ctl._event({"kind": "retract_start", "distance_m": dist, "f0_n": r["f0"]})
         return True
     f = loaded(ctl)[1]
     if f > r["f0"] + lim.retract_force_margin_n:
@@ -255,7 +257,7 @@ def step_retract(ctl, dt: float, pstate) -> bool:
     if CK.move_eval(ctl.mv, ctl.phase_t - r["t0"], ctl.cmd_pose, ctl.scr):
         ctl._pending_cmd = Command.FREEZE
         ctl.xlim[CK.XL_TRACK_ON] = 0.0
-        ctl._event({"kind": "retract_done", "distance_m": lim.retract_distance_m, "f_n": f})
+        ctl._event({"kind": "retract_done", "distance_m": r["distance"], "f_n": f})
         if r.get("undock"):
             ML.undock_finished(ctl)
         ctl._set_phase(Phase.FROZEN)

@@ -35,7 +35,7 @@ def _kinds(ctl, since=0):
 
 
 def test_capture_from_the_unit_then_arm_refused_then_undock_and_dock_again(tmp_path):
-    st = DrillStand(tmp_path / "runs", case=_short_case(tmp_path), emulator=None, stand=STAND)
+    st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=STAND)
     c = st.ctl
     try:
         st.wait(lambda: c.mechanism_io.state.ok, 10, "the mechanism link's first poll")
@@ -80,7 +80,7 @@ def test_capture_from_the_unit_then_arm_refused_then_undock_and_dock_again(tmp_p
 
 
 def test_latch_inputs_that_never_close_report_no_capture(tmp_path):
-    st = DrillStand(tmp_path / "runs", case=_short_case(tmp_path), emulator=None, stand=STAND)
+    st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=STAND)
     c = st.ctl
     try:
         st.em.faults.start("latch_inputs_stuck", 0.0)
@@ -96,7 +96,7 @@ def test_latch_inputs_that_never_close_report_no_capture(tmp_path):
 
 
 def test_a_fault_on_the_units_register_trips_by_its_name(tmp_path):
-    st = DrillStand(tmp_path / "runs", case=_short_case(tmp_path), emulator=None, stand=STAND)
+    st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=STAND)
     c = st.ctl
     try:
         st.wait(lambda: c.mechanism_io.state.ok, 10, "the mechanism link's first poll")

@@ -35,6 +35,11 @@ def test_every_way_back_a_trip_names_is_on_the_console_key_it_names():
             assert k.confirm
 
 
+def test_the_console_names_every_phase_the_controller_has():
+    from rt.control.phases import Phase
+    assert V.PHASES == tuple(p.name for p in sorted(Phase))
+
+
 async def _until(pilot, pred, timeout=60.0, step=0.05):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
