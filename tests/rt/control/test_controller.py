@@ -469,6 +469,7 @@ def test_lease_expired_while_idle_does_not_trip_a_later_arm(tmp_path):
         assert any(e["kind"] == "lease_lost" for e in c.events)
         b = CommandClient(stand.telemetry["cmd_endpoint"], name="console-B")
         assert _request(rig, b, "acquire", takeover=True)["ok"]   # the lapsed lease: taken over with consent
+        rig.run(2)                          # the lease's notice reaches the loop at its next drain
         assert not c._heartbeat_lost        # a console holds a fresh lease
         assert _request(rig, b, "load_case", case=str(NOMINAL))["ok"]
         assert _request(rig, b, "arm")["ok"]
