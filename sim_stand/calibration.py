@@ -58,20 +58,19 @@ def cor_from_log(path, contact_n: float = 100.0) -> dict:
 
 def rod_hil(case_path, compensate: bool, log_dir=None, emulator_path=None, delay_error: float = 0.0,
             identify: str | None = None, contact_gate: bool | None = None, stand_path=None,
-            predictor: str | None = None, sensor_filter: bool | None = None) -> dict:
-    """One HIL run of a rod case (emulator in lockstep, its platform delay and sensor chain
-    from the emulator config, 8 N sensor noise; the stand's sensing low-pass as it ships, or off
-    with ``sensor_filter`` False); returns the measured CoR, the closed-form ideal and the
-    error in %, and the platform delay identified at the end of the run (``rt.stand.delay_id``;
-    ``delay_error``, ``identify``, ``contact_gate``, ``stand_path``, ``predictor``:
-    :func:`sim_stand.cli.run_demo`'s)."""
+            predictor: str | None = None) -> dict:
+    """One HIL run of a rod case (emulator in lockstep, its platform delay from the emulator
+    config, 8 N sensor noise; the sensor low-pass off so the loop delay is the platform's);
+    returns the measured CoR, the closed-form ideal and the error in %, and the platform delay
+    identified at the end of the run (``rt.stand.delay_id``; ``delay_error``, ``identify``:
+    ``contact_gate``, ``stand_path``, ``predictor``: :func:`sim_stand.cli.run_demo`'s)."""
     from rt.config.case import load_case
     from sim_stand import rod
     from sim_stand.cli import REPO, run_demo
 
     emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
     out = run_demo(case_path, stand_path=stand_path, emulator_path=emulator_path, compensate=compensate,
-                   log_dir=log_dir, sensor_filter=sensor_filter, delay_error=delay_error, identify=identify,
+                   log_dir=log_dir, sensor_filter=False, delay_error=delay_error, identify=identify,
                    contact_gate=contact_gate, predictor=predictor)
     case = load_case(case_path)
     ideal = rod.restitution(case.contact.damping_ratio)
@@ -140,7 +139,7 @@ def calibrate_loop(stand_path=None, emulator_path=None, identify: str | None = N
     from sim_stand.world_config import load_emulator
 
     emulator_path = emulator_path or REPO / "config" / "emulator" / "elastic_rod.toml"
-    stand = lockstep_stand(load_stand(stand_path or DEFAULT_STAND), load_emulator(emulator_path))
+    stand = lockstep_stand(load_stand(stand_path or DEFAULT_STAND), load_emulator(emulator_path), False)
     rows = []
     for name in ROD_CASES:
         case = REPO / "config" / "cases" / name

@@ -223,9 +223,9 @@ def servo_lag_s(emu, rate_hz: float = 1000.0) -> float:
 
 
 def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
-    """The stand as the controller must see it in lockstep with this emulator: no compute
-    latency exists there (the emulator answers each frame with the sample of that instant), the
-    sensor's delay is its chain's filter (the emulator's ``[sensor] lowpass``), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn, + half
+    """The stand as the controller must see it in lockstep with this emulator: no sensor or
+    compute latency exists there (the emulator answers each frame with the sample of that
+    instant), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn, + half
     a cycle when it interpolates its set-points);
     ``sensor_filter`` False removes the low-pass (and its group delay)."""
     from dataclasses import replace
@@ -237,9 +237,6 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
         filter_s = 0.0
     servo = 0.0
     transport = stand.delays.transport_s
-    sensor = 0.0
-    if emu is not None:
-        sensor = emu.sensor_chain.group_delay_s       # the emulated sensor's own filter (its chain)
     if emu is not None and stand.platform_protocol != "dockstand":
         # an industrial robot: the stand file chooses how much of the robot's delay the controller
         # leads by ([delays] transport_s + servo_s; docs/platforms.md, "The lead at a robot's delay")
@@ -248,7 +245,7 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
         servo = servo_lag_s(emu, stand.rate_hz)
         transport = emu.platform.transport_delay_s
     return replace(stand, sensing=sensing,
-                   delays=replace(stand.delays, sensor_s=sensor, filter_s=filter_s, compute_s=0.0, transport_s=transport,
+                   delays=replace(stand.delays, sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
                                   servo_s=servo))
 
 

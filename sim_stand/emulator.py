@@ -46,7 +46,7 @@ from drivers.motion_platform import Command, FaultCode, Mode, MotionPlatformDevi
 from drivers.transport import make_transport
 from rt.stand import hexapod as HX
 from rt.config.stand import Stand
-from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorChain, SensorNoise
+from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorNoise
 from sim_stand.ft_sensor_model import seed as ft_seed
 
 log = logging.getLogger("dockstand.emulator")
@@ -202,10 +202,10 @@ class PlatformDevice:
 class SensorDevice:
     """The emulated F/T sensor: model + the configured protocol's device end."""
 
-    def __init__(self, stand: Stand, transport, noise: SensorNoise, seed: int = 1, chain: SensorChain | None = None):
+    def __init__(self, stand: Stand, transport, noise: SensorNoise, seed: int = 1):
         sp = stand.sensing
         self.model = FtSensorModel(sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise,
-                                   stand.sensor_rate_hz, rng_seed=seed, chain=chain)
+                                   stand.sensor_rate_hz, rng_seed=seed)
         self.seed = int(seed)
         self.protocol = stand.sensor_protocol
         if self.protocol == "rdt":
@@ -217,26 +217,17 @@ class SensorDevice:
         self.counts = np.zeros(sp.calibration.shape[1], dtype=np.int64)
         self.frozen_counts: np.ndarray | None = None
         self._model_args = (sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise, stand.sensor_rate_hz)
-        self._chain = chain
 
     def warm_up(self) -> None:
         """Compile the sensor model's kernels on a throwaway copy (the real one's noise and
         drift state stay untouched, so runs stay deterministic)."""
-        m = FtSensorModel(*self._model_args, rng_seed=0, chain=self._chain)
-        m.sample(np.zeros(6))
-        m.sample_trace(np.zeros((10, 6)), 10, np.zeros(6))
+        FtSensorModel(*self._model_args, rng_seed=0).sample(np.zeros(6))
         # numba's generator is one per process: the throwaway's seed replaced ours (every run
         # drew the seed-0 stream, whatever [sensor] seed said) -- seed it again
         ft_seed(self.seed)
 
-    def sample(self, trace: np.ndarray, n_steps: int, offset_P: np.ndarray, t: float, frozen: bool = False,
-               saturated: bool = False, send: bool = True) -> None:
-        """One output sample through the sensor's chain from the period's wrench ``trace[:n_steps]``
-        (P, at each physics step) plus ``offset_P`` (the passive unit's weight), sent unless not
-        ``send`` (a dropout: the chain samples on)."""
-        status = self.model.sample_trace(trace, n_steps, offset_P)
-        if not send:
-            return
+    def sample(self, w_P: np.ndarray, t: float, frozen: bool = False, saturated: bool = False) -> None:
+        status = self.model.sample(w_P)
         if saturated:                       # the device flags an overload (a gauge at full scale)
             status |= STATUS_SATURATED
         if frozen:
@@ -380,7 +371,7 @@ class Emulator:
             if getattr(tr, "pattern", None) == "router":
                 tr.on_refused = self._refused_reporter(name)
         noise = getattr(emu, "sensor_noise", None) or SensorNoise()
-        self.sensor = SensorDevice(stand, sensor_transport, noise, seed, getattr(emu, "sensor_chain", None))
+        self.sensor = SensorDevice(stand, sensor_transport, noise, seed)
         self.pdev = MotionPlatformDevice(platform_transport)
         self.hex = HX.Hexapod(stand.hexapod)
         self.platform = PlatformDevice(self.hex, watchdog_s=getattr(emu, "watchdog_s", 0.1))
@@ -400,9 +391,6 @@ class Emulator:
         self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
         self.w_true = np.zeros(6)
         self.status_sent = 0
-        # the physics steps of one period, whose wrench the sensor's chain samples (world.wrench_trace)
-        self._steps = max(1, int(round(self.period / world.dt)))
-        self.sensor.model.prime(np.asarray(self.world.wrench_P) + self.weight_P)
         # the mechanism's control unit on Modbus TCP (a stand with [mechanism_io]; docs/platforms.md):
         # pymodbus's server in its own thread, its data store updated once per period
         self.unit = None
@@ -482,10 +470,9 @@ class Emulator:
         if F.active("load_spike", t):
             self.w_true[1] += F.load_spike_n
         silent = F.active("link_loss", t)
-        # the sensor samples on whether or not its output reaches the controller
-        self.sensor.sample(self.world.wrench_trace, self._steps, self.weight_P, t, frozen=F.active("sensor_frozen", t),
-                           saturated=F.active("sensor_saturated", t),
-                           send=not silent and not F.active("sensor_dropout", t))
+        if not silent and not F.active("sensor_dropout", t):
+            self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t),
+                               saturated=F.active("sensor_saturated", t))
         if not silent and F.active("garbage", t):
             self.sensor.garbage(F.garbage_bytes, self._rng)
         return silent

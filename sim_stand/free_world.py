@@ -23,7 +23,6 @@ class FreeSpaceWorld(PlatformReadings):
         self.platform = PlatformModel(stand.hexapod, self.params)
         self.dt = self.params.physics_dt_s
         self.wrench_P = np.zeros(6)
-        self.wrench_trace = np.zeros((64, 6))     # the wrench at each physics step (none: zero)
         self.t = 0.0
         self.captured = False
         self.events: list = []

@@ -341,15 +341,13 @@ def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
 def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp,
                   fkw, kin0, kin1, kinm, xr, mp, mw, mout, bm, cw, kst, xt, feat, featP, pairs, mat, lat, cst_in,
                   cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
-                  link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev, wtr):
+                  link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev):
     """``nsteps`` physics steps with the actuator command ``cmd[0]`` (it enters the platform's
     delay line every step): held, or with ``ppar[PP_INTERP]`` interpolated from the last
     advance's command ``cmd[1]`` over the steps (``cmd[2]`` the step's command; ``cmd[1]`` is
     the new command on exit). On entry the model has been evaluated at the current state (its
     derivative is in ``mout``, its kinematics in ``kin0``); on exit likewise at the new state.
-    Returns 0, or the mechanism's non-zero status (the state is then that of the failing step).
-    ``wtr[s]`` (nsteps x 6): the wrench on the passive unit at the end of step s (the F/T
-    sensor's chain samples it, sim_stand.ft_sensor_model)."""
+    Returns 0, or the mechanism's non-zero status (the state is then that of the failing step)."""
     dt = wpar[W_DT]
     model = int(wpar[W_MODEL])
     kind = int(wpar[W_KIND])
@@ -418,8 +416,6 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                           cst_in)
         for i in range(KIN_LEN):
             kin0[i] = kin1[i]
-        for i in range(6):
-            wtr[s_, i] = wrench_P[i]
     return 0
 
 
@@ -515,7 +511,6 @@ class StandWorld(PlatformReadings):
         self.istate = np.zeros(I_LEN, dtype=np.int64)
         self.stats_arr = np.zeros(ST_LEN)
         self.ev = np.zeros((EV_MAX, 4))
-        self.wrench_trace = np.zeros((16, 6))   # the wrench at each physics step of the last advance
         self.events: list[tuple[float, str]] = []
         self.event_details: list[tuple[float, str, str]] = []
         self._ev_read = 0
@@ -603,7 +598,7 @@ class StandWorld(PlatformReadings):
                            self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
                            self.aC, self.R_PE, self.ro, self.gp, self.gs, self.go, self.istate, self.stats_arr,
-                           self.ev, self._trace(n))
+                           self.ev)
         self.cmd[1] = self.cmd[0]
         pm.head = int(self.istate[I_HEAD])
         pm.fault = int(self.istate[I_FAULT])
@@ -611,12 +606,6 @@ class StandWorld(PlatformReadings):
         self._drain_events()
         if st != 0:
             raise mech_error(mech, st)
-
-    def _trace(self, n: int) -> np.ndarray:
-        """The wrench trace of the next advance (n steps): ``wrench_trace[:n]`` after it."""
-        if self.wrench_trace.shape[0] < n:
-            self.wrench_trace = np.zeros((n, 6))
-        return self.wrench_trace
 
     def _drain_events(self) -> None:
         n = int(self.istate[I_NEV])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rt.config._schema import ConfigError, Table, expect_kind
-from sim_stand.ft_sensor_model import NETFT_LOWPASS, SensorChain, SensorNoise
+from sim_stand.ft_sensor_model import SensorNoise
 from sim_stand.platform_model import PlatformParams
 from sim_stand.rod import RodParams
 
@@ -57,7 +57,6 @@ class EmulatorConfig:
     platform: PlatformParams = DEFAULT_PLATFORM
     watchdog_s: float = 0.1                      # platform command watchdog (emulator shell)
     sensor_noise: SensorNoise = DEFAULT_NOISE
-    sensor_chain: SensorChain = field(default_factory=SensorChain)   # internal rate, low-pass setting
     sensor_seed: int = 1
     passive_mass_kg: float = 150.0               # its weight loads the F/T sensor (tared out)
     passive_com_m: tuple[float, float, float] = (0.15, 0.0, 0.0)   # in P
@@ -154,8 +153,6 @@ def parse_emulator(t: Table) -> EmulatorConfig:
                         rating_n=tuple(float(v) for v in st.vector("rating_n", 3, dn.rating_n, gt=0.0)),
                         rating_nm=tuple(float(v) for v in st.vector("rating_nm", 3, dn.rating_nm, gt=0.0)))
     seed = st.int("seed", 1, ge=0)
-    chain = SensorChain(internal_rate_hz=st.float("internal_rate_hz", SensorChain.internal_rate_hz, gt=0.0, le=1e5),
-                        lowpass=st.int("lowpass", SensorChain.lowpass, ge=min(NETFT_LOWPASS), le=max(NETFT_LOWPASS)))
     st.done()
 
     pu = t.table("passive_unit", {})
@@ -168,7 +165,7 @@ def parse_emulator(t: Table) -> EmulatorConfig:
     return EmulatorConfig(file=t.file, name=name, model=model, physics_rate_hz=rate, integrator=integ,
                           digital_integrator=dinteg, digital_tolerance_m=dtol,
                           gravity_m_per_s2=g, platform=platform, watchdog_s=wd, sensor_noise=noise,
-                          sensor_chain=chain, sensor_seed=seed, passive_mass_kg=pm, passive_com_m=tuple(float(x) for x in pc),
+                          sensor_seed=seed, passive_mass_kg=pm, passive_com_m=tuple(float(x) for x in pc),
                           mechanism_path=mech, interface_path=iface, rod=rod, raw=t.data)
 
 

@@ -12,11 +12,7 @@ The audit is rt/analysis/energy.py's, over the run's dynamics (rt/analysis/repor
 * ``stand_injected_j`` = mechanism − vehicles — what the loop injected (> 0) or removed (< 0);
 * ``injected_pct`` — that, in % of the approach energy, and the ``verdict``: ``PASS`` when
   ``|injected_pct| <= bound_pct`` (the stand's ``[runlog] energy_audit_bound_pct``), ``FAIL``
-  beyond, ``NONE`` when it cannot be judged (no contact energy, no measured pose: ``note``);
-* ``fidelity`` — the run's fidelity verdict (rt/analysis/fidelity.py: the audit, the lead
-  against the identified delay, the contact gate's withheld impulse, the noise floor and the
-  loop envelope, as one PASS / WARN / FAIL line with its reason: ``fidelity["line"]``), so that
-  the event ``energy_audit`` and the run's summary carry it.
+  beyond, ``NONE`` when it cannot be judged (no contact energy, no measured pose: ``note``).
 
 Not real-time: the writer thread calls it once the run's records are on disk.
 """
@@ -38,7 +34,6 @@ def energy_verdict(path: str | Path, bound_pct: float) -> dict:
     out = {"bound_pct": float(bound_pct), "approach_j": None, "vehicles_j": None, "mechanism_j": None,
            "stand_injected_j": None, "injected_pct": None, "verdict": "NONE", "note": note}
     if a is None:
-        out["fidelity"] = _fidelity(run, out, bound_pct)
         return out
 
     def f(v):
@@ -50,18 +45,7 @@ def energy_verdict(path: str | Path, bound_pct: float) -> dict:
     elif not note:
         out["note"] = ("no measured platform pose: the loop's share cannot be told" if out["mechanism_j"] is None
                        else "no approach energy to judge against")
-    out["fidelity"] = _fidelity(run, out, bound_pct)
     return out
-
-
-def _fidelity(run, audit: dict, bound_pct: float) -> dict:
-    """The run's fidelity verdict; an analysis error is the verdict's reason, never the audit's loss."""
-    from rt.analysis.fidelity import fidelity_verdict
-    try:
-        return fidelity_verdict(run, audit, bound_pct)
-    except Exception as e:  # noqa: BLE001 - the log's last event must be written whatever the analysis does
-        return {"verdict": "NONE", "reason": f"not computed: {type(e).__name__}: {e}",
-                "line": f"fidelity: not computed ({type(e).__name__}: {e})", "items": {}}
 
 
 def format_verdict(v: dict) -> str:
@@ -75,12 +59,3 @@ def format_verdict(v: dict) -> str:
     pct = "" if v.get("injected_pct") is None else f" ({percent(v['injected_pct'], sign=True)}, bound ±{v['bound_pct']:g} %)"
     s = f"energy audit: approach {j(v.get('approach_j'))}, net work on the mechanism {j(v.get('mechanism_j'))}, loop {inj}{pct}: {v['verdict']}"
     return s + (f" ({v['note']})" if v.get("note") else "")
-
-
-def format_fidelity(v: dict) -> str:
-    """The fidelity verdict's line (rt.analysis.fidelity) of an audit dict or ``energy_audit``
-    event; a plain sentence when the audit carries none."""
-    fid = (v or {}).get("fidelity")
-    if not isinstance(fid, dict):
-        return "fidelity: not judged (the audit carries no verdict)"
-    return str(fid.get("line") or f"fidelity {fid.get('verdict')}: {fid.get('reason')}")

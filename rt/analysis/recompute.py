@@ -166,7 +166,6 @@ def recompute(run: Run, overrides: dict | None = None, progress=None) -> Recompu
     step = CP.update_kernel(sc.env)
     w_in = np.zeros((2, 6))
     cp_out = np.zeros(CP.OUT_LEN)
-    CP.set_measurement_dispersion(cp_out, *sens.dispersion)
     n = hi - lo
     rel_w = d["rel_pose"].shape[1] + d["rel_twist"].shape[1] + d["rel_acc"].shape[1]
     out = {"w_P": d["w_P"].copy(), "x": d["x"].copy(), "rel": np.column_stack([d["rel_pose"], d["rel_twist"],
@@ -190,7 +189,6 @@ def recompute(run: Run, overrides: dict | None = None, progress=None) -> Recompu
         t_run = float(t_all[lo + i - 1]) if lo + i > 0 and np.isfinite(t_all[lo + i - 1]) else 0.0
         dt = _dt(t_run, float(d["t"][i]), period)
         CG.gate(gate, sens.w_P, w_in[0], bool(new_sample[i]))
-        CG.rate_noise(gate, cp_out[CP.O_NOISE:CP.O_NOISE + 6])
         tau_i = float(tau_rows[i]) if tau_rows is not None and np.isfinite(tau_rows[i]) else tau
         step(sc.par, sc.env, sc.x, t_run, dt, w_in, tau_i, mode, geo, cp_out, ws.k, ws.xt, ws.ws, ws.rel)
         out["x"][i] = sc.x.ravel()

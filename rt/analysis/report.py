@@ -217,24 +217,8 @@ def _identity(run: Run) -> list[tuple[str, str]]:
                  ("delay identification", str(h.get("delay_identify") or "not logged") + _identified(run)),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),
-                 ("lockstep", str(h.get("lockstep"))),
-                 ("fidelity", _fidelity_line(run))]
+                 ("lockstep", str(h.get("lockstep")))]
     return rows
-
-
-def _fidelity_line(run: Run) -> str:
-    """The run's fidelity verdict as its log's energy audit event carries it (rt.analysis.fidelity)."""
-    fid = _fidelity_of(run)
-    if fid is None:
-        return "not in the log (no energy audit event with a verdict)"
-    return f"{fid.get('verdict')}: {fid.get('shares') or fid.get('reason')}"
-
-
-def _fidelity_of(run: Run) -> dict | None:
-    for e in run.events:
-        if e.get("kind") == "energy_audit" and isinstance(e.get("fidelity"), dict):
-            return e["fidelity"]
-    return None
 
 
 def _identified(run: Run) -> str:
@@ -345,8 +329,7 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
         from rt.control.controller import stand_geometry
         st = stand_from_snapshot(run.header["config"], f"{run.path}: header config")
         geo = stand_geometry(st)
-        # the sensor's own delay (its filter setting: [delays] sensor_s, as the run had it) too
-        shift = filter_delay_of(run, st) + float((run.header.get("delays") or {}).get("sensor_s") or 0.0)
+        shift = filter_delay_of(run, st)
     extra = ["meas_pose"] if geo is not None else []
     # a HIL log: each record's wrench was held over the step that ends in its state, and what the
     # dynamics received of it went through the stand's contact gate (replayed here)
@@ -370,7 +353,8 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
             w = d["w_P"]
             if gate is not None:
                 w = np.zeros_like(d["w_P"])
-                CG.replay(gate, d["w_P"], d["new_sample"], w, a - a0, b - a0)   # each record once, in order
+                for i in range(a - a0, b - a0):        # each record once, in order, across chunks
+                    CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
                 if p_act is not None:       # noise outside the contact is no force on the hardware either
                     p_act = powers(d["t"], w, d["rel_pose"], d["rel_twist"], d["meas_pose"], geo, shift)[1]
             p_sim = held_step_power(w, d["rel_pose"], d["rel_twist"])
@@ -411,9 +395,6 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
         notes.append(f"The reference ends at {ref.end_s:.3f} s ({ref.end or 'its end'}), the run at {series.end_s:.3f} s "
                      f"({series.end or 'its end'}): the run after {ref.end_s:.3f} s has no reference (shaded grey on the "
                      "time plots), and the fidelity table covers the common span only.")
-    fid = _fidelity_of(run)
-    if fid is not None and fid.get("verdict") not in ("PASS", None):
-        notes.append(f"fidelity {fid['verdict']}: {fid.get('reason')}")
     limits = limit_uses(run, lo, hi) if run.kind != "digital" else []
     over = [u for u in limits if u.over]
     if over:

@@ -88,20 +88,6 @@ def _mechanism_contact(t: Table, m_red: float) -> ContactSpec:
 
 
 @dataclass(frozen=True)
-class LoopDemand:
-    """``[loop]``: what the case's contact asks of the stand's loop (docs/validation.md §3.5;
-    rt.stand.loop_envelope judges it at ARM): the stiffest contact the simulated vehicles meet
-    through the hardware (N/m; default: the contact model's own stiffness, an elastic rod's or a
-    grapple's; a docking mechanism's must be declared) and the mass it acts on (kg; default: the
-    vehicles' reduced mass; lighter where the contact acts on a part of a vehicle, a
-    manipulator's end effector) and its damping ratio (default: the contact model's, else 0). None:
-    not declared (the envelope is not judged)."""
-    contact_stiffness_n_per_m: float | None = None
-    contact_mass_kg: float | None = None
-    contact_damping_ratio: float = 0.0
-
-
-@dataclass(frozen=True)
 class Berthing:
     """``[berthing]``: the case is a berthing (issue 25): the active side is the arm of
     ``config/arms`` (its main spacecraft, two flexible links, the end effector) and the active
@@ -134,7 +120,6 @@ class Case:
     interface_path: Path | None = None
     contact: ContactSpec = field(default_factory=ContactSpec)   # or a model's own spec
     berthing: Berthing | None = None
-    loop: LoopDemand = field(default_factory=LoopDemand)
     source: str = ""
     digest: str = ""            # sha256 of the case file's bytes (recorded in run logs)
 
@@ -234,38 +219,11 @@ def parse_case(t: Table) -> Case:
         end = EndCriteria(separation_m=e.float("separation_m", 0.5, gt=0.0),
                           capture_settle_s=e.float("capture_settle_s", 2.0, ge=0.0))
         e.done()
-    m_red = active.mass_kg * passive.mass_kg / (active.mass_kg + passive.mass_kg)
-    contact = _contact(t, m_red)
-    loop = _loop(t, contact, m_red)
+    contact = _contact(t, active.mass_kg * passive.mass_kg / (active.mass_kg + passive.mass_kg))
     t.done()
     return Case(name=name, description=desc, duration_s=duration, active=active, passive=passive,
                 initial=ia, orbit=orbit, end=end, mechanism_path=mech, interface_path=iface,
-                contact=contact, berthing=berthing, loop=loop, source=str(t.file))
-
-
-def _loop(t: Table, contact, m_red: float) -> LoopDemand:
-    """``[loop]`` (:class:`LoopDemand`); the contact model's stiffness where it has one."""
-    k = getattr(contact, "stiffness_n_per_m", None)
-    k = float(k) if k else None
-    z = getattr(contact, "damping_ratio", None)
-    c = getattr(contact, "damping_ns_per_m", None)
-    if z is None and c and k:
-        z = float(c) / (2.0 * (k * m_red) ** 0.5)
-    z = float(z or 0.0)
-    if not t.has("loop"):
-        return LoopDemand(k, None, z)
-    lt = t.table("loop")
-    if lt.has("contact_stiffness_n_per_m"):
-        k = lt.float("contact_stiffness_n_per_m", gt=0.0, le=1e10)
-    m = None
-    if lt.has("contact_mass_kg"):
-        m = lt.float("contact_mass_kg", gt=0.0)
-        if m > m_red * (1.0 + 1e-9):
-            raise lt.error("contact_mass_kg", f"{m:g} kg is more than the vehicles' reduced mass ({m_red:.6g} kg): "
-                                              "the contact cannot act on more than the vehicles")
-    z = lt.float("contact_damping_ratio", z, ge=0.0, le=10.0)
-    lt.done()
-    return LoopDemand(k, m, z)
+                contact=contact, berthing=berthing, source=str(t.file))
 
 
 def _berthing(b: Table) -> Berthing:
@@ -307,4 +265,4 @@ def load_case(path: str | Path) -> Case:
     return dataclasses.replace(case, digest=hashlib.sha256(Path(path).read_bytes()).hexdigest())
 
 
-__all__ = ["misalignment_dcm", "Case", "ContactSpec", "LoopDemand", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]
+__all__ = ["misalignment_dcm", "Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]

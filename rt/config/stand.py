@@ -94,20 +94,6 @@ class ContactGate:
 
 
 @dataclass(frozen=True)
-class EnvelopeSettings:
-    """[envelope] (rt.stand.loop_envelope, docs/validation.md §3.5): the CoR error (% of the
-    closed form) beyond which a contact is outside the stand's loop envelope, and what an ARM of
-    a case outside does: "flag" (said at ARM, in the run log and the run's fidelity verdict) or
-    "refuse"."""
-    bound_pct: float = 1.0
-    outside: str = "flag"
-
-    @property
-    def refuse(self) -> bool:
-        return self.outside == "refuse"
-
-
-@dataclass(frozen=True)
 class MechanismInputs:
     """[platform.inputs]: which bit of the STATUS frame's digital-input word carries which of
     the docking mechanism's status signals (docs/controller.md, "Mechanism inputs"); -1 / empty:
@@ -246,7 +232,6 @@ class Stand:
     # calibration, cycle, limits; drivers.robot_platform); {} for the stand's own protocol
     platform_options: dict = field(default_factory=dict)
     fifo_spin_fraction: float = 0.5   # [loop]: the adaptive margin's cap under SCHED_FIFO with RT throttling on
-    envelope: EnvelopeSettings = EnvelopeSettings()   # [envelope]: the loop envelope's bound, flag or refuse
 
     @property
     def period_ns(self) -> int:
@@ -637,10 +622,6 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     audit_bound = rl.float("energy_audit_bound_pct", 1.0, gt=0.0, le=100.0)
     on_failure = rl.str("on_failure", "trip", choices=("trip", "continue"))
     rl.done()
-    ev = t.table("envelope", {})
-    envelope = EnvelopeSettings(bound_pct=ev.float("bound_pct", 1.0, gt=0.0, le=100.0),
-                                outside=ev.str("outside", "flag", choices=("flag", "refuse")))
-    ev.done()
     t.done()
 
     return Stand(file=t.file, name=name, rate_hz=rate, wait_policy=policy, spin_margin_ns=int(margin_us * 1000),
@@ -655,8 +636,7 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                  passive_mount=poses["passive_mount"], sensor_mount=poses["sensor_mount"], limits=limits,
                  lease_timeout_s=telemetry["lease_timeout_s"], delays=delays, telemetry=telemetry,
                  runlog_dir=rdir, runlog_flush_interval_s=flush, raw=t.data, energy_audit=audit_on,
-                 energy_audit_bound_pct=audit_bound, runlog_on_failure=on_failure, fifo_spin_fraction=fifo_frac,
-                 envelope=envelope)
+                 energy_audit_bound_pct=audit_bound, runlog_on_failure=on_failure, fifo_spin_fraction=fifo_frac)
 
 
 def with_endpoints(stand: Stand, sensor_link: dict | None = None, platform_link: dict | None = None,

@@ -174,7 +174,6 @@ class Controller:
     _lease_acquired = PR.lease_acquired
     _set_phase_idle = PR.set_phase_idle
     runup_start_pose = PR.runup_start_pose
-    loop_envelope_now = PR.loop_envelope_now
 
     # ------------------------------------------------------------------ lifecycle
     def open(self) -> None:

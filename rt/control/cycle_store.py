@@ -113,7 +113,6 @@ def allocate(ctl, n_raw: int, ns: int) -> None:
     ctl.run_start_pose = np.zeros(7)
     ctl.prev_vel = np.zeros(7)      # the last command's twist and, at CK.PV_DT, its step
     ctl.out = np.zeros(CP.OUT_LEN)
-    CP.set_measurement_dispersion(ctl.out, *ctl.sensing.dispersion)   # the low-pass beyond its delay
     ctl.w_in = np.zeros((2, 6))
     ctl._no_wrench = np.zeros((2, 6))
     ctl.mv = np.zeros(CK.MV_LEN)

@@ -605,7 +605,6 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     pstate = meas[WK.ST_STATE]
     sense(C_eff, R_PS, p_PS_P, raw, bias, acc_t, sctr, coef, fstate, w_S, w_P_raw, w_P)
     CG.gate(gate, w_P, w_in[0], ins[IN_NEW_SAMPLE] != 0.0)
-    CG.rate_noise(gate, out[CP.O_NOISE:CP.O_NOISE + 6])      # the sensor's noise, for the jerk predictor
     model_ok = True
     tau_u = DY.compensated_delay(dly, tau, drec[DY.DR_USED], dt)
     drec[DY.DR_USED] = tau_u

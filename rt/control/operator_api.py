@@ -146,8 +146,6 @@ def log_header(ctl) -> dict:
             # likewise the contact gate and the delay identification in effect
             "contact_gate": dataclasses.asdict(ctl.stand.contact_gate),
             "delay_identify": ctl.stand.delays.identify, "delay_predictor": ctl.stand.delays.predictor,
-            # the delays in effect (the lead's parts) and the loop envelope judged at ARM (rt.stand.loop_envelope)
-            "delays": dataclasses.asdict(ctl.stand.delays), "loop_envelope": PR.loop_envelope_now(ctl).as_dict(),
             # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
             "flight": "berthing" if ctl.sc is not None and ctl.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
             **ctl.log_extra}

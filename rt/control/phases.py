@@ -150,9 +150,6 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
             return (f"the passive unit carries a load (|f| = {f:.0f} N, |m| = {m:.0f} N·m): the units are in "
                     f"contact; a tare now would take it as zero and the arming move would drag them. "
                     f"{HOW['retract']} first")
-    env = ctl.loop_envelope_now()         # rt.stand.loop_envelope: the stand asks for runs outside to be refused
-    if env.inside is False and env.refuse:
-        return "the case is outside the stand's loop envelope ([envelope] outside = \"refuse\"): " + "; ".join(env.reasons)
     why = ctl.health_refusal()
     if why:
         return why

@@ -112,25 +112,11 @@ def begin_arm(ctl, log_writer=None, flight=None) -> None:
     ctl.xctr[:] = 0
     ctl.xctr[CK.XC_MISS_PREV] = -1
     ctl.xlim[CK.XL_TRACK_ON] = 0.0
-    env = loop_envelope_now(ctl)      # the loop envelope at ARM (rt.stand.loop_envelope): said, and logged
-    ctl.loop_envelope = env.as_dict()
-    ctl._event({"kind": "loop_envelope", "inside": env.inside, "text": env.sentence(), "reasons": list(env.reasons)})
     DY.delay_reset(ctl.dly)           # identified anew from this run's motion (the arming move first)
     ctl.delay_rec[:] = math.nan
     ctl._arm_t0 = ctl.t
     ctl._engage_sent = False
     ctl._set_phase(Phase.ENGAGE)
-
-
-def loop_envelope_now(ctl):
-    """The loaded case's loop envelope (rt.stand.loop_envelope) with the platform delay identified
-    so far (the last run's, until this run's arming move identifies it), else the configured one.
-    Not real-time: a few dozen floating-point operations in Python, at ARM and in its guard."""
-    from rt.stand.loop_envelope import Envelope, envelope_of_case
-    if ctl.case is None:
-        return Envelope(None)
-    ident = float(ctl.dly[DY.DY_EST]) if DY.delay_valid(ctl.dly) else None
-    return envelope_of_case(ctl.case, ctl.stand, ident)
 
 
 def runup_target(ctl) -> float:

@@ -35,8 +35,6 @@ def warm_up(ctl) -> None:
     # the energy audit's kernel: the run log's writer thread calls it after every run, and a
     # compilation there would hold the GIL against the loop for seconds
     sc.invariants()
-    from rt.stand import contact_gate as CG        # and its replay of the contact gate
-    CG.replay(CG.pack_gate(True, 1.0, 1.0, 1, 1.0, 1.0), np.zeros((1, 6)), np.ones(1), np.zeros((1, 6)), 0, 1)
     # the cycle's kernels on copies, with the argument types of the loop's calls
     cp = _copies
     fr = WK.encode_frame(np.zeros(MAX_FRAME, np.uint8), WK.POSE, 0, 0, np.zeros(7), 7)

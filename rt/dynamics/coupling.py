@@ -46,31 +46,15 @@ O_REL = 7                        # current relative state (S.REL_LEN = 13)
 O_ACC = O_REL + S.REL_LEN        # d/dt of the relative velocity (3) and angular velocity (3)
 O_PCMD, O_QCMD = O_ACC + 6, O_ACC + 9   # platform top in B: position (3), q_BT (4)
 # MODE_JERK's memory: the last cycle's accelerations (6), the last two backward differences of
-# the accelerations (6 each), how many of those three are held (0..3), the jerk estimate (6);
-# the wrench the dynamics received this cycle and the last (6 each), the sensor's noise in the
-# wrench's change from one sample to the next (6: rt.stand.contact_gate.rate_noise writes it
-# each cycle; 0 = not known), and the weight the jerk was given (jerk_estimate)
+# the accelerations (6 each), how many of those three are held (0..3), the jerk estimate (6)
 O_A1, O_D1, O_D2 = O_QCMD + 4, O_QCMD + 10, O_QCMD + 16
 O_ANUM = O_D2 + 6
 O_JERK = O_ANUM + 1
-O_W0, O_W1 = O_JERK + 6, O_JERK + 12
-O_NOISE = O_W1 + 6
-O_WEIGHT = O_NOISE + 6
-# ... and per axis: the sign of the jerk at its last change, the cycles since that change, the
-# cycles between the two changes before (0: fewer seen), the axis's stability weight, the sign
-# changes seen (a jerk's first sign, from zero, is none)
-O_JSIGN, O_JT1, O_JHALF, O_JSTAB = O_WEIGHT + 1, O_WEIGHT + 7, O_WEIGHT + 13, O_WEIGHT + 19
-O_JCROSS = O_JSTAB + 6
-# the measurement's dispersion beyond its group delay (the sensing low-pass's), s^2 and s^3:
-# set once per controller (set_measurement_dispersion), kept by reset_memory
-O_C2, O_C3 = O_JCROSS + 6, O_JCROSS + 7
-OUT_LEN = O_C3 + 1
+OUT_LEN = O_JERK + 6
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
-SIGNIFICANCE = 3.0               # MODE_JERK: a wrench change within this many sigma of the noise's is no jerk (jerk_estimate)
-JERK_GAIN_FULL, JERK_GAIN_NONE = 0.5, 1.0   # MODE_JERK: the jerk path's loop gain where its weight starts to fall, and is 0
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
 
@@ -106,20 +90,6 @@ def reset_memory(out) -> None:
     """Forget the last cycles' accelerations (a new run: MODE_JERK starts with zero jerk).
     Not for the real-time loop's cycle (called between runs)."""
     out[O_ANUM] = 0.0
-    out[O_WEIGHT] = 1.0
-    out[O_JSIGN:O_JSIGN + 6] = 0.0
-    out[O_JT1:O_JT1 + 6] = 0.0
-    out[O_JHALF:O_JHALF + 6] = 0.0
-    out[O_JSTAB:O_JSTAB + 6] = 1.0
-    out[O_JCROSS:O_JCROSS + 6] = 0.0
-
-
-def set_measurement_dispersion(out, c2: float, c3: float) -> None:
-    """What the measurement does to the force beyond its group delay, to third order (the
-    sensing low-pass's: rt.stand.sensing.dispersion): the predictor takes ``c2 a + c3 j`` off
-    the predicted pose (predict_pose). Not for the real-time loop (once per controller)."""
-    out[O_C2] = c2
-    out[O_C3] = c3
 
 
 @njit(**KERNEL)
@@ -132,94 +102,38 @@ def _median3(a, b, c):
 
 
 @njit(**KERNEL)
-def _stability_weight(out, i, j, dt, tau):
-    """Axis ``i``'s weight from the jerk path's loop gain (jerk_estimate): the jerk's frequency
-    from the time between its last two zero crossings (half a period; a jerk that has crossed
-    zero fewer than twice is slow: a contact's jerk starts at its onset, a quarter period before
-    its one crossing), the gain ``(w tau)^2 (tau / dt) / 3`` of the path at it
-    (docs/validation.md §3.3), the weight 1 up to :data:`JERK_GAIN_FULL`, 0 from
-    :data:`JERK_GAIN_NONE`, linear between. Updated at a sign change, where the jerk is near 0."""
-    s = 1.0 if j > 0.0 else (-1.0 if j < 0.0 else 0.0)
-    last = out[O_JSIGN + i]
-    if s != 0.0 and s != last:
-        if last != 0.0:                            # a zero crossing
-            if out[O_JCROSS + i] >= 1.0:          # ... with one before it: half a period between them
-                out[O_JHALF + i] = out[O_JT1 + i] + 1.0
-            out[O_JCROSS + i] += 1.0
-        out[O_JSIGN + i] = s
-        out[O_JT1 + i] = 0.0
-    else:
-        out[O_JT1 + i] += 1.0
-    half = out[O_JHALF + i]
-    wgt = 1.0
-    if half > 0.0:
-        if out[O_JT1 + i] > half:
-            half = out[O_JT1 + i]
-        w = math.pi / (half * dt)
-        g = (w * tau) ** 2 * (tau / dt) / 3.0
-        wgt = min(1.0, max(0.0, (JERK_GAIN_NONE - g) / (JERK_GAIN_NONE - JERK_GAIN_FULL)))
-    out[O_JSTAB + i] = wgt
-    return wgt
-
-
-@njit(**KERNEL)
-def jerk_estimate(out, dt, tau):
+def jerk_estimate(out, dt):
     """The relative jerk (linear 3, angular 3) into out[O_JERK:O_JERK+6] for MODE_JERK, and
-    the acceleration it extrapolates from (docs/validation.md §3.3, §3.5):
+    the acceleration it extrapolates from (docs/validation.md §3.3):
 
     * each axis's jerk is this cycle's backward difference of the accelerations, that of half
       a cycle ago (which moves the prediction in phase with the position, not the velocity: no
       energy to first order), while it agrees with the one before (within :data:`AGREE` of the
       larger); otherwise the median of the last three: a step of the force -- a damper's
-      force at the first touch, a capture -- is no jerk (after a step the constant-acceleration
-      prediction is the right one). A contact's jerk that begins or ends at once (a spring's
-      first touch, its release) is so taken a cycle late;
-    * only a jerk the contact makes counts: it is weighted by how far the wrench's change from
-      the last cycle stands out of the sensor's noise, ``z^2 = sum_i (dw_i / sigma_i)^2`` over
-      the six axes (``sigma_i`` the noise of that change, measured by the contact gate while
-      nothing touches: out[O_NOISE:O_NOISE+6]), ``max(0, 1 - SIGNIFICANCE^2 n / z^2)`` (n the
-      axes with a known noise; kept in out[O_WEIGHT]). A stiff contact's wrench changes by
-      hundreds of sigma a cycle and passes whole; the noise a light end effector turns into
-      relative acceleration (berthing after capture), whatever filter coloured it, is no jerk,
-      and neither is a soft contact's (its jerk term is worth ``pi (w tau)^3 / 12`` of its
-      energy: nothing). The rate so comes from the contact part of the wrench only: what moves
-      the accelerations without a change of the wrench (a flexible arm's or vehicle's own
-      modes) is in the acceleration, not in a jerk. Without a known noise the weight is 1;
+      force at the first touch, the contact gate passing its withheld impulse as one sample --
+      is no jerk (after a step the constant-acceleration prediction is the right one). A
+      contact's jerk that begins or ends at once (a spring's first touch, its release) is so
+      taken a cycle late;
     * the acceleration comes from the wrench measured at the start of the step that ended in
       the state, a cycle older than the state: the predictor extrapolates it by ``LAG_CYCLES``
       cycles of jerk (predict_pose).
 
     Until three differences are held the jerk is zero."""
     n = out[O_ANUM]
-    z2 = 0.0
-    m = 0
-    for i in range(6):
-        sig = out[O_NOISE + i]
-        if sig > 0.0:
-            d = (out[O_W0 + i] - out[O_W1 + i]) / sig
-            z2 += d * d
-            m += 1
-    wgt = 1.0
-    if m > 0:
-        c = SIGNIFICANCE * SIGNIFICANCE * m
-        wgt = 1.0 - c / z2 if z2 > c else 0.0
-    out[O_WEIGHT] = wgt
     for i in range(6):
         a = out[O_ACC + i]
         d0 = (a - out[O_A1 + i]) / dt
         d1 = out[O_D1 + i]
         if n < 3.0:
-            j = 0.0
+            out[O_JERK + i] = 0.0
         elif abs(d0 - d1) <= AGREE * max(abs(d0), abs(d1)):
-            j = d0
+            out[O_JERK + i] = d0
         else:
-            j = _median3(d0, d1, out[O_D2 + i])
-        out[O_JERK + i] = wgt * _stability_weight(out, i, j, dt, tau) * j
+            out[O_JERK + i] = _median3(d0, d1, out[O_D2 + i])
         if n >= 1.0:
             out[O_D2 + i] = out[O_D1 + i]
             out[O_D1 + i] = d0
         out[O_A1 + i] = a
-        out[O_W1 + i] = out[O_W0 + i]
     out[O_ANUM] = min(n + 1.0, 3.0)
 
 
@@ -237,11 +151,9 @@ def predict_pose(out, tau, mode, dt):
         tau = 0.0
     h = 0.5 * tau * tau
     c = 0.0                       # tau^3/6 + (the acceleration's lag) tau^2/2: the jerk's terms
-    if mode != MODE_OFF:
-        h -= out[O_C2]            # the measurement's dispersion (set_measurement_dispersion)
     if mode == MODE_JERK and dt > 0.0:
-        jerk_estimate(out, dt, tau)
-        c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * 0.5 * tau * tau - out[O_C3]
+        jerk_estimate(out, dt)
+        c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * h
     j = O_JERK
     for i in range(3):
         out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h + out[j + i] * c
@@ -278,8 +190,6 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit."""
     S.rk4_step(par, env, x, t, dt, w_in, 1, k, xt, ws, rel)
     relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
-    for i in range(6):
-        out[O_W0 + i] = w_in[0, i]
     predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
 
@@ -290,8 +200,6 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed."""
     ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
     BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
-    for i in range(6):
-        out[O_W0 + i] = w_in[0, i]
     predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
     return ok

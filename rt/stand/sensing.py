@@ -21,8 +21,7 @@ new one came, the safety monitor trips on staleness):
    II transposed. Its low-frequency **group delay** ``Sensing.group_delay_s`` (exactly
    ``T * [(b1 + 2 b2)/(b0 + b1 + b2) - (a1 + 2 a2)/(1 + a1 + a2)]``, ≈ ``2 zeta / w0``) is the
    lag of the filtered wrench behind the true one for slowly varying input; the coupling
-   adds it to the compensated loop delay, and takes off what the filter does beyond it to
-   third order (``Sensing.dispersion``, :func:`dispersion`).
+   adds it to the compensated loop delay.
 
 Output ``w_P`` (6): the wrench the active unit applies to the passive unit, ``[f; m]`` in P,
 moment about P's origin. All arrays are allocated once in :class:`Sensing`.
@@ -59,27 +58,6 @@ def dc_group_delay_s(coef: np.ndarray, rate_hz: float) -> float:
     """Group delay at zero frequency of ``B(z)/A(z)`` (coefficients as above), in seconds."""
     b0, b1, b2, a1, a2 = coef
     return ((b1 + 2 * b2) / (b0 + b1 + b2) - (a1 + 2 * a2) / (1 + a1 + a2)) / rate_hz
-
-
-def dispersion(coef: np.ndarray, rate_hz: float) -> tuple[float, float]:
-    """``(c2, c3)``: what ``B(z)/A(z)`` (coefficients as above) does beyond its DC group delay
-    ``tau_g`` to second and third order, ``H(e^{sT}) e^{s tau_g} = 1 + c2 s^2 + c3 s^3 + ...`` (s^2,
-    s^3). From the cumulants of the two polynomials' coefficients: ``log P(e^{-sT}) = log P(1) +
-    sum_n kappa_n (-sT)^n / n!``, so ``c2 = (k2_B - k2_A) T^2 / 2`` and ``c3 = -(k3_B - k3_A) T^3 / 6``
-    (the product's cross terms start at s^4). The force measured through the filter is that of
-    the motion ``tau_g`` earlier plus ``c2 x'' + c3 x'''`` of it: the predictor takes those off
-    (rt.dynamics.coupling.set_measurement_dispersion); ``c3``, in phase with the velocity, is an
-    energy error like the constant-acceleration predictor's (docs/validation.md §3.3). 2nd-order
-    Butterworth at 100 Hz, 1 kHz: ``c2`` = 0, ``c3`` = 1.90e-9 s^3 (the analog ``0.4714 / w0^3``)."""
-    T = 1.0 / rate_hz
-    out = []
-    for p in (np.asarray(coef[:3], float), np.array([1.0, coef[3], coef[4]])):
-        w = p / p.sum()
-        k = np.arange(len(p))
-        c = k - np.sum(w * k)
-        out.append((float(np.sum(w * c * c)), float(np.sum(w * c ** 3))))
-    (b2, b3), (a2, a3) = out
-    return (b2 - a2) * T * T / 2.0, -(b3 - a3) * T ** 3 / 6.0
 
 
 def lowpass_group_delay_s(cutoff_hz: float, damping: float, rate_hz: float) -> float:
@@ -184,11 +162,9 @@ class Sensing:
             self.coef = lowpass2_coefficients(p.filter_cutoff_hz, p.filter_damping, p.rate_hz)
             self.ctr[CTR_FILTER] = 1
             self.group_delay_s = dc_group_delay_s(self.coef, p.rate_hz)
-            self.dispersion = dispersion(self.coef, p.rate_hz)      # (c2 s^2, c3 s^3) beyond the delay
         else:
             self.coef = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
             self.group_delay_s = 0.0
-            self.dispersion = (0.0, 0.0)
         self.raw = np.zeros(self.n_raw)
         self.w_S = np.zeros(6)
         self.w_P_raw = np.zeros(6)

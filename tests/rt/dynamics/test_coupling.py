@@ -2,7 +2,6 @@
 import math
 
 import numpy as np
-import pytest
 
 from rt.dynamics import coupling as C
 from rt.dynamics import spacecraft as S
@@ -174,87 +173,3 @@ def test_jerk_predictor_rotation_uses_the_angular_jerk():
     q = out[C.O_QPRED:C.O_QPRED + 4]
     assert math.isclose(2.0 * math.atan2(np.linalg.norm(q[1:]), q[0]), angle, rel_tol=1e-12)
     assert np.allclose(q[1:] / np.linalg.norm(q[1:]), u, atol=1e-14)
-
-
-# ------------------------------------------------------------------ the robust jerk (issue 40 item 1)
-def _feed(out, a, w):
-    out[C.O_REL + S.REL_Q] = 1.0
-    out[C.O_ACC:C.O_ACC + 6] = a
-    out[C.O_W0:C.O_W0 + 6] = w
-
-
-def test_a_jerk_the_noise_could_make_is_no_jerk():
-    """With the sensor's noise in the wrench's change known (the gate's estimate, O_NOISE), a
-    relative acceleration that moves only as the noise moves the wrench gets no jerk (weight 0:
-    the constant-acceleration prediction); a stiff contact's steady wrench ramp, hundreds of
-    sigma a cycle, passes whole; without a known noise the weight is 1 (the earlier behaviour)."""
-    dt, tau = 1e-3, 5e-3
-    rng = np.random.default_rng(3)
-    out = np.zeros(C.OUT_LEN)
-    C.reset_memory(out)
-    out[C.O_NOISE:C.O_NOISE + 6] = [3.0, 3.0, 3.0, 0.5, 0.5, 0.5]
-    weights = []
-    for k in range(300):                          # noise: 2 N per axis, through a light body's mobility
-        w = np.concatenate([rng.normal(0, 2.0, 3), rng.normal(0, 0.3, 3)]) + [100.0, 0, 0, 0, 0, 0]
-        _feed(out, 0.01 * w, w)
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-        weights.append(out[C.O_WEIGHT])
-    assert max(weights[4:]) == 0.0               # 3 sigma in six axes: noise never reaches it
-    out = np.zeros(C.OUT_LEN)
-    C.reset_memory(out)
-    out[C.O_NOISE:C.O_NOISE + 6] = [3.0, 3.0, 3.0, 0.5, 0.5, 0.5]
-    for k in range(10):                           # a stiff contact: the wrench ramps 300 N a cycle
-        w = np.array([300.0 * k, 0, 0, 0, 0, 0])
-        _feed(out, 0.005 * w, w)
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-    assert out[C.O_WEIGHT] > 0.99 and out[C.O_JERK] == pytest.approx(out[C.O_WEIGHT] * 1.5 / dt)
-    out[C.O_NOISE:C.O_NOISE + 6] = 0.0            # unknown noise
-    w = np.array([300.0 * 10 + 1.0, 0, 0, 0, 0, 0])
-    _feed(out, 0.005 * w, w)
-    C.predict_pose(out, tau, C.MODE_JERK, dt)
-    assert out[C.O_WEIGHT] == 1.0
-
-
-def test_a_jerk_too_fast_for_the_loop_is_weighed_off():
-    """A jerk that changes sign every few cycles (a light end effector ringing at ~150 Hz) is
-    beyond what the jerk path can carry through the lead, (w tau)^2 (tau/dt)/3 >> 1: its weight
-    goes to 0; a contact's jerk that keeps its sign (a half-sine of 90 ms) keeps weight 1."""
-    dt, tau = 1e-3, 5e-3
-    out = np.zeros(C.OUT_LEN)
-    C.reset_memory(out)
-    for k in range(60):
-        a = 0.1 * math.sin(2 * math.pi * 150.0 * k * dt)
-        _feed(out, [a, 0, 0, 0, 0, 0], np.zeros(6))
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-    assert out[C.O_JSTAB] == 0.0 and out[C.O_JERK] == 0.0
-    out = np.zeros(C.OUT_LEN)
-    C.reset_memory(out)
-    for k in range(44):
-        a = -20.0 * math.sin(math.pi * k / 44.0)
-        _feed(out, [a, 0, 0, 0, 0, 0], np.zeros(6))
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-        assert out[C.O_JSTAB] == 1.0
-
-
-def test_the_low_pass_dispersion_is_taken_off():
-    """The sensing low-pass beyond its group delay (rt.stand.sensing.dispersion: 1.9e-9 s^3 for
-    the 100 Hz Butterworth at 1 kHz, the analog 0.4714 / w0^3): the jerk term's coefficient is
-    tau^3/6 + dt tau^2/2 - c3, and -c2 joins the acceleration's tau^2/2."""
-    from rt.stand.sensing import dispersion, lowpass2_coefficients
-    c2, c3 = dispersion(lowpass2_coefficients(100.0, 1 / math.sqrt(2), 1000.0), 1000.0)
-    assert abs(c2) < 1e-15 and c3 == pytest.approx(0.4714 / (2 * math.pi * 100.0) ** 3, rel=2e-3)
-    j = np.array([120.0, -40.0, 7.5])
-    dt, tau = 1e-3, 4.8e-3
-    a_ = np.zeros(C.OUT_LEN)
-    b_ = np.zeros(C.OUT_LEN)
-    C.set_measurement_dispersion(b_, 1e-8, c3)
-    for k in range(6):
-        t = 0.01 + k * dt
-        for o in (a_, b_):
-            _feed_cubic(o, j, t, dt)
-            C.predict_pose(o, tau, C.MODE_JERK, dt)
-    acc = j * (t - C.LAG_CYCLES * dt)
-    np.testing.assert_allclose(a_[C.O_RPRED:C.O_RPRED + 3] - b_[C.O_RPRED:C.O_RPRED + 3], 1e-8 * acc + c3 * j,
-                               rtol=1e-9, atol=1e-18)
-    C.reset_memory(b_)                            # kept from run to run
-    assert b_[C.O_C3] == c3
