@@ -315,7 +315,7 @@ class RobotPlatform(PlatformInterface):
             self.states_rx += 1
             self.pending = newest
             self._take_state(newest)
-            out = self._status_frame(newest.stamp_ms * 1_000_000)
+            out = self._status_frame(int(round(newest.stamp_ms * 1e6)))
         elif self.robot_addr is not None:
             # a robot cycle is missed once its state is half a cycle overdue (jitter is not a miss)
             self.cycles_quiet += 1
@@ -328,8 +328,8 @@ class RobotPlatform(PlatformInterface):
                         f"{self.run} robot cycles in a row without an exchange (the adapter trips at "
                         f"{self.missed_trip}; the robot stops after {self.late_limit} late answers)")
         if self._pending_fault_status and not out:
-            stamp = self.last_stamp or 0
-            out = self._status_frame(stamp * 1_000_000 + self.cycles_quiet * self.cycle_ms * 1_000_000 // self.n)
+            stamp = self.last_stamp or 0.0
+            out = self._status_frame(int(round(stamp * 1e6)) + self.cycles_quiet * self.cycle_ms * 1_000_000 // self.n)
         self._pending_fault_status = False
         return out
 
