@@ -52,10 +52,18 @@ def parse(data: bytes) -> ET.Element:
     return _fromstring(data)
 
 
-def serialize(root: ET.Element) -> bytes:
-    """An element tree -> its bytes, as RSI peers write them (no XML declaration, ``" />"``
-    for an empty element; texts and the whitespace between elements kept)."""
-    return ET.tostring(root, encoding="unicode", short_empty_elements=True).encode("ascii")
+def serialize(root: ET.Element, empty_close: str = " />") -> bytes:
+    """An element tree -> its bytes, as RSI peers write them: no XML declaration, attributes
+    in document order, texts and the whitespace between elements kept, an empty element closed
+    by ``empty_close`` -- ``" />"`` (TinyXML, ElementTree: the ROS drivers) or ``"/>"`` (the KRC's
+    own messages and KUKA's external-control SDK). ValueError for another closing."""
+    out = ET.tostring(root, encoding="unicode", short_empty_elements=True)
+    if empty_close == "/>":
+        # ElementTree escapes '>' in attribute values and texts: " />" only closes empty elements
+        out = out.replace(" />", "/>")
+    elif empty_close != " />":
+        raise ValueError(f"empty_close must be ' />' or '/>', not {empty_close!r}")
+    return out.encode("ascii", "xmlcharrefreplace")
 
 
 def pose_from_xyzabc(v) -> tuple:

@@ -382,7 +382,10 @@ class RobotPlatform(PlatformInterface):
         self._pending_fault_status = True
 
     def _take_state(self, st: RobotState) -> None:
-        self.last_pose = RP.compose(RP.compose(self.X_BR, st.actual), self.X_CT)
+        p, q = RP.compose(RP.compose(self.X_BR, st.actual), self.X_CT)
+        if q[0] < 0.0:                   # the STATUS carries the hemisphere w >= 0 (one quaternion per pose)
+            q = (-q[0], -q[1], -q[2], -q[3])
+        self.last_pose = (p, q)
         if self.start is None:
             self.start = self.robot_start(st)
         if st.late >= 0:
