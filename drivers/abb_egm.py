@@ -64,9 +64,9 @@ def decode_robot(data: bytes, msg=None):
     try:
         m.ParseFromString(data)
     except DecodeError:
-        return "truncated or not protobuf"
+        return "truncated, or not an EgmRobot"
     except Exception:  # noqa: BLE001 - the runtime's other complaints: refused, named
-        return "not protobuf"
+        return "not an EgmRobot"
     h = m.header
     if not m.HasField("header") or not h.HasField("mtype"):
         return "no header"
@@ -135,9 +135,9 @@ def decode_sensor(data: bytes, msg=None):
     try:
         m.ParseFromString(data)
     except DecodeError:
-        return "truncated or not protobuf"
+        return "truncated, or not an EgmSensor"
     except Exception:  # noqa: BLE001
-        return "not protobuf"
+        return "not an EgmSensor"
     h = m.header
     if not m.HasField("header") or not h.HasField("mtype"):
         return "no header"

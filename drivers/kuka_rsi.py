@@ -38,7 +38,7 @@ import xml.etree.ElementTree as ET
 from drivers import robot_pose as RP
 from drivers.robot_platform import RobotPlatform, RobotState
 
-__all__ = ["KukaRsiPlatform", "decode_robot_state", "encode_correction", "encode_sen", "decode_correction",
+__all__ = ["KukaRsiPlatform", "RsiState", "decode_robot_state", "encode_correction", "encode_sen", "decode_correction",
            "encode_robot_state", "korr_from_poses", "pose_from_xyzabc", "xyzabc_from_pose", "parse", "serialize"]
 
 CART = ("X", "Y", "Z", "A", "B", "C")
@@ -52,10 +52,18 @@ def parse(data: bytes) -> ET.Element:
     return _fromstring(data)
 
 
-def serialize(root: ET.Element) -> bytes:
-    """An element tree -> its bytes, as RSI peers write them (no XML declaration, ``" />"``
-    for an empty element; texts and the whitespace between elements kept)."""
-    return ET.tostring(root, encoding="unicode", short_empty_elements=True).encode("ascii")
+def serialize(root: ET.Element, empty_close: str = " />") -> bytes:
+    """An element tree -> its bytes, as RSI peers write them: no XML declaration, attributes
+    in document order, texts and the whitespace between elements kept, an empty element closed
+    by ``empty_close`` -- ``" />"`` (TinyXML, ElementTree: the ROS drivers) or ``"/>"`` (the KRC's
+    own messages and KUKA's external-control SDK). ValueError for another closing."""
+    out = ET.tostring(root, encoding="unicode", short_empty_elements=True)
+    if empty_close == "/>":
+        # ElementTree escapes '>' in attribute values and texts: " />" only closes empty elements
+        out = out.replace(" />", "/>")
+    elif empty_close != " />":
+        raise ValueError(f"empty_close must be ' />' or '/>', not {empty_close!r}")
+    return out.encode("ascii", "xmlcharrefreplace")
 
 
 def pose_from_xyzabc(v) -> tuple:
@@ -71,23 +79,51 @@ def xyzabc_from_pose(pose) -> tuple:
 
 def _frame6(el, names):
     """The six numbers of ``el``'s attributes ``names``; a str when one is missing or not a
-    finite number."""
+    finite number (None without the element)."""
     if el is None:
         return None
-    get = el.attrib.get
-    out = []
-    for n in names:
-        t = get(n)
-        if t is None:
-            return f"no {n} in <{el.tag}>"
-        try:
-            x = float(t)
-        except ValueError:
-            return f"bad number in <{el.tag}>"
-        if not math.isfinite(x):
-            return f"non-finite number in <{el.tag}>"
-        out.append(x)
-    return out
+    a = el.attrib
+    try:
+        v = [float(a[n]) for n in names]
+    except KeyError as e:
+        return f"no {e.args[0]} in <{el.tag}>"
+    except ValueError:
+        return f"bad number in <{el.tag}>"
+    t = v[0] + v[1] + v[2] + v[3] + v[4] + v[5]
+    if t - t != 0.0:                     # an inf or a nan among them (inf - inf is nan)
+        return f"non-finite number in <{el.tag}>"
+    return v
+
+
+class RsiState(RobotState):
+    """A decoded ``<Rob>``: the measured pose converted at once, the commanded pose (RSol) and
+    the applied correction (PCorr) only when asked for (the adapter needs them at the start of
+    an exchange, not every cycle)."""
+
+    __slots__ = ("_sol", "_pc", "_sol_pose", "_pc_pose")
+
+    def __init__(self, stamp_ms, seq, actual, sol, late, pc, echo):
+        self.stamp_ms = stamp_ms
+        self.seq = seq
+        self.actual = actual
+        self.late = late
+        self.running = True
+        self.echo = echo
+        self._sol = sol
+        self._pc = pc
+        self._sol_pose = self._pc_pose = None
+
+    @property
+    def commanded(self):
+        if self._sol_pose is None and self._sol is not None:
+            self._sol_pose = pose_from_xyzabc(self._sol)
+        return self._sol_pose
+
+    @property
+    def correction(self):
+        if self._pc_pose is None and self._pc is not None:
+            self._pc_pose = pose_from_xyzabc(self._pc)
+        return self._pc_pose
 
 
 def _refusal(data: bytes) -> str:
@@ -99,8 +135,8 @@ def _refusal(data: bytes) -> str:
 
 # ---------------------------------------------------------------------- the controller's end
 def decode_robot_state(data: bytes, ipoc_ms: float = 1.0):
-    """A ``<Rob>`` datagram -> :class:`drivers.robot_platform.RobotState` (``ipoc_ms``: the
-    milliseconds per IPOC unit), or a str naming why it is refused."""
+    """A ``<Rob>`` datagram -> :class:`RsiState` (a :class:`drivers.robot_platform.RobotState`;
+    ``ipoc_ms``: the milliseconds per IPOC unit), or a str naming why it is refused."""
     try:
         root = _fromstring(data)
     except _ParseError:
@@ -109,33 +145,47 @@ def decode_robot_state(data: bytes, ipoc_ms: float = 1.0):
         return "not XML"
     if root.tag != "Rob":
         return f"not a robot message (<{root.tag}>)"
-    ip = root.find("IPOC")
+    ist = sol = pc = ip = d = None
+    for el in root:                      # one pass; the first of each element counts
+        tag = el.tag
+        if tag == "RIst":
+            if ist is None:
+                ist = el
+        elif tag == "RSol":
+            if sol is None:
+                sol = el
+        elif tag == "IPOC":
+            if ip is None:
+                ip = el
+        elif tag == "Delay":
+            if d is None:
+                d = el
+        elif tag == "PCorr" and pc is None:
+            pc = el
     if ip is None or ip.text is None:
         return "no IPOC"
     text = ip.text.strip()
     if not text.isdigit():
         return "bad IPOC"
     ipoc = int(text)
-    ist = _frame6(root.find("RIst"), CART)
+    ist = _frame6(ist, CART)
     if ist is None:
         return "no RIst"
     if ist.__class__ is str:
         return ist
-    sol = _frame6(root.find("RSol"), CART)
+    sol = _frame6(sol, CART)
     if sol.__class__ is str:
         return sol
     late = -1
-    d = root.find("Delay")
     if d is not None:
         try:
             late = int(d.attrib.get("D", "-1"))
         except ValueError:
             return "bad number in <Delay>"
-    corr = _frame6(root.find("PCorr"), CART)
-    if corr.__class__ is str:
-        return corr
-    return RobotState(ipoc * ipoc_ms, ipoc, pose_from_xyzabc(ist), None if sol is None else pose_from_xyzabc(sol),
-                      late, True, None if corr is None else pose_from_xyzabc(corr), text)
+    pc = _frame6(pc, CART)
+    if pc.__class__ is str:
+        return pc
+    return RsiState(ipoc * ipoc_ms, ipoc, pose_from_xyzabc(ist), sol, late, pc, text)
 
 
 def encode_sen(sen_type: str, tag: str, names, values, ipoc, decimals: int = 6) -> bytes:

@@ -315,7 +315,7 @@ class RobotPlatform(PlatformInterface):
             self.states_rx += 1
             self.pending = newest
             self._take_state(newest)
-            out = self._status_frame(newest.stamp_ms * 1_000_000)
+            out = self._status_frame(int(round(newest.stamp_ms * 1e6)))
         elif self.robot_addr is not None:
             # a robot cycle is missed once its state is half a cycle overdue (jitter is not a miss)
             self.cycles_quiet += 1
@@ -328,8 +328,8 @@ class RobotPlatform(PlatformInterface):
                         f"{self.run} robot cycles in a row without an exchange (the adapter trips at "
                         f"{self.missed_trip}; the robot stops after {self.late_limit} late answers)")
         if self._pending_fault_status and not out:
-            stamp = self.last_stamp or 0
-            out = self._status_frame(stamp * 1_000_000 + self.cycles_quiet * self.cycle_ms * 1_000_000 // self.n)
+            stamp = self.last_stamp or 0.0
+            out = self._status_frame(int(round(stamp * 1e6)) + self.cycles_quiet * self.cycle_ms * 1_000_000 // self.n)
         self._pending_fault_status = False
         return out
 
@@ -382,7 +382,10 @@ class RobotPlatform(PlatformInterface):
         self._pending_fault_status = True
 
     def _take_state(self, st: RobotState) -> None:
-        self.last_pose = RP.compose(RP.compose(self.X_BR, st.actual), self.X_CT)
+        p, q = RP.compose(RP.compose(self.X_BR, st.actual), self.X_CT)
+        if q[0] < 0.0:                   # the STATUS carries the hemisphere w >= 0 (one quaternion per pose)
+            q = (-q[0], -q[1], -q[2], -q[3])
+        self.last_pose = (p, q)
         if self.start is None:
             self.start = self.robot_start(st)
         if st.late >= 0:

@@ -110,6 +110,7 @@ def inverse(a) -> tuple:
 
 
 def rotation_angle_deg(q) -> float:
-    """The angle of the rotation ``q`` (degrees, 0..180)."""
-    w = min(1.0, abs(q[0]))
-    return math.degrees(2.0 * math.acos(w))
+    """The angle of the rotation ``q`` (degrees, 0..180): ``2 atan2(|v|, |w|)``, exact to
+    rounding near 0 where ``2 acos(w)`` loses half the digits."""
+    v = math.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return math.degrees(2.0 * math.atan2(v, abs(q[0])))

@@ -83,6 +83,7 @@ def allocate(ctl, n_raw: int, ns: int) -> None:
     from rt.dynamics import coupling as CP
     from rt.stand import contact_gate as CG
     from rt.stand import delay_id as DY
+    from rt.stand import wire_kernels as WK
 
     if ctl.recorder.writer is not None:
         ctl.recorder.close(block=False)    # its records are rows of the old layout
@@ -121,6 +122,14 @@ def allocate(ctl, n_raw: int, ns: int) -> None:
     ctl.raw_prev = np.full(n_raw, np.nan)
     ctl.meas_pose = v["meas_pose"]
     ctl.meas_pose[3] = 1.0
+    meas = getattr(ctl, "meas", None)
+    ins = getattr(ctl, "ins", None)
+    if meas is not None and ins is not None and ins[CK.IN_STATUS_SEEN]:
+        # a reallocation (a case with another state size) keeps the newest STATUS's pose and
+        # lengths: a platform that reports only every n-th cycle (an industrial robot,
+        # drivers.robot_platform) would otherwise be seen at the origin until its next STATUS
+        v["meas_pose"][:] = meas[WK.ST_POSE:WK.ST_POSE + 7]
+        v["meas_lengths"][:] = meas[WK.ST_LENGTHS:WK.ST_LENGTHS + 6]
     ctl.rix = np.array([ctl._ix[name] for name in CK.ROW_FIELDS], dtype=np.int64)
     ctl._x0 = np.zeros((2, ns))             # the record's vehicle states before a case is loaded
     # where the kernels commit the row (rt.record.runlog RunLogWriter.ring / .cursor): the open
