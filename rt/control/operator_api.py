@@ -174,7 +174,20 @@ def prepare_arm_log(ctl):
         import errno
         raise OSError(errno.ENOSPC, f"{free / 1e6:.0f} MB free in {rec.log_dir}, the run log needs up to "
                                     f"{need / 1e6:.0f} MB")
-    return rec.prepare(ctl.case.name if ctl.case else "run", ctl.fields, ctl.row, log_header(ctl))
+    return rec.prepare(log_name(ctl), ctl.fields, ctl.row, log_header(ctl))
+
+
+def log_name(ctl) -> str:
+    """A run log's name after its time: the host, the stand and the case
+    (``<host>-<stand>-<case>``: logs gathered from several stands keep saying where each ran),
+    each cut to file-name characters."""
+    import re
+    import socket
+
+    def word(x: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_.]+", "_", x).strip("_.")[:40] or "x"
+    return "-".join(word(x) for x in (socket.gethostname().split(".")[0], ctl.stand.name,
+                                      ctl.case.name if ctl.case else "run"))
 
 
 def log_error_text(e: BaseException) -> str:
