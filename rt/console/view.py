@@ -136,27 +136,55 @@ def _verb(command: str) -> str:
 
 
 def fmt_health(status: dict) -> list[str]:
-    """Lines of the controller's health fields in ``status`` (each a dict with ``ok`` and a
-    ``detail`` or ``reason``, e.g. the run-log recorder's): ``recorder  ok`` or, in red, what is
-    wrong. Fields absent from the status (an older controller) give no line; see
-    :data:`HEALTH_FIELDS`."""
+    """The controller's health in the operator's words (``status["recorder"]`` and
+    ``status["health"]``; absent fields, an older controller, give no line):
+
+    * ``recorder  recording 12.3 s · 41 GB free (the run needs 0.2 GB)`` — or in red what failed
+      and what the stand does about it (``[runlog] on_failure``);
+    * ``loop      ok`` — or in red why the next ARM will be refused (the pre-flight check, the
+      loop's recent misses), the cycle failures and the fail-safe hold."""
     out = []
-    for name in HEALTH_FIELDS:
-        v = status.get(name)
-        if v is None:
-            continue
-        if isinstance(v, dict):
-            ok = bool(v.get("ok", True))
-            detail = v.get("detail") or v.get("reason") or ", ".join(f"{k} {x}" for k, x in v.items() if k != "ok")
+    rec = status.get("recorder")
+    if isinstance(rec, dict):
+        state = rec.get("state", "?")
+        free, need = rec.get("free_mb"), rec.get("run_needs_mb")
+        space = ""
+        if free is not None:
+            space = f" · {free / 1000:.1f} GB free" + (f" (the run needs {need / 1000:.1f} GB)" if need is not None else "")
+        low = free is not None and need is not None and free < need
+        if state == "failed":
+            what = "the stand trips (RUNLOG_FAILED)" if rec.get("on_failure", "trip") == "trip" else \
+                "the run goes on UNRECORDED"
+            out.append(f"recorder [bold red]FAILED[/] {plain_text_short(rec.get('failure'))}: {what}{space}")
+        elif low:
+            out.append(f"recorder [bold red]{state}: too little space[/]{space}: ARM is refused")
         else:
-            ok, detail = bool(v), ""
-        text = f"{name:<8} " + ("ok" if ok else "[bold red]NOT OK[/]") + (f"  {detail}" if detail else "")
-        out.append(text)
+            rows = f" · {rec['records']} records" + (f", {rec['dropped']} dropped" if rec.get("dropped") else "") \
+                if rec.get("records") is not None else ""
+            out.append(f"recorder {state}{rows}{space}")
+    h = status.get("health")
+    if isinstance(h, dict):
+        bad = []
+        if h.get("failsafe"):
+            bad.append("FAIL-SAFE HOLD (the cycle failed repeatedly): restart the controller after the platform is "
+                       "safe")
+        if h.get("cycle_failures"):
+            bad.append(f"{h['cycle_failures']} cycle failure(s) (a defect: see the events)")
+        if h.get("arm_refusal"):
+            bad.append(f"ARM refused: {h['arm_refusal']}")
+        elif h.get("preflight_failure") and not h.get("allow_failed_preflight"):
+            bad.append(f"pre-flight failed: {h['preflight_failure']}")
+        out.append("loop     " + ("ok" if not bad else "[bold red]" + "; ".join(bad) + "[/]"))
     return out
 
 
+def plain_text_short(x, n: int = 80) -> str:
+    t = " ".join(str(x or "").split())
+    return t if len(t) <= n else t[:n - 1] + "…"
+
+
 #: the health fields of ``status`` the links panel shows (fmt_health), in order
-HEALTH_FIELDS = ("recorder",)
+HEALTH_FIELDS = ("recorder", "health")
 
 
 def fmt_wrench(w) -> str:

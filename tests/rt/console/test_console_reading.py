@@ -136,7 +136,23 @@ def test_refusals_read_in_keys_not_protocol():
     assert V.fault_name(0) == "none" and V.fault_name(99).startswith("code 99")
     # a health field of the status, when the controller sends one
     assert V.fmt_health({}) == []
-    assert V.fmt_health({"recorder": {"ok": False, "detail": "disk full"}}) == ["recorder [bold red]NOT OK[/]  disk full"]
+    # the controller's status as it sends it (rt.control.operator_api.recorder_health / health)
+    ok = V.fmt_health({"recorder": {"state": "recording", "records": 1200, "dropped": 0, "free_mb": 41000.0,
+                                    "run_needs_mb": 210.0, "on_failure": "trip"},
+                       "health": {"preflight_failure": None, "arm_refusal": None, "cycle_failures": 0,
+                                  "failsafe": False}})
+    assert ok == ["recorder recording · 1200 records · 41.0 GB free (the run needs 0.2 GB)", "loop     ok"]
+    full = V.fmt_health({"recorder": {"state": "failed", "failure": "OSError: [Errno 28] No space left on device",
+                                      "free_mb": 0.0, "on_failure": "trip"}})
+    assert full[0].startswith("recorder [bold red]FAILED[/] OSError: [Errno 28] No space left on device") and \
+        "the stand trips (RUNLOG_FAILED)" in full[0]
+    assert "the run goes on UNRECORDED" in V.fmt_health({"recorder": {"state": "failed", "failure": "x",
+                                                                      "on_failure": "continue"}})[0]
+    low = V.fmt_health({"recorder": {"state": "idle", "free_mb": 50.0, "run_needs_mb": 210.0}})
+    assert "too little space" in low[0] and "ARM is refused" in low[0]
+    bad = V.fmt_health({"health": {"preflight_failure": "p99 wake-up 900 us", "allow_failed_preflight": False,
+                                   "arm_refusal": None, "cycle_failures": 2, "failsafe": True}})
+    assert "FAIL-SAFE HOLD" in bad[0] and "2 cycle failure(s)" in bad[0] and "pre-flight failed: p99" in bad[0]
 
 
 def test_a_long_replay_loads_with_progress(tripped):
