@@ -1,5 +1,5 @@
-"""Berthing figures (issue 25): one evaluation of the five-body dynamics of seed 004 (the system
-mass matrix, the bias forces and the solve) with 2 modes per bending plane; the controller's
+"""Berthing figures (issue 25): one evaluation of the five-body dynamics of [Zhu, Wang & Zheng] (the
+system mass matrix, the bias forces and the solve) with 2 modes per bending plane; the controller's
 berthing step per cycle; the emulated stand in berthing mode."""
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run(quick: bool = False) -> dict:
         _loop(*args, reps)
         ts.append((time.perf_counter() - t0) / reps * 1e6)
     fig = {"berthing_derivative_us": statistics.median(ts),
-            "berthing_derivative_note": (f"seed 004 five-body arm, {arm.ma} + {arm.mb} modes per bending plane "
+            "berthing_derivative_note": (f"[Zhu, Wang & Zheng] five-body arm, {arm.ma} + {arm.mb} modes per bending plane "
                                          f"({arm.n} generalized speeds): J_i, velocity-product terms, Kane's body "
                                          "terms, M~ and its Cholesky solve; compiled loop")}
     fig.update(controller_cycle(quick))

@@ -1,6 +1,6 @@
-"""Tree-dynamics figures (issue 24): the probe-cone mechanism's ABA and CRBA (seed 000 §2.7,
-§2.10) and Pinocchio's ABA on the same model in the same run. A missing Pinocchio gives ``None``
-plus a ``*_note``.
+"""Tree-dynamics figures (issue 24): the probe-cone mechanism's ABA and CRBA
+([Yaskevich 2018a, modified CRBA, open chains]) and Pinocchio's ABA on the same model in the same
+run. A missing Pinocchio gives ``None`` plus a ``*_note``.
 
 The ratios against Pinocchio are interleaved (bench/interleave.py): ``tree_aba_over_pinocchio_cpp``
 our compiled loop against Pinocchio's C++ ``aba`` from the pin wheel's library in a compiled C++

@@ -2,7 +2,9 @@
 process with the same kernels as the emulator, no platform in the loop (issue 7 item 5;
 docs/models/world.md §6).
 
-Coupling (seed 002 §4.3, seed 000 §2.5 / seed 001 §3.9, digest §1 evaluation order):
+Coupling ([Yaskevich 2018b, equations of motion]; the base's transport motion as in
+[Yaskevich 2018a, modified CRBA] and [Golubev & Yaskevich, §5]; the evaluation order
+of [Golubev & Yaskevich, §7]):
 
 * both vehicles: ``rt.dynamics.spacecraft`` (rigid bodies with flexible port modes, their own control);
 * the mechanism's base frame 0 = the active vehicle's (deflected) port frame A. Its base motion
@@ -33,7 +35,8 @@ steps up to one log period, landing on the rows), or semi-implicit Euler / RK4 a
 step (docs/models/world.md §6 compares them). The coupled evaluation, the packed parameters and
 the log rows are :mod:`sim_stand.digital_model`; this module runs them and is the Python shell. The run ends at the case's duration,
 ``capture_settle_s`` after soft capture, when the units are ``separation_m`` beyond their start
-distance, or when a penetration exceeds its limit (seed 002 §4.7 abort rule).
+distance, or when a penetration exceeds its limit (the abort rule
+of [Yaskevich 2018b, contact forces]).
 
 The run log has the HIL run-log format (``rt.record.runlog``); fields in :data:`LOG_FIELDS_MECH` /
 :data:`LOG_FIELDS_ROD` (docs/models/world.md §6).

@@ -1,14 +1,14 @@
 """One docking-mechanism slot for both kinds of mechanism: compiled dispatch between the
-parallel mechanism (seed 001, ``sim_stand.mechanism``: the ring's 12-state) and a tree mechanism
-(seed 000, ``sim_stand.tree``: ``[p, pd]``), so the emulated stand (``sim_stand.world``) and the
-digital reference (``sim_stand.digital``) carry either in the same arrays (``mp``, ``mw``,
-``mout``, state ``xr``) with one code path.
+parallel mechanism ([Golubev & Yaskevich], ``sim_stand.mechanism``: the ring's 12-state) and a tree
+mechanism ([Yaskevich 2018a], ``sim_stand.tree``: ``[p, pd]``), so the emulated stand
+(``sim_stand.world``) and the digital reference (``sim_stand.digital``) carry either in the same
+arrays (``mp``, ``mw``, ``mout``, state ``xr``) with one code path.
 
 Each function takes the kind first (:data:`KIND_PARALLEL` or :data:`KIND_TREE`). For a tree,
-:func:`mech_contact` runs the tree's kinematics (seed 000 §2.11 steps 1-2, with the base's angular
-velocity from ``kin``) before the contact evaluation and :func:`mech_derivatives` finishes that
-evaluation: call them in this order, on the same state. Python helpers: :func:`load_dock_mechanism`
-and :func:`mechanism_rest_state`.
+:func:`mech_contact` runs the tree's kinematics (pass 1 of [Yaskevich 2018a, open chains], with
+the base's angular velocity from ``kin``) before the contact evaluation and :func:`mech_derivatives`
+finishes that evaluation: call them in this order, on the same state. Python helpers:
+:func:`load_dock_mechanism` and :func:`mechanism_rest_state`.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ _JIT = dict(cache=True, error_model="numpy", _nrt=False)
 def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
     """Pose and absolute twist in P of the ring frame E (= the mechanism's ring frame R, origin
     at the ring plane centre, axes of C) from the ring state ``xr`` (relative to frame 0 = A) and
-    A's state ``kin`` (seed 002 §4.6). Fills ``aC`` (= R_C0) and ``R_PE``."""
+    A's state ``kin`` ([Yaskevich 2018b, contact forces]). Fills ``aC`` (= R_C0) and ``R_PE``."""
     ring_dcm(xr[3], xr[4], xr[5], aC)
     # E's origin in frame 0: r_E = r_C - aC^T com
     e0 = xr[0] - (aC[0, 0] * com[0] + aC[1, 0] * com[1] + aC[2, 0] * com[2])
@@ -76,10 +76,10 @@ def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
 @njit(**_JIT)
 def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links,
                  latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE):
-    """Contact evaluation for the ring at ``xr`` on a base at ``kin`` (seed 002 eq. 7, §4.8):
-    wrench on the passive unit ``wrench_P`` (P, about P's origin) and the ring's contact wrench
-    ``cw`` in the mechanism's input convention (frame C, about the ring's centre of mass).
-    Returns the number of contacts."""
+    """Contact evaluation for the ring at ``xr`` on a base at ``kin`` ([Yaskevich 2018b, eq. 7],
+    latches and sensors): wrench on the passive unit ``wrench_P`` (P, about P's origin) and
+    the ring's contact wrench ``cw`` in the mechanism's input convention (frame C, about the ring's
+    centre of mass). Returns the number of contacts."""
     ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
     n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
                     wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
@@ -104,7 +104,7 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
 def sie_ring_update(xr, xdot, dt):
     """Semi-implicit (symplectic) Euler step of the ring state: the velocities [v_C, omega_C]
     from the accelerations in ``xdot``, then r_C and the y-z-x angles from the new velocities
-    (seed 001 §3.3 angle rates)."""
+    (the angle rates of the ring in [Golubev & Yaskevich, §3])."""
     for i in range(3):
         xr[6 + i] += dt * xdot[6 + i]
         xr[9 + i] += dt * xdot[9 + i]
@@ -128,9 +128,10 @@ def sie_ring_update(xr, xdot, dt):
 @njit(**_JIT)
 def mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                  wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE):
-    """Contact evaluation for the mechanism at ``xr`` on a base at ``kin`` (seed 002 eq. 7, §4.8):
-    wrench on the passive unit ``wrench_P`` (P, about P's origin) and the buffer link's contact
-    wrench ``cw`` in the mechanism's input convention. Returns the number of contacts."""
+    """Contact evaluation for the mechanism at ``xr`` on a base at ``kin``
+    ([Yaskevich 2018b, eq. 7], latches and sensors): wrench on the passive unit ``wrench_P`` (P,
+    about P's origin) and the buffer link's contact wrench ``cw`` in the mechanism's input
+    convention. Returns the number of contacts."""
     if kind != KIND_TREE:
         return dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                             wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)

@@ -32,7 +32,7 @@ FP_LEN = FP_RATING + 6
 
 @dataclass(frozen=True)
 class SensorNoise:
-    sigma_force_n: float = 8.0 / 3.0       # 3 sigma ~ 8 N (SJTU stand, reference-data.md)
+    sigma_force_n: float = 8.0 / 3.0       # 3 sigma ~ 8 N (SJTU stand, [Li 2026])
     sigma_torque_nm: float = 0.5
     drift_force_n_per_sqrt_s: float = 0.05
     drift_torque_nm_per_sqrt_s: float = 0.005

@@ -8,7 +8,7 @@ fixture's pin passes into the open snare). When A's origin comes within ``captur
 the pin's grasp point ``pin_point_m`` (in P; checked once per physics step, at its end) the
 snare closes on the pin where it is: the anchor ``d_0 = p_PA`` at that instant,
 so no spring energy is created by the capture itself. From then on the snare holds the pin with
-the contact law of seed 002 eq. 7 (digest §4.7) applied to the separation ``d = p_PA - d_0``:
+the contact law of [Yaskevich 2018b, eq. 7] applied to the separation ``d = p_PA - d_0``:
 
     f_A = -(k d + c d'),  f_P = -f_A,  acting at A's origin (one point for action and reaction),
     d' = v_A - (v_P + omega_P x p_PA)     (P components: A's velocity relative to P's material
@@ -16,11 +16,11 @@ the contact law of seed 002 eq. 7 (digest §4.7) applied to the separation ``d =
 
 i.e. eq. 7's normal law |f_R| = k Delta + c Delta' along n = d/|d| (Delta = |d|) with the
 snare wires' viscous drag c on the tangential motion too (our choice: the wires surround the
-pin, so the snare is bilateral and isotropic). Only a force passes (the seed's plastic impact
-has no impulsive moment, seed 004 §6.4); rigidization (the snare pulling the pin home, then a
-rigid joint) is after the capture this model is about and is not modelled. As ``k`` grows with
-``c = 2 zeta sqrt(k m*)``, the velocities after the transient converge to seed 004's plastic
-impact (``rt.dynamics.capture``), tested in tests/sim_stand/test_grapple.py.
+pin, so the snare is bilateral and isotropic). Only a force passes (the plastic impact of
+[Zhu, Wang & Zheng, §5.1] has no impulsive moment); rigidization (the snare pulling the pin home,
+then a rigid joint) is after the capture this model is about and is not modelled. As ``k`` grows
+with ``c = 2 zeta sqrt(k m*)``, the velocities after the transient converge to the plastic
+impact of [Zhu, Wang & Zheng] (``rt.dynamics.capture``), tested in tests/sim_stand/test_grapple.py.
 
 Kernels ``@njit(cache=True)``, allocation-free.
 """

@@ -30,7 +30,7 @@ KIN_LEN = 33
 def kin_from_ports(ws, kin):
     """A's and P's absolute kinematics in P (the ``K_*`` record; accelerations untouched,
     gravity zero) from the two vehicles' port states in ``ws`` (``rt.dynamics.spacecraft``
-    layout, row 0 = A, row 1 = P, all in I; seed 002 §4.6):
+    layout, row 0 = A, row 1 = P, all in I; [Yaskevich 2018b, contact forces]):
     ``p_PA = R_IP^T (p_IA - p_IP)``, ``R_PA = R_IP^T R_IA``, and ``R_IP^T`` times each of A's
     and P's absolute velocity and angular velocity."""
     for i in range(3):

@@ -153,7 +153,8 @@ def _set(text: str, values: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-# the sensor noise of the goals and of the SJTU stand (reference-data.md): 3 sigma = 8 N
+# the sensor noise of the goals and of the SJTU stand: 3 sigma = 8 N ([Li 2026] in
+# docs/references.md)
 SIGMA_3SIGMA_8N = 8.0 / 3.0
 
 

@@ -6,13 +6,14 @@
   ``stand.active_mount`` (A in T). The top's pose comes from forward kinematics, its twist from
   ``J^-1 L'`` and its acceleration from ``J^-1 (L'' - quadratic terms)`` (exact for the
   actuators' motion, docs/models/world.md §2).
-* The docking mechanism (``sim_stand.mechanism``, seed 001) has its base frame 0 = A. Its base
-  motion ``[a_0, omega_0, eps_0, g_0]`` (frame 0, seed 000 §2.5 transport terms) comes from the
-  platform: ``a_0 = R_0B (a_T + eps x r + omega x (omega x r))`` with ``r = R_BT p_TA`` etc.;
-  the stand is in 1 g along -z of the lab frame W, so ``g_0 = R_0W [0, 0, -g]``.
+* The docking mechanism (``sim_stand.mechanism``, [Golubev & Yaskevich]) has its base frame 0 = A.
+  Its base motion ``[a_0, omega_0, eps_0, g_0]`` (frame 0, the transport terms
+  of [Yaskevich 2018a, modified CRBA]) comes from the platform:
+  ``a_0 = R_0B (a_T + eps x r + omega x (omega x r))`` with ``r = R_BT p_TA`` etc.; the stand is in
+  1 g along -z of the lab frame W, so ``g_0 = R_0W [0, 0, -g]``.
 * The passive unit P is fixed in W at ``stand.passive_mount``; the contacts and latches between
   the mechanism's ring (buffer link E = the ring frame R of the mechanism config) and P come
-  from ``sim_stand.contact`` (seed 002).
+  from ``sim_stand.contact`` ([Yaskevich 2018b]).
 * Or, with ``emu.model = "elastic_rod"``, no mechanism: a calibration rod (``sim_stand.rod``)
   between the active unit, rigid on the top, and the passive face.
 * Or, for a berthing case (``emu.model = "grapple"``): the end effector's capture tool A rigid
@@ -117,7 +118,7 @@ def gravity_in_P(stand, g: float) -> np.ndarray:
 @njit(**_JIT)
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
-    absolute kinematics in P (seed 000 §2.5; gravity zero in orbit)."""
+    absolute kinematics in P ([Yaskevich 2018a, modified CRBA]; gravity zero in orbit)."""
     R = kin[K_R:K_R + 9]
     for blk in range(4):
         src = K_A if blk == 0 else (K_W if blk == 1 else (K_E if blk == 2 else K_G))

@@ -5,7 +5,8 @@ forms (docs/conventions.md):
 
 * ``quaternion_wxyz = [w, x, y, z]``: ``q_parent_child`` (Hamilton, scalar first), unit to 1e-6;
 * ``sequence = "yzx"``, ``angles_deg = [a1, a2, a3]``: the child frame is reached from the
-  parent by rotating about the *current* axes in that order (seed 001 uses y, z, x);
+  parent by rotating about the *current* axes in that order (the ring of
+  [Golubev & Yaskevich, §3] uses y, z, x);
 * ``dcm = [[...], [...], [...]]``: ``R_parent_child``, orthonormal to 1e-6 with determinant +1.
 """
 from __future__ import annotations

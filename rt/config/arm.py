@@ -1,6 +1,7 @@
-"""Berthing-arm config (``config/arms/*.toml``; seed 004 §6.1-6.3, issue 25): the main spacecraft
-(body 1), two flexible links (bodies 2, 3: uniform Euler–Bernoulli beams by assumed modes), the
-end effector (body 4) and the payload with its grapple fixture (body 5); revolute joints.
+"""Berthing-arm config (``config/arms/*.toml``; [Zhu, Wang & Zheng, §2–4], issue 25): the main
+spacecraft (body 1), two flexible links (bodies 2, 3: uniform Euler–Bernoulli beams by assumed
+modes), the end effector (body 4) and the payload with its grapple fixture (body 5); revolute
+joints.
 
 Frames: C1 = the main spacecraft's centre-of-mass frame; link frames at their joints with x along
 the undeformed link; the end-effector frame 4 at the wrist joint; the payload's centre-of-mass
@@ -34,7 +35,7 @@ class FlexLink:
     ei_nm2: np.ndarray                # bending stiffness in the link's y and z planes
     rho_kg_per_m: float
     tip_mass_kg: float                # the next joint's drive, lumped at the tip
-    hub_inertia_kgm2: np.ndarray      # the joint's rotor and housing at the root (seed 004 I_h)
+    hub_inertia_kgm2: np.ndarray      # rotor and housing at the joint's root (I_h, [Zhu, Wang & Zheng, eq. 20])
     modes_per_plane: int
 
 
@@ -103,7 +104,7 @@ def parse_arm(t: Table) -> ArmConfig:
     b.done()
     lt = t.tables("links")
     if len(lt) != 2:
-        raise t.error("links", f"seed 004's arm has two flexible links, got {len(lt)}")
+        raise t.error("links", f"the arm of [Zhu, Wang & Zheng] has two flexible links, got {len(lt)}")
     links = tuple(_link(x) for x in lt)
     jt = t.tables("joints")
     if len(jt) != 3:

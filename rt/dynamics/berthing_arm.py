@@ -1,26 +1,26 @@
-"""The berthing arm of seed 004 (§6.1-6.3; issue 25): main spacecraft (body 1, free-floating),
-two flexible links (bodies 2, 3), the end effector (body 4); revolute joints. The payload (body
-5) joins the chain at capture.
+"""The berthing arm of [Zhu, Wang & Zheng, §2–4] (issue 25): main spacecraft (body 1,
+free-floating), two flexible links (bodies 2, 3), the end effector (body 4); revolute joints. The
+payload (body 5) joins the chain at capture.
 
-Coordinates (our choice where the seed is silent, docs/models/berthing.md): q = [r_1 (3,
+Coordinates (our choice where the paper is silent, docs/models/berthing.md): q = [r_1 (3,
 inertial), q_1 (4, scalar-first, C1 -> inertial), theta_2, b_2, theta_3, b_3, theta_4] and the
 generalized speeds u = [v_1, omega_1 (C1 components), theta_2', b_2', theta_3', b_3', theta_4'].
-The seed pins the main spacecraft's centre of mass (v_1 = 0); here it floats, so the system's
+The paper pins the main spacecraft's centre of mass (v_1 = 0); here it floats, so the system's
 linear momentum is conserved and the stand can reproduce the relative motion.
 
-Kinematics (seed 003 recursion, frames of the bodies): body c hangs from body p at the point a
-(p's frame; for a flexible p its deflected tip a = [L, phi(L).b_y, phi(L).b_z]) with the
-rotation R_pc = R_el(b_p) R_joint(theta_c). The tip's elastic rotation R_el = Rz(alpha) Ry(beta),
-alpha = phi'(L).b_y, beta = -phi'(L).b_z (seed 004 delta = D(L) b, made a proper rotation so that
-velocities are the exact derivatives of positions). Then
+Kinematics (the recursion of [N. A. Yaskevich], frames of the bodies): body c hangs from body p at
+the point a (p's frame; for a flexible p its deflected tip a = [L, phi(L).b_y, phi(L).b_z]) with
+the rotation R_pc = R_el(b_p) R_joint(theta_c). The tip's elastic rotation R_el = Rz(alpha)
+Ry(beta), alpha = phi'(L).b_y, beta = -phi'(L).b_z (delta = D(L) b of [Zhu, Wang & Zheng, eq. 8],
+made a proper rotation so that velocities are the exact derivatives of positions). Then
 
     v_c = R_pc^T (v_p + omega_p x a + a'),   omega_c = R_pc^T (omega_p + omega_el) + e theta_c',
 
-linear in u: w_i = J_i u (the natural orthogonal complement N of seed 004 eq. 35, one block row
-per body), and the accelerations w_i' = J_i u' + w0_i with w0_i the velocity-product terms
-(the recursion at u' = 0).
+linear in u: w_i = J_i u (the natural orthogonal complement N of [Zhu, Wang & Zheng, eqs. 32, 35],
+one block row per body), and the accelerations w_i' = J_i u' + w0_i with w0_i the velocity-product
+terms (the recursion at u' = 0).
 
-Dynamics (seed 004 eqs. 35-36 with Kane's body terms, ``rt.dynamics.flexible_body``):
+Dynamics ([Zhu, Wang & Zheng, eqs. 35–36] with Kane's body terms, ``rt.dynamics.flexible_body``):
 M~ u' = Q - sum_i J_i^T (M_i w0_i + c_i), M~ = sum_i J_i^T M_i J_i; Q holds the joint torques and
 the generalized external loads. Rigid bodies with their frame at a point O off the centre of
 mass c: M = [m 1, -m c~; m c~, I_O], c = [m (omega x v + omega x (omega x c)); m c x (omega x v) +
@@ -583,8 +583,9 @@ class ArmModel:
         return np.asarray(q, float)
 
     def grasp_jacobian(self) -> np.ndarray:
-        """After :meth:`evaluate`: the 3 x N Jacobian of the grasp point's inertial velocity (seed
-        004 §6.4 J): R_I4 (J_v - [g x] J_omega), g = the grasp point in frame 4."""
+        """After :meth:`evaluate`: the 3 x N Jacobian of the grasp point's inertial velocity (the J
+        of [Zhu, Wang & Zheng, eqs. 39, 42]): R_I4 (J_v - [g x] J_omega), g = the grasp point in
+        frame 4."""
         R4 = self.pose4[3:].reshape(3, 3)
         g = np.asarray(self.cfg.grasp_point_m, float)
         gx = np.array([[0.0, -g[2], g[1]], [g[2], 0.0, -g[0]], [-g[1], g[0], 0.0]])

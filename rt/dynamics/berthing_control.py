@@ -1,17 +1,17 @@
-"""Post-capture control by feedback linearization (seed 004 §6.5; issue 25 item 3).
+"""Post-capture control by feedback linearization ([Zhu, Wang & Zheng, §5.2]; issue 25 item 3).
 
 Partition the generalized speeds into the controlled ones (the main spacecraft's attitude rates
 and the joint rates: theta) and the rest (the elastic rates, and here also the main spacecraft's
-translation, which the seed pins and no actuator drives). With M~ u' = b + Q (b the bias forces
+translation, which the paper pins and no actuator drives). With M~ u' = b + Q (b the bias forces
 at Q = 0), eliminating the uncontrolled accelerations gives the Schur complement
 M^ theta'' = c^ + k, M^ = M_cc - M_cu M_uu^-1 M_uc, c^ = b_c - M_cu M_uu^-1 b_u, and the control
 
     k = -M^ [D_1 theta' + D_2 (theta - theta_d)] - c^,   D_1 = diag(2 zeta_i omega_i), D_2 = diag(omega_i^2)
 
 makes theta'' + D_1 theta' + D_2 (theta - theta_d) = 0 exactly (full, noise-free state, as the
-seed assumes). The elastic coordinates are not controlled; they are reported. For the main
+paper assumes). The elastic coordinates are not controlled; they are reported. For the main
 spacecraft's attitude, theta - theta_d is the rotation vector of the attitude error in its body
-frame and theta' its body rate: linear for small errors (our choice; the seed uses Euler angles).
+frame and theta' its body rate: linear for small errors (our choice; the paper uses Euler angles).
 """
 from __future__ import annotations
 

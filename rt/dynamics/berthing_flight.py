@@ -1,6 +1,6 @@
-"""The flight side of a berthing run (issue 25 item 4): the arm of seed 004 (main spacecraft, two
-flexible links, end effector; ``rt.dynamics.berthing_arm``) and the free payload, under the
-wrench measured between the end effector's capture tool and the payload's grapple fixture.
+"""The flight side of a berthing run (issue 25 item 4): the arm of [Zhu, Wang & Zheng] (main
+spacecraft, two flexible links, end effector; ``rt.dynamics.berthing_arm``) and the free payload,
+under the wrench measured between the end effector's capture tool and the payload's grapple fixture.
 
 It plays, for berthing, the part ``rt.dynamics.spacecraft`` plays for docking, with the same
 port convention: the **active unit A** is the capture tool's frame on the end effector (body 4:
@@ -15,7 +15,7 @@ State ``x`` (2 x ns): row 0 = the arm's [q (nq) | u (n)] (``rt.dynamics.berthing
 coordinates); row 1 = the payload in the spacecraft layout (``S_R``: r (inertial), ``S_V``: v
 (inertial), ``S_Q``: q_IC (scalar first), ``S_W``: omega (body C)). The joints are held by servos
 about their initial angles: tau_j = -k_p (theta_j - theta_j0) - k_d theta_j' (the arm in its
-"hold" mode while it waits for the payload; the seed's feedback linearization,
+"hold" mode while it waits for the payload; the paper's feedback linearization,
 ``rt.dynamics.berthing_control``, is the post-capture manoeuvre, not the capture).
 
 Kernels: ``@njit(**rt.jit.KERNEL)``, allocation-free: the work arrays (the arm's M~, J_4, pose,
@@ -413,7 +413,8 @@ class BerthingFlight:
 
     def tool_jacobian(self) -> np.ndarray:
         """After :meth:`evaluate`: the 3 x n Jacobian of A's origin's inertial velocity,
-        R_I4 (J_v - [p_4A x] J_omega) (seed 004 §6.4's J with the tool as the contact point)."""
+        R_I4 (J_v - [p_4A x] J_omega) (the J of [Zhu, Wang & Zheng, eqs. 39, 42] with the tool as
+        the contact point)."""
         R4 = self.pose4[3:].reshape(3, 3)
         g = np.asarray(self.case.berthing.tool_position_m, float)
         gx = np.array([[0.0, -g[2], g[1]], [g[2], 0.0, -g[0]], [-g[1], g[0], 0.0]])

@@ -1,9 +1,9 @@
-"""Capture of the payload by the arm as a plastic impact (seed 004 §6.4, eqs. 46-53; issue 25
-item 2a): the velocity jump the digital reference applies at the instant the end effector's grasp
-point meets the payload's grapple fixture.
+"""Capture of the payload by the arm as a plastic impact ([Zhu, Wang & Zheng, §5.1, eqs. 46–53];
+issue 25 item 2a): the velocity jump the digital reference applies at the instant the end effector's
+grasp point meets the payload's grapple fixture.
 
-Assumptions (seed): the coordinates, elastic ones included, do not change during the impact;
-only a force is transmitted at the contact point, no moment. All vectors inertial.
+Assumptions (the paper's (1) and (2)): the coordinates, elastic ones included, do not change during
+the impact; only a force is transmitted at the contact point, no moment. All vectors inertial.
 
 With P the impulse the payload gives the arm at the contact point (the payload receives -P):
 

@@ -1,22 +1,23 @@
-"""Generalized inertia of a flexible link in its floating frame (seed 004 §6.3; issue 25): the
-body-level equation M_i(b) w_i' + c_i(w_i, b) = u_E + u_C - [0; 0; K b] with the link's
-generalized velocity w_i = [v; omega; b'] (v, omega: velocity of the link frame's origin and
-angular velocity, link-frame components; b: the 2m elastic coordinates, y plane then z plane).
+"""Generalized inertia of a flexible link in its floating frame ([Zhu, Wang & Zheng, §3, §4.1];
+issue 25): the body-level equation M_i(b) w_i' + c_i(w_i, b) = u_E + u_C - [0; 0; K b] with
+the link's generalized velocity w_i = [v; omega; b'] (v, omega: velocity of the link frame's origin
+and angular velocity, link-frame components; b: the 2m elastic coordinates, y plane then z plane).
 
 A point of the link at x along its axis sits at s(x) = x e_x + B(x) b (link frame;
 ``rt.dynamics.flexible_link``: mu = B b, axial stretch neglected); its absolute velocity is
-R (v + omega x s + B b') = R W w with the seed's W = [E_3, -[s x], B], and its absolute
-acceleration R (W w' + kappa) with kappa = omega x v + omega x (omega x s) + 2 omega x (B b').
-Kane's equations (D'Alembert's principle in the quasi-velocities w) then give, exactly,
+R (v + omega x s + B b') = R W w with the W = [E_3, -[s x], B] of [Zhu, Wang & Zheng, eq. 19], and
+its absolute acceleration R (W w' + kappa) with kappa = omega x v + omega x (omega x s) + 2 omega x
+(B b'). Kane's equations (D'Alembert's principle in the quasi-velocities w) then give, exactly,
 
     M_i = int rho W^T W dx + m_tip W^T W |_L + H^T I_h H,
     c_i = int rho W^T kappa dx + m_tip W^T kappa |_L + H^T (omega x I_h omega),
 
 (H = [0, E_3, 0]; I_h the joint hub's inertia, at the link's root, in link axes) which is the
-seed's M_i and its velocity terms u_S written without Lagrange's derivatives of M (the printed
-form is garbled, digest §6.3 **reconstructed**): our choice, because it needs no derivative of
-M with respect to b and is exact for any deflection. Every integrand is a polynomial in x, so
-Gauss–Legendre quadrature with enough points (``BodyModel``) makes the integrals exact.
+M_i of [Zhu, Wang & Zheng, eq. 22] and its velocity terms u_S written without Lagrange's derivatives
+of M (u_S of eq. 28 is garbled in the printed form, **reconstructed**): our choice, because it needs
+no derivative of M with respect to b and is exact for any deflection. Every integrand is
+a polynomial in x, so Gauss–Legendre quadrature with enough points (``BodyModel``) makes
+the integrals exact.
 
 Kernels: ``@njit(**KERNEL)``, allocation-free; may be called in the real-time loop.
 """

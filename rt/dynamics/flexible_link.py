@@ -1,23 +1,23 @@
-"""Assumed-modes model of a flexible arm link (seed 004 §6.3; issue 25): a uniform clamped-free
-Euler–Bernoulli beam of length L, bending stiffness EI and mass per length rho, with a tip mass,
-bending in its two planes (y and z of the link frame, x along the undeformed link; axial stretch
-neglected, mu_x = 0).
+"""Assumed-modes model of a flexible arm link ([Zhu, Wang & Zheng, §3, eqs. 2–10]; issue 25):
+a uniform clamped-free Euler–Bernoulli beam of length L, bending stiffness EI and mass per length
+rho, with a tip mass, bending in its two planes (y and z of the link frame, x along the undeformed
+link; axial stretch neglected, mu_x = 0).
 
 Deflection in one plane: mu(x, t) = sum_j phi_j(x) b_j(t) with the clamped-free admissible
-functions phi_j(x) = (x / L)^(j + 1), j = 1..m (phi(0) = phi'(0) = 0; **our choice**: the seed
+functions phi_j(x) = (x / L)^(j + 1), j = 1..m (phi(0) = phi'(0) = 0; **our choice**: the paper
 leaves the functions open. Polynomials make the Rayleigh–Ritz approximation converge from above
 as m grows, so the frequency oracles are a real test; the exact cantilever eigenfunctions would
 make them trivially exact). Every integral is a polynomial one, computed exactly by Gauss–Legendre
 quadrature with enough points.
 
-Per plane (m x m or m): the link's modal integrals that the arm's mass matrix needs (seed 004
-M_i = int rho W^T W dx + m_tip W^T W|_L + ...):
+Per plane (m x m or m): the link's modal integrals that the arm's mass matrix needs
+([Zhu, Wang & Zheng, eq. 22] M_i = int rho W^T W dx + m_tip W^T W|_L + ...):
 
 * ``mass``   = int_0^L rho phi_i phi_j dx + m_tip phi_i(L) phi_j(L)
 * ``first``  = int_0^L rho phi_i dx + m_tip phi_i(L)           (coupling with translation)
 * ``moment`` = int_0^L rho x phi_i dx + m_tip L phi_i(L)       (coupling with rotation)
-* ``stiffness`` = EI int_0^L phi_i'' phi_j'' dx                (seed 004 K'')
-* ``tip`` = phi_i(L), ``tip_slope`` = phi_i'(L)                (seed 004 B_i(L), D_i(L))
+* ``stiffness`` = EI int_0^L phi_i'' phi_j'' dx                (K'' of eq. 26)
+* ``tip`` = phi_i(L), ``tip_slope`` = phi_i'(L)                (B_i(L), D_i(L) of eqs. 6, 9)
 
 and the link's rigid mass properties (mass, first and second moments about the joint).
 Built once, outside the real-time loop (numpy).
@@ -90,6 +90,7 @@ def clamped_frequencies_hz(modes: LinkModes) -> np.ndarray:
 
 def cantilever_frequency_hz(n: int, length_m: float, ei_nm2: float, rho_kg_per_m: float) -> float:
     """The n-th natural frequency of a uniform clamped-free beam without tip mass (standard
-    beam theory, reference-data.md): (beta_n L)^2 sqrt(EI / (rho L^4)) / (2 pi)."""
+    beam theory, [Beam theory] in docs/references.md):
+    (beta_n L)^2 sqrt(EI / (rho L^4)) / (2 pi)."""
     bl = (1.8751040687, 4.6940911330, 7.8547574382, 10.9955407349)[n - 1]
     return bl ** 2 * np.sqrt(ei_nm2 / (rho_kg_per_m * length_m ** 4)) / (2.0 * np.pi)

@@ -1,5 +1,5 @@
 """Two free-flying spacecraft with flexible docking-port mounts, coupled through the docking
-wrench (seed 002 eq. (1), §4.3–4.4 and §4.6 of ../shared/docs/seed-digest.md; model and
+wrench ([Yaskevich 2018b, eq. 1] and its relative kinematics of the units; model and
 assumptions in docs/models/spacecraft.md).
 
 Vehicle index 0 carries the active docking unit (frame A), index 1 the passive unit (frame P).
@@ -281,7 +281,7 @@ def mount_rate(den, tx, ty, tz, ux, uy, uz):
 
 @njit(**_JIT)
 def _port(par, x, s, nm, hill_w, ws):
-    """Port pose and twist of vehicle s into ws[s] (seed 002 §4.4, §4.6):
+    """Port pose and twist of vehicle s into ws[s] ([Yaskevich 2018b, contact forces]):
 
     R_IC from q; r_cd = l_CD + Phi_r eta (C); R_CD = R_flex(Phi_theta eta) R_CD0;
     pI = r + R_IC r_cd; R_ID = R_IC R_CD; vI = v + R_IC (w_rel x r_cd + Phi_r eta_dot);
@@ -340,7 +340,8 @@ def _port(par, x, s, nm, hill_w, ws):
 @njit(**_JIT)
 def _relative(ws, out, o):
     """From the port states in ws: out[o:o+13] = r_DPA (P comps), q_PA, rate of r_DPA seen in P,
-    angular velocity of A relative to P (P comps) (seed 002 §4.6). Uses ws[0, W_RPA] scratch."""
+    angular velocity of A relative to P (P comps) ([Yaskevich 2018b, contact forces]).
+    Uses ws[0, W_RPA] scratch."""
     d0 = ws[0, W_PI] - ws[1, W_PI]
     d1 = ws[0, W_PI + 1] - ws[1, W_PI + 1]
     d2 = ws[0, W_PI + 2] - ws[1, W_PI + 2]
@@ -449,7 +450,7 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
     """xdot = f(t, x) for both vehicles under the held inputs ``w_in`` (module docstring).
     ``ws`` (2 x WS_LEN) and ``rel`` (REL_LEN + 6) are workspace.
 
-    Per vehicle (seed 002 eq. (1) with the digest's typo fixes, §4.3):
+    Per vehicle ([Yaskevich 2018b, eq. 1] with its two misprints read as I_s and l_CD):
     m r'' = R_IC (f_R + f_C) (+ Hill terms), J w' = -w x J w + r_cd x f_R + m_R + m_C,
     q' = 1/2 q (x) [0, w_rel], eta'' = -2 zeta Omega eta' - Omega^2 eta + Phi^T [f_R; m_R],
     with [f_R; m_R] the port wrench in C, moment about the (deflected) port origin."""
@@ -620,9 +621,9 @@ def rk4_steps(par, env, x, t0, dt, nsteps, w_in, react, k, xt, ws, rel):
 
 @njit(**_JIT)
 def relative_state(par, env, x, out, ws):
-    """Relative kinematics of the docking units (seed 002 §4.6) into ``out`` (REL_LEN): r_DPA
-    (A's origin in P, P comps), q_PA (A comps -> P comps), the rate of r_DPA as seen in P, and
-    the angular velocity of A relative to P in P comps."""
+    """Relative kinematics of the docking units ([Yaskevich 2018b, contact forces]) into ``out``
+    (REL_LEN): r_DPA (A's origin in P, P comps), q_PA (A comps -> P comps), the rate of r_DPA as
+    seen in P, and the angular velocity of A relative to P in P comps."""
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     _port(par, x, 0, nm, hw, ws)

@@ -1,14 +1,14 @@
 """Spatial math kernels: quaternions, direction cosine matrices, rotation sequences, skew
 matrices, wrench and twist transforms, quaternion kinematics.
 
-Conventions (docs/conventions.md, ../shared/docs/architecture.md):
+Conventions (docs/conventions.md):
 
 * ``R_ab`` maps a vector's components from frame b to frame a: ``v_a = R_ab @ v_b``.
 * Quaternions are Hamilton, scalar-first ``[w, x, y, z]``; ``q_ab`` rotates b-components into
   a-components, i.e. ``quat_to_dcm(q_ab) == R_ab``.
-* The seeds' DCM "of frame B relative to frame A" (seed-digest §0) maps ``x_B = alpha @ x_A``,
-  so ``alpha == R_BA``. The elementary matrices ``alpha^x, alpha^y, alpha^z`` for a *frame*
-  rotation by angle q are :func:`dcm_axis` (``R_new_old``).
+* The source papers' DCM "of frame B relative to frame A" (docs/references.md) maps
+  ``x_B = alpha @ x_A``, so ``alpha == R_BA``. The elementary matrices ``alpha^x, alpha^y, alpha^z``
+  for a *frame* rotation by angle q are :func:`dcm_axis` (``R_new_old``).
 * Wrenches are ``[f; m]`` with m about the frame origin, twists ``[v; omega]`` with v the
   velocity of the frame origin.
 
@@ -308,7 +308,7 @@ def quat_to_rotvec(q, out):
 def dcm_axis_cs(axis, c, s, out):
     """:func:`dcm_axis` from the angle's cosine ``c`` and sine ``s`` (for callers that have
     them already): ``out = R_new_old`` of a frame rotated about its own ``axis`` (0, 1, 2), the
-    seeds' elementary matrices alpha^x, alpha^y, alpha^z (seed-digest §0), e.g. alpha^z =
+    papers' elementary matrices alpha^x, alpha^y, alpha^z (docs/conventions.md), e.g. alpha^z =
     [[c, s, 0], [-s, c, 0], [0, 0, 1]]."""
     for i in range(3):
         for j in range(3):
@@ -336,7 +336,7 @@ def dcm_axis_cs(axis, c, s, out):
 @njit(**KERNEL)
 def dcm_axis(axis, angle, out):
     """Elementary DCM of a frame rotated by ``angle`` about its own ``axis`` (0, 1, 2):
-    ``out = R_new_old`` = the seeds' alpha^x, alpha^y, alpha^z (seed-digest §0)."""
+    ``out = R_new_old`` = the papers' alpha^x, alpha^y, alpha^z (docs/conventions.md)."""
     dcm_axis_cs(axis, math.cos(angle), math.sin(angle), out)
 
 
@@ -362,7 +362,8 @@ def premul_axis(axis, angle, M):
 def dcm_from_sequence(axes, angles, out):
     """DCM of a frame B reached from frame A by three successive rotations about the
     *current* axes ``axes[0], axes[1], axes[2]`` by ``angles``:
-    ``out = R_BA = alpha(axes[2]) @ alpha(axes[1]) @ alpha(axes[0])`` (seed 001 uses y, z, x).
+    ``out = R_BA = alpha(axes[2]) @ alpha(axes[1]) @ alpha(axes[0])`` ([Golubev & Yaskevich, §3]
+    uses y, z, x).
     """
     for i in range(3):
         for j in range(3):

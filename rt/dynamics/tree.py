@@ -1,4 +1,4 @@
-"""Compiled dynamics of a tree-structured mechanism on a moving base (seed 000 §2.3-2.11;
+"""Compiled dynamics of a tree-structured mechanism on a moving base ([Yaskevich 2018a];
 docs/models/tree.md): kinematics, the modified CRBA, the generalized forces with the base's
 transport motion, the wrench on the base, and the ABA for open chains.
 
@@ -9,23 +9,24 @@ caller has warmed it up. The kernels index the flat arrays directly (block offse
 header, e.g. ``beta_j[a, b] = work[ob + 9 j + 3 a + b]``): building reshaped views per call cost
 three times the kinematics' own arithmetic (docs/models/tree.md §5).
 
-Frames and conventions (seed 000, digest §0/§2):
+Frames and conventions ([Yaskevich 2018a]; docs/conventions.md):
 
 * body quantities are in the body frame ``j``; base quantities in frame 0 (the mechanism base);
 * a motion vector ``a = [w; eps]`` is the *classical* linear acceleration of the frame origin and
   the angular acceleration; a wrench ``[f; m]`` has ``m`` about the frame origin;
 * ``a_0`` (the base's acceleration) is in frame 0 and carries gravity as ``w_0 = a_0 - g_0``
-  (seed 000 §2.5: the free-fall trick; pass ``g_0 = 0`` in orbit);
+  (the base's transport motion is the recursion's start, [Yaskevich 2018a, modified CRBA]: the
+  free-fall trick; pass ``g_0 = 0`` in orbit);
 * ``omega_0`` is the base's absolute angular velocity (frame 0); every ``om_j`` is then absolute;
 * ``g`` (n) holds the generalized active joint forces (springs, dampers, brakes, drives): the
   force along / moment about joint j's axis that the predecessor applies to body j;
 * ``fext`` (n x 6) holds the external wrench on each body at O_j, frame j (contact wrenches).
 
-Evaluation order (§2.11): :func:`tree_kinematics` (beta, r, B, Phi, omega, h, and the placement
+Evaluation order: :func:`tree_kinematics` (beta, r, B, Phi, omega, h, and the placement
 relative to the base), :func:`tree_body_bias` (s_j), then either :func:`tree_aba` (open chains:
 accelerations and the base wrench in three passes) or :func:`tree_crba` + :func:`tree_bias` +
-:func:`tree_solve` + :func:`tree_base_wrench` (§2.7-2.9, for stiff chains and as the oracle of
-each other).
+:func:`tree_solve` + :func:`tree_base_wrench` ([Yaskevich 2018a, modified CRBA, base wrench], for
+stiff chains and as the oracle of each other).
 """
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ def _xft_add_at(W, ob, orr, f, of_, y, oy, sign):
 @njit(inline="always", **_K)
 def _carry(P, W, opar, ob, orr, oa, j, a0, y, oy):
     """y[oy:oy+6] = B_j a_p(j): the predecessor's acceleration (the base's ``a0`` for p(j) = -1)
-    seen at O_j, frame j (seed 000 eq. 1 without Phi p'' and h)."""
+    seen at O_j, frame j ([Yaskevich 2018a, eq. 1] without Phi p'' and h)."""
     pj = int(P[opar + j])
     if pj < 0:
         _xm_at(W, ob + 9 * j, orr + 3 * j, a0, 0, y, oy)
@@ -165,13 +166,14 @@ def _carry(P, W, opar, ob, orr, oa, j, a0, y, oy):
 # ------------------------------------------------------------------ kinematics
 @njit(**_K)
 def tree_kinematics(P, W, p, pd, omega0):
-    """Pass 1 (seed 000 §2.3, eq. 1; §2.5): for every joint beta_j = alpha_j gamma_j,
-    r_{p(j),j} = l + gamma^T t_j (beta and r are B_j = [beta, -beta r~; 0, beta]), Phi_j, the absolute angular
-    velocity om_j (from ``omega0``, frame 0), the velocity-product acceleration
-    h_j = [beta (om_p x (om_p x r)) + 2 omb x v_rel; omb x om_rel] with omb = beta om_p
-    (digest, reconstructed), and the placement relative to the base: tau_j (0 -> j), O_j, the
-    velocity of O_j and the angular velocity of j relative to the base (frame 0; seed 002 §4.6).
-    Each joint's quantities are formed in scalars and stored once."""
+    """Pass 1 ([Yaskevich 2018a, eqs. 1–2], the transport motion of its modified CRBA): for every
+    joint beta_j = alpha_j gamma_j, r_{p(j),j} = l + gamma^T t_j (beta and r are B_j = [beta, -beta
+    r~; 0, beta]), Phi_j, the absolute angular velocity om_j (from ``omega0``, frame 0),
+    the velocity-product acceleration h_j = [beta (om_p x (om_p x r)) + 2 omb x v_rel; omb x om_rel]
+    with omb = beta om_p (our reconstruction of [Yaskevich 2018a, eq. 2]), and the placement
+    relative to the base: tau_j (0 -> j), O_j, the velocity of O_j and the angular velocity of j
+    relative to the base (frame 0; [Yaskevich 2018b, contact forces]). Each joint's quantities are
+    formed in scalars and stored once."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -194,7 +196,7 @@ def tree_kinematics(P, W, p, pd, omega0):
         ry = _ld(P, ol + 3 * j + 1)
         rz = _ld(P, ol + 3 * j + 2)
         if rev:
-            # beta = alpha^k(q) gamma: row k kept, rows k+1, k+2 turned (digest §0)
+            # beta = alpha^k(q) gamma: row k kept, rows k+1, k+2 turned (docs/conventions.md)
             c = math.cos(q)
             s = math.sin(q)
             if k == 0:
@@ -367,7 +369,7 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
     """A frame E fixed on body ``j`` at ``c`` (frame j) with the body's axes, relative to the base
     after :func:`tree_kinematics`: ``pose0 = [o_E (3), R_0E (9, row-major)]`` and ``twist0 =
     [v_E; omega_j]`` (velocity of E's origin and angular velocity relative to the base, frame 0;
-    seed 002 §4.6 r_E^(0), v_E^(0), omega_j^(0))."""
+    r_E^(0), v_E^(0), omega_j^(0) of [Yaskevich 2018b, contact forces])."""
     otau = int(P[H_W + 6]) + 9 * j
     oo = int(P[H_W + 7]) + 3 * j
     ovr = int(P[H_W + 8]) + 3 * j
@@ -394,8 +396,9 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
 
 @njit(**_K)
 def tree_body_bias(P, W, fext):
-    """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (digest §2.4, reconstructed), c = m d;
-    ``fext[j]`` is the external wrench at O_j, frame j. Needs :func:`tree_kinematics`."""
+    """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (our reconstruction
+    of [Yaskevich 2018a, eq. 3]), c = m d; ``fext[j]`` is the external wrench at O_j, frame j. Needs
+    :func:`tree_kinematics`."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -424,7 +427,7 @@ def tree_body_bias(P, W, fext):
 # ------------------------------------------------------------------ CRBA, b, solve, base wrench
 @njit(**_K)
 def tree_crba(P, W, A):
-    """The inertia matrix A of A p'' = b (seed 000 §2.7, modified CRBA: column j from a unit
+    """The inertia matrix A of A p'' = b ([Yaskevich 2018a, modified CRBA]: column j from a unit
     p''_j with zero velocities, propagated to the subtree of j through B, the wrenches carried back
     through B^T; entries with neither body in the other's subtree are 0). Needs
     :func:`tree_kinematics`."""
@@ -456,10 +459,10 @@ def tree_crba(P, W, A):
 
 @njit(**_K)
 def tree_bias(P, W, a0, g, b):
-    """Generalized forces b of A p'' = b (seed 000 §2.8): the accelerations at p'' = 0 from the
-    base's ``a0`` (frame 0, [w_0 - g_0; eps_0]), F_j = M_j a_j - s_j carried to the predecessors,
-    b_j = g_j - Phi_j . F_j. Leaves F (the joint wrenches at p'' = 0) in the work's f block.
-    Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
+    """Generalized forces b of A p'' = b ([Yaskevich 2018a, modified CRBA]): the accelerations at
+    p'' = 0 from the base's ``a0`` (frame 0, [w_0 - g_0; eps_0]), F_j = M_j a_j - s_j carried to
+    the predecessors, b_j = g_j - Phi_j . F_j. Leaves F (the joint wrenches at p'' = 0) in
+    the work's f block. Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -511,12 +514,13 @@ def tree_solve(A, b, x, n):
 
 @njit(**_K)
 def tree_base_wrench(P, W, a0, g, pdd, S0):
-    """The wrench of the mechanism on its base, S0 = [f; m about O_0], frame 0 (seed 000 §2.9):
-    forward a_j = B_j a_p + Phi_j p''_j + h_j, d'Alembert fI_j = -M_j a_j + s_j; backward the wrench
-    body j puts on its predecessor X = -Q_j + E_j (fI_j + S_j), with Q_j = Phi_j g_j and the
-    projector E_j that removes the joint's free direction (a prismatic joint passes the force
-    across its axis and every moment; a revolute one every force and the moment across its
-    axis), S_p += B_j^T X. Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
+    """The wrench of the mechanism on its base, S0 = [f; m about O_0], frame 0
+    ([Yaskevich 2018a, base wrench]): forward a_j = B_j a_p + Phi_j p''_j + h_j, d'Alembert
+    fI_j = -M_j a_j + s_j; backward the wrench body j puts on its predecessor X = -Q_j + E_j (fI_j +
+    S_j), with Q_j = Phi_j g_j and the projector E_j that removes the joint's free direction (a
+    prismatic joint passes the force across its axis and every moment; a revolute one every force
+    and the moment across its axis), S_p += B_j^T X. Needs :func:`tree_kinematics` and
+    :func:`tree_body_bias`."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     S = of
@@ -579,19 +583,20 @@ def _rot_gen(x00, x01, x02, x10, x11, x12, x20, x21, x22, b00, b01, b02, b10, b1
 
 @njit(**_K)
 def tree_aba(P, W, a0, g, pdd, S0):
-    """Articulated-body algorithm for open chains on the moving base (seed 000 §2.10, root n_R =
-    the base): pass 2 (backward) the articulated inertias Mh_j = M_j + sum B^T N B and biases,
-    U = Mh Phi, aI = Phi^T U, N = Mh - U U^T / aI, n = N h + U (g + Phi^T sh) / aI - sh; pass 3
-    (forward) p''_j = (g_j + Phi^T (sh - Mh (B a_p + h))) / aI, a_j = B a_p + h + Phi p''_j. The base
-    wrench S0 (frame 0, about O_0) is the ABA's own: -sum over the base's children of
-    B^T (N B a_0 + n) (digest, reconstructed). Needs :func:`tree_kinematics` and
-    :func:`tree_body_bias`. Returns False if an articulated inertia about a joint axis is not
-    positive (a massless subtree).
+    """Articulated-body algorithm for open chains on the moving base
+    ([Yaskevich 2018a, open chains], root n_R = the base): pass 2 (backward) the articulated
+    inertias Mh_j = M_j + sum B^T N B and biases, U = Mh Phi, aI = Phi^T U, N = Mh - U U^T / aI, n =
+    N h + U (g + Phi^T sh) / aI - sh; pass 3 (forward) p''_j = (g_j + Phi^T (sh - Mh (B a_p + h))) /
+    aI, a_j = B a_p + h + Phi p''_j. The base wrench S0 (frame 0, about O_0) is the ABA's own: -sum
+    over the base's children of B^T (N B a_0 + n) (our reconstruction; the paper states that the ABA
+    gives it). Needs :func:`tree_kinematics` and :func:`tree_body_bias`. Returns False if an
+    articulated inertia about a joint axis is not positive (a massless subtree).
 
     N is symmetric and Phi a unit vector (every joint moves along or about one axis of its
     frame): N is held in 21 scalars, B^T N B = [A', E; E^T, D' + r~ E - C'^T r~] with
     A' = beta^T N11 beta, C' = beta^T N12 beta, D' = beta^T N22 beta, E = C' - A' r~ is formed
-    from beta and r without the 6x6 B (Featherstone 2008, §7.3 and §2.8, the inertia transform)."""
+    from beta and r without the 6x6 B ([Featherstone 2008, §7.3 and §2.8], the inertia
+    transform)."""
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(36 * n):
@@ -797,8 +802,9 @@ def tree_aba(P, W, a0, g, pdd, S0):
 
 @njit(**_K)
 def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
-    """One forward-dynamics evaluation of an open chain in one call (seed 000 §2.11 with ABA):
-    :func:`tree_kinematics`, :func:`tree_body_bias`, :func:`tree_aba`. Returns its status."""
+    """One forward-dynamics evaluation of an open chain in one call
+    ([Yaskevich 2018a, open chains]): :func:`tree_kinematics`, :func:`tree_body_bias`,
+    :func:`tree_aba`. Returns its status."""
     tree_kinematics(P, W, p, pd, omega0)
     tree_body_bias(P, W, fext)
     return tree_aba(P, W, a0, g, pdd, S0)

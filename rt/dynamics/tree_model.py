@@ -1,17 +1,19 @@
-"""Tree-structured multibody model on a moving base (seed 000 §2.2-2.6): the immutable packed
-parameters and the preallocated data of :mod:`rt.dynamics.tree` (Pinocchio's Model/Data split).
+"""Tree-structured multibody model on a moving base ([Yaskevich 2018a], its structure tables and
+modified CRBA): the immutable packed parameters and the preallocated data of :mod:`rt.dynamics.tree`
+(Pinocchio's Model/Data split).
 
 A tree has bodies ``0 .. n-1``; body ``j`` hangs from ``parent[j] < j`` (``-1`` = the base, frame 0)
-through one 1-DOF joint ``J_j`` (seed 000 §2.3): the joint frame sits on the predecessor at
-``l`` (predecessor frame) with the constant DCM ``gamma`` (predecessor frame -> joint frame,
-``x_J = gamma x_p``); the joint moves frame ``j`` relative to the joint frame by a translation
-``e_k p`` (prismatic) or the elementary frame rotation ``alpha^k(p)`` (revolute, digest §0) about
-the joint frame's axis ``k`` in {0: x, 1: y, 2: z}. Composite joints (R2, R3, U, S) are sequences
-of such joints joined by massless "fictitious" bodies (built by the configuration loaders).
+through one 1-DOF joint ``J_j`` ([Yaskevich 2018a, eqs. 1–2]): the joint frame sits on
+the predecessor at ``l`` (predecessor frame) with the constant DCM ``gamma`` (predecessor frame ->
+joint frame, ``x_J = gamma x_p``); the joint moves frame ``j`` relative to the joint frame by
+a translation ``e_k p`` (prismatic) or the elementary frame rotation ``alpha^k(p)`` (revolute,
+docs/conventions.md) about the joint frame's axis ``k`` in {0: x, 1: y, 2: z}. Composite joints (R2,
+R3, U, S) are sequences of such joints joined by massless "fictitious" bodies (built by
+the configuration loaders).
 
 Body data: mass ``m``, centre of mass ``d`` and inertia about the centre of mass, in the body's
 frame; stored as the 6x6 block ``M_j = [m 1, -m d~; m d~, I_O]`` with ``I_O = I_C + m (d.d 1 - d d^T)``
-(digest §2.4, the inertia about the frame origin O_j).
+([Yaskevich 2018a, eq. 3], the inertia about the frame origin O_j).
 
 ``params`` (float64, 1-D, immutable): header :data:`HDR` then the blocks named in
 :func:`param_layout`; ``work`` (float64, 1-D): the blocks of :func:`work_layout`. Integer data are
@@ -99,8 +101,9 @@ def work_layout(n: int) -> dict[str, tuple[int, tuple[int, ...]]]:
 
 @dataclass(frozen=True)
 class TreeBody:
-    """One body and the joint that carries it (seed 000 §2.3 tables). Frames as in the module
-    docstring; ``gamma`` maps predecessor components to joint-frame components."""
+    """One body and the joint that carries it ([Yaskevich 2018a] structure, body and joint tables).
+    Frames as in the module docstring; ``gamma`` maps predecessor components to joint-frame
+    components."""
     name: str
     parent: int
     joint: str                 # "P" or "R"
@@ -113,13 +116,13 @@ class TreeBody:
 
 
 def inertia_about_origin(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """I_O = I_C + m (d.d 1 - d d^T) (parallel axis; digest §2.3, reconstructed)."""
+    """I_O = I_C + m (d.d 1 - d d^T) (parallel axis: [Yaskevich 2018a, eq. 3] takes I about O_j)."""
     d = np.asarray(com, dtype=float)
     return np.asarray(inertia_com, dtype=float) + mass * (d @ d * np.eye(3) - np.outer(d, d))
 
 
 def body_block(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """M_j = [m 1, -m d~; m d~, I_O] (digest §2.4)."""
+    """M_j = [m 1, -m d~; m d~, I_O] ([Yaskevich 2018a, eq. 3])."""
     c = mass * np.asarray(com, dtype=float)
     cx = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
     M = np.zeros((6, 6))

@@ -3,8 +3,8 @@
 
 The base is a free-flyer with a massless root body whose frame is frame 0. Joint ``j`` is placed
 on its predecessor by the SE3 (R = gamma^T, t = l) and is Pinocchio's RX/RY/RZ or PX/PY/PZ: the
-seed's elementary frame rotation alpha^k(q) (digest §0) is R_{j,J}, whose transpose is Pinocchio's
-joint rotation R_{J,j}(q) with the same sign of q. Body inertias go in as (m, d, I_C).
+papers' elementary frame rotation alpha^k(q) (docs/conventions.md) is R_{j,J}, whose transpose is
+Pinocchio's joint rotation R_{J,j}(q) with the same sign of q. Body inertias go in as (m, d, I_C).
 
 Conversions (docs/models/tree.md, "Pinocchio oracle"):
 

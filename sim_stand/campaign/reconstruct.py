@@ -1,7 +1,7 @@
-"""Flight reconstruction (seed 002 §4.9; ``dockstand reconstruct``; docs/campaigns.md §reconstruct):
-the initial conditions of a docking recovered from its telemetry by least squares over repeated
-all-digital simulations (``scipy.optimize.least_squares``, multi-start, the starts optionally on
-a Dask cluster). Not for the real-time loop.
+"""Flight reconstruction ([Yaskevich 2018b, validation]; ``dockstand reconstruct``;
+docs/campaigns.md §reconstruct): the initial conditions of a docking recovered from its telemetry by
+least squares over repeated all-digital simulations (``scipy.optimize.least_squares``, multi-start,
+the starts optionally on a Dask cluster). Not for the real-time loop.
 
 Telemetry: CSV or Parquet with the column names of ``dockstand export`` (a unit suffix
 ``" [N]"`` is ignored): ``t`` (s) and any subset of the contact wrench on P ``w_P.fx .. w_P.mz``,

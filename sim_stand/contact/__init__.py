@@ -1,4 +1,4 @@
-"""Contact model of the docking interface (seed 002): class-1 penetration contacts with
+"""Contact model of the docking interface ([Yaskevich 2018b]): class-1 penetration contacts with
 friction between the active buffer link(s) and the passive unit, class-2 zero-mass latches and
 sensors by bisection, capture detection. See docs/models/contact.md.
 

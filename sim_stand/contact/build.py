@@ -216,10 +216,10 @@ class Builder:
     def latch(self, name, link, tip, direction, p_max, preload, rate, tip_radius, face, material,
               tol=1e-6, back=-1, sensor=False, rotational=False, pivot=(0, 0, 0), trigger=0.0,
               min_lever=None, max_iter=64, n_faces=1) -> int:
-        """Zero-mass 1-DOF link (seed 002 §4.8). Translational: tip(p) = tip + p direction;
-        rotational: tip rotated about ``direction`` through ``pivot`` by p (rad). ``face``:
-        first of ``n_faces`` consecutive passive features that can deflect it; ``back``: first
-        of the matching catches behind the strikers (latches), in the same order."""
+        """Zero-mass 1-DOF link ([Yaskevich 2018b, latches and sensors]). Translational: tip(p) =
+        tip + p direction; rotational: tip rotated about ``direction`` through ``pivot`` by p (rad).
+        ``face``: first of ``n_faces`` consecutive passive features that can deflect it; ``back``:
+        first of the matching catches behind the strikers (latches), in the same order."""
         if n_faces > 62:
             raise ValueError(f"latch {name!r}: at most 62 candidate faces")
         for first in (face, back):

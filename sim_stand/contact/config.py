@@ -19,7 +19,7 @@ PAIR_TYPES = ("petal_face", "petal_edge", "rim_petal", "ring_seat", "latch_strik
 
 @dataclass(frozen=True)
 class Material:
-    """Contact law of one pair type (seed 002 eq. 7): |f_R| = (k0 + k1 D) D + c D'."""
+    """Contact law of one pair type ([Yaskevich 2018b, eq. 7]): |f_R| = (k0 + k1 D) D + c D'."""
     stiffness_n_per_m: float
     damping_ns_per_m: float
     friction: float

@@ -1,5 +1,5 @@
-"""Contact primitives of the docking interface (seed 002 §4.6; detection itself is not in the
-seeds and is reconstructed here, see docs/models/contact.md §2).
+"""Contact primitives of the docking interface ([Yaskevich 2018b, contact forces]; detection itself
+is not in that paper and is reconstructed here, see docs/models/contact.md §2).
 
 Every primitive works on features already expressed in frame P and writes one contact into a
 caller-provided row ``out`` (length >= 10)::
@@ -547,7 +547,7 @@ def point_surface_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a passive face of any kind (polygon, annulus,
     revolved band, rounded circle) and the face's free-side unit normal at the contact (P):
     (Delta, N_x, N_y, N_z); Delta = -1e300 where the face does not apply. Used by the latch
-    bisection (seed 002 §4.8)."""
+    bisection ([Yaskevich 2018b, latches and sensors])."""
     k = f[F_KIND]
     if k == K_REVOLVED:
         d, nx, ny, nz = revolved_distance(px, py, pz, f)
@@ -564,7 +564,7 @@ def point_surface_depth(px, py, pz, r, f):
 def point_face_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
     -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
-    latch bisection (seed 002 §4.8), where only Delta(p) is needed."""
+    latch bisection ([Yaskevich 2018b, latches and sensors]), where only Delta(p) is needed."""
     rx, ry, rz, d, nx, ny, nz = _along_normal(px, py, pz, f)
     # depth window; clip_to_face's own window test (d + depth < 0) can then never fire: d >=
     # -depth makes the exact sum >= 0, and rounding keeps it >= 0

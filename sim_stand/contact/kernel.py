@@ -1,4 +1,5 @@
-"""The compiled contact evaluation of the docking interface (seed 002 §4.6-4.8).
+"""The compiled contact evaluation of the docking interface ([Yaskevich 2018b, contact forces,
+latches and sensors]).
 
 One call, :func:`evaluate`, takes the pose and twist of every active buffer link in P and the
 latch states, and writes every contact, the wrench on the passive unit and on each link, the
@@ -12,7 +13,8 @@ Frames and signs (docs/models/contact.md §3):
 * n_R is the direction of the normal force on the passive unit (x component > 0 for the
   approach-facing guide surfaces); the active body receives the opposite force;
 * both forces of a contact act at one point, the midpoint x_C of x_A and x_P, so action and
-  reaction balance exactly (the seed applies them at x_A and x_P; they differ by Delta n_R).
+  reaction balance exactly ([Yaskevich 2018b] applies them at x_A and x_P; they differ by Delta
+  n_R).
 
 Array layouts
 -------------
@@ -236,7 +238,7 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
     ny = out[7]
     nz = out[8]
     pen = out[9]
-    # velocities of the two surface points (seed 002 §4.6), P components
+    # velocities of the two surface points ([Yaskevich 2018b, contact forces]), P components
     rx = xax - link_pose[link, 0]
     ry = xay - link_pose[link, 1]
     rz = xaz - link_pose[link, 2]
@@ -267,8 +269,8 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
         fn = fn_given
     # regularised Coulomb friction: |f_Fr| = k_Fr |f_R| min(1, |v_T| / v_eps), along +v_T on
     # the passive unit (the active surface drags it), -v_T on the active one. None on class 2:
-    # the seed neglects the energy exchange of zero-mass links, and the link's spring balance
-    # |f_R| = Q / |n . dr/dp| has no tangential term (docs/models/contact.md §4)
+    # [Yaskevich 2018b] neglects the energy exchange of zero-mass links, and the link's spring
+    # balance |f_R| = Q / |n . dr/dp| has no tangential term (docs/models/contact.md §4)
     vt = math.sqrt(vtx * vtx + vty * vty + vtz * vtz)
     veps = mat[m, M_VEPS]
     ft_over_v = 0.0
@@ -466,9 +468,9 @@ def _keep(d, best, face, f, tmp):
 
 @njit(inline="always", **JIT)
 def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
-    """Delta(p) of latch ``l`` from the rows of :func:`latch_affine` (seed 002 §4.8): the
-    deepest penetration of the tip into its candidate strikers, the index of that face into
-    tmp[6] and the unit normal of the striker surface there (outward, P) into tmp[7:10].
+    """Delta(p) of latch ``l`` from the rows of :func:`latch_affine` ([Yaskevich 2018b, latches and
+    sensors]): the deepest penetration of the tip into its candidate strikers, the index of that
+    face into tmp[6] and the unit normal of the striker surface there (outward, P) into tmp[7:10].
 
     Without catches (``L_BACK < 0``) a striker is its ramp face (a one-sided polygon). With
     catches, striker k is the solid wedge under ramp k and behind catch k (docs/models/contact.md
@@ -556,10 +558,10 @@ def _latch_delta(lat, l, p, mask, featP, link_pose, Rl, tmp, aff, naff):
 
 @njit(inline="always", **JIT)
 def bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff):
-    """Dichotomy of seed 002 §4.8 for latch ``l``. res = [p, Delta(p), iterations, case,
-    face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by bisection,
-    2: bottomed out (Delta(p_max) > 0, p = p_max). Delta(p) by :func:`latch_depth`, in its
-    affine form (:func:`latch_affine`, workspace ``aff``) for translational latches."""
+    """Dichotomy of [Yaskevich 2018b, latches and sensors] for latch ``l``. res = [p, Delta(p),
+    iterations, case, face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by
+    bisection, 2: bottomed out (Delta(p_max) > 0, p = p_max). Delta(p) by :func:`latch_depth`, in
+    its affine form (:func:`latch_affine`, workspace ``aff``) for translational latches."""
     p0 = 0.0
     pmax = lat[l, L_PMAX]
     res[4] = -1.0

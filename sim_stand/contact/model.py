@@ -35,7 +35,8 @@ def latch_state_names(packed: Packed, state: np.ndarray) -> list[str]:
 
 
 class PenetrationLimitExceeded(RuntimeError):
-    """A contact penetrated deeper than its limit (seed 002 §4.7 abort rule). The message is::
+    """A contact penetrated deeper than its limit (the abort rule
+    of [Yaskevich 2018b, contact forces]). The message is::
 
         contact pair 'NAME': penetration X.XXX mm exceeds the limit Y.YYY mm at t = T.TTTTTT s
     """

@@ -1,5 +1,6 @@
 """The probe-cone (central) docking interface: its config (``config/interfaces/probe_cone.toml``)
-and its features, pairs and latches (seed 002 §4.8-4.9; docs/models/probe_cone.md §2).
+and its features, pairs and latches ([Yaskevich 2018b, latches and sensors,
+validation]; docs/models/probe_cone.md §2).
 
 Geometry, in P (x_P into the socket, origin at the socket's entry plane on the axis): the
 receiving cone from the mouth (x = -cone depth) to the entry edge (x = 0); the entry edge, a

@@ -1,4 +1,4 @@
-"""Peripheral docking mechanism as a parallel manipulator (seed 001); see
+"""Peripheral docking mechanism as a parallel manipulator ([Golubev & Yaskevich]); see
 docs/models/mechanism.md.
 
 Public API: :func:`load_mechanism` (config), :class:`Mechanism` (params/workspace/out and

@@ -1,5 +1,6 @@
-"""Compiled kernels of the parallel-manipulator docking mechanism (seed 001, with seed 000's
-transport motion of the base).  See docs/models/mechanism.md for the equations.
+"""Compiled kernels of the parallel-manipulator docking mechanism ([Golubev & Yaskevich],
+with the transport motion of the base of [Yaskevich 2018a]).  See docs/models/mechanism.md for
+the equations.
 
 Entry points (all ``@njit(**_JIT)``: cached, no NRT, allocation-free):
 
@@ -65,7 +66,7 @@ def _ws(W, P, slot, n):
 
 @njit(**_JIT)
 def ring_dcm(psi, theta, phi, R):
-    """alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi) = R_C0 (seed 001 §3.3)."""
+    """alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi) = R_C0 ([Golubev & Yaskevich, §3])."""
     cps, sps = math.cos(psi), math.sin(psi)
     cth, sth = math.cos(theta), math.sin(theta)
     cph, sph = math.cos(phi), math.sin(phi)
@@ -83,7 +84,7 @@ def ring_dcm(psi, theta, phi, R):
 # ======================================================================= leg kinematics
 @njit(**_JIT)
 def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
-    """Forward position kinematics of one leg, base fixed (seed 001 §3.4, §3.6).
+    """Forward position kinematics of one leg, base fixed ([Golubev & Yaskevich, §3, §4]).
 
     p: joint coordinates (n).  Fills tau[j] (DCM 0 -> body j, tau[0] = 1), beta[j-1]
     (body j-1 -> j), rloc[j-1] (r_{j-1,j}, frame j-1), r0[j] (O_j in frame 0), e0[j-1] (axis of
@@ -254,8 +255,8 @@ def _lu_solve_t(LU, piv, m, x):
 # ================================================================== closed-form IK (§4)
 @njit(**_JIT)
 def _chart_yz(u0, u1, u2, out_p, i):
-    """Angles (about y, then z) that turn the x axis onto direction u (seed 001 §4, UPS steps
-    3-5): u = |u| [c1 c2, s2, -s1 c2].  Returns a status code."""
+    """Angles (about y, then z) that turn the x axis onto direction u ([Golubev & Yaskevich,
+    §4], UPS steps 3-5): u = |u| [c1 c2, s2, -s1 c2].  Returns a status code."""
     L = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
     if L <= TINY:
         return STATUS_JOINT_LIMIT
@@ -269,8 +270,9 @@ def _chart_yz(u0, u1, u2, out_p, i):
 
 @njit(**_JIT)
 def leg_ik(P, lo, rC, aC, p, Z, T):
-    """Closed-form inverse kinematics of one leg (seed 001 §4): joint coordinates p from the
-    ring pose (r_C in frame 0, alpha_C = R_C0).  Z, T: 3x3 scratch.  Returns a status code."""
+    """Closed-form inverse kinematics of one leg ([Golubev & Yaskevich, §4]): joint coordinates p
+    from the ring pose (r_C in frame 0, alpha_C = R_C0).  Z, T: 3x3 scratch.  Returns a status
+    code."""
     typ = int(P[lo + L_TYPE])
     # ring joint centre in frame 0 and the ring-side U axis e2 (m = 4)
     lc0 = P[lo + L_LC]
@@ -429,8 +431,9 @@ def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0
 # ============================================================== per-leg dynamics (§5)
 @njit(**_JIT)
 def leg_crba(P, lo, beta, rloc, A, tmp):
-    """Leg mass matrix A_k by the seed 001 CRBA (body frames), plus the reflected rotor inertia
-    of an electromechanical damper on the device joint.  tmp: (16, >=3) scratch."""
+    """Leg mass matrix A_k by the CRBA of [Golubev & Yaskevich, §5] (body frames), plus
+    the reflected rotor inertia of an electromechanical damper on the device joint.  tmp: (16, >=3)
+    scratch."""
     n = int(P[lo + L_N])
     for jj in range(n):
         for b in range(jj, n):
@@ -476,8 +479,8 @@ def leg_crba(P, lo, beta, rloc, A, tmp):
 
 @njit(inline="always", **_JIT)
 def _propagate(beta, rloc, b, T):
-    """Twist of body b from its predecessor's, both in their own frames (seed 001 §5, rows
-    T[b] = v, T[4 + b] = omega): v_b = beta_b (v_{b-1} + om_{b-1} x r_{b-1,b});
+    """Twist of body b from its predecessor's, both in their own frames ([Golubev & Yaskevich, §5],
+    rows T[b] = v, T[4 + b] = omega): v_b = beta_b (v_{b-1} + om_{b-1} x r_{b-1,b});
     om_b = beta_b om_{b-1}."""
     o0 = T[4 + b - 1, 0]
     o1 = T[4 + b - 1, 1]
@@ -523,10 +526,11 @@ def _carry(beta, rloc, b, T, fi, mi, fo, mo):
 
 @njit(**_JIT)
 def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, eab, wab, tmp):
-    """Leg bias b_k (seed 001 §5 with seed 000's transport terms): generalized forces at
-    p'' = 0 with the actual p, p' and the base motion (omega_0, eps_0, w_0 = a_0 - g, frame 0),
-    plus the active force Qdj on the device joint dj.  Stores the velocity-dependent d'Alembert wrenches fn0, mn0
-    (at O_j, frame j) and the absolute omega_j, eps_j, w_j for the base-wrench pass."""
+    """Leg bias b_k ([Golubev & Yaskevich, §5] with the transport terms of [Yaskevich 2018a]):
+    generalized forces at p'' = 0 with the actual p, p' and the base motion (omega_0, eps_0, w_0 =
+    a_0 - g, frame 0), plus the active force Qdj on the device joint dj.  Stores
+    the velocity-dependent d'Alembert wrenches fn0, mn0 (at O_j, frame j) and the absolute omega_j,
+    eps_j, w_j for the base-wrench pass."""
     n = int(P[lo + L_N])
     for b_ in range(n):
         ax = int(P[lo + L_JA + b_])
@@ -633,8 +637,8 @@ def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
 # ====================================================================== full evaluation
 @njit(inline="always", **_JIT)
 def _reduce(m, Ak, H, h, bk, AH, As, bs):
-    """One leg's share of the reduced ring equation (seed 001 §6): A* += H^T A H (upper
-    triangle), b* += H^T (b - A h). Inlined, so a literal m unrolls it."""
+    """One leg's share of the reduced ring equation ([Golubev & Yaskevich, eqs. 5.3–5.4]):
+    A* += H^T A H (upper triangle), b* += H^T (b - A h). Inlined, so a literal m unrolls it."""
     for i in range(m):
         for col in range(6):
             acc = 0.0
@@ -667,8 +671,9 @@ def _fail(out, P, code, leg):
 
 @njit(**_JIT)
 def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wrench, out):
-    """One evaluation of the mechanism dynamics (seed 001 §7 order).  Returns the status code
-    (also in ``out`` 'status'); on a non-zero status every other output is zero (never NaN)."""
+    """One evaluation of the mechanism dynamics (in the order of [Golubev & Yaskevich, §7]).
+    Returns the status code (also in ``out`` 'status'); on a non-zero status every other output is
+    zero (never NaN)."""
     P = params
     W = workspace
     nl = int(P[H_NLEGS])

@@ -35,7 +35,8 @@ class MechanismError(RuntimeError):
 
 @dataclass
 class LegModel:
-    """One leg in the seed 001 local indexing: joints j = 1..n (0-based lists here)."""
+    """One leg in the local indexing of [Golubev & Yaskevich, §3]: joints j = 1..n (0-based lists
+    here)."""
     type: str
     jtypes: list            # JOINT_P / JOINT_R
     axes: list              # 0, 1, 2 (in the joint frame)
@@ -447,7 +448,8 @@ def _scratch():
 
 
 def leg_ik(mech: "Mechanism", k: int, rC, aC) -> np.ndarray:
-    """Closed-form IK of leg k (seed 001 §4); raises MechanismError if unreachable/singular."""
+    """Closed-form IK of leg k ([Golubev & Yaskevich, §4]); raises MechanismError if
+    unreachable/singular."""
     from sim_stand.mechanism.kernels import leg_ik as _ik
     p = np.zeros(4)
     st = _ik(mech.params, Lay.HDR + k * Lay.LP, np.asarray(rC, float), np.asarray(aC, float), p,

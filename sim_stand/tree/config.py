@@ -1,5 +1,6 @@
 """Tree mechanism config (``config/mechanisms/<tree>.toml``, e.g. ``probe_cone.toml``) ->
-frozen :class:`TreeMechanismConfig` (seed 000 §2.2 tables: structure, bodies, joints; loops).
+frozen :class:`TreeMechanismConfig` (the tables of [Yaskevich 2018a, kinematic features]: structure,
+bodies, joints; loops).
 
 A file is a tree mechanism when it has ``[[bodies]]`` (a parallel mechanism has ``leg_type``).
 Frames (docs/models/tree.md): frame 0 = mechanism base = active docking-unit frame A; each body
@@ -139,7 +140,7 @@ def parse_tree(t: Table) -> TreeMechanismConfig:
         b.done()
         index[bname] = len(bodies) - 1
     if t.has("loops"):
-        raise t.error("loops", "closed loops need the loop reduction of seed 000 part 2, which the tree "
+        raise t.error("loops", "closed loops need the loop reduction of [Yaskevich 2018c], which the tree "
                       "model does not implement: describe an open tree (a probe-cone mechanism is one)")
     c = t.table("contact_link")
     cb = c.str("body")

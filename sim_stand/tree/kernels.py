@@ -1,4 +1,4 @@
-"""Compiled right-hand side of a tree mechanism (seed 000 §2.11 with the ABA of §2.10): joint
+"""Compiled right-hand side of a tree mechanism ([Yaskevich 2018a, open chains]: the ABA): joint
 devices, the contact wrench on the buffer link, accelerations and the wrench on the base.
 
 Two flat arrays, built by :class:`sim_stand.tree.model.TreeMechanism`, play the parallel
@@ -115,8 +115,8 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
 
 @njit(**_JIT)
 def tree_kinematics_packed(mp, mw, x, omega0):
-    """Pass 1 (seed 000 §2.11 steps 1-2): the tree's kinematics at ``x`` with the base's angular
-    velocity ``omega0`` (frame 0)."""
+    """Pass 1 (of the ABA, [Yaskevich 2018a, open chains]): the tree's kinematics at ``x`` with
+    the base's angular velocity ``omega0`` (frame 0)."""
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     tree_kinematics(P, W, x[:n], x[n:2 * n], omega0)
 
@@ -161,7 +161,7 @@ def tree_finish(mp, mw, x, bm, cw, out):
 
 @njit(**_JIT)
 def tree_derivatives(mp, mw, x, bm, cw, out):
-    """One evaluation (seed 000 §2.11, open chain): :func:`tree_kinematics_packed` then
+    """One evaluation ([Yaskevich 2018a, open chains]): :func:`tree_kinematics_packed` then
     :func:`tree_finish`. Returns the status."""
     tree_kinematics_packed(mp, mw, x, bm[3:6])
     return tree_finish(mp, mw, x, bm, cw, out)
@@ -210,10 +210,10 @@ def tree_sie_update(x, xdot, dt):
 
 @njit(**_JIT)
 def tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE):
-    """Pose and absolute twist in P of the buffer link's frame E (seed 002 §4.6) after
-    :func:`tree_kinematics_packed`, from A's absolute kinematics ``kin`` (``K_*``, P components):
-    p_PE = p_PA + R_PA o_E, R_PE = R_PA R_0E, v_E = v_A + w_A x (R_PA o_E) + R_PA v_rel,
-    w_E = w_A + R_PA w_rel. Also writes the link's quaternion into ``link_pose[0, 3:7]``."""
+    """Pose and absolute twist in P of the buffer link's frame E ([Yaskevich 2018b, contact forces])
+    after :func:`tree_kinematics_packed`, from A's absolute kinematics ``kin`` (``K_*``, P
+    components): p_PE = p_PA + R_PA o_E, R_PE = R_PA R_0E, v_E = v_A + w_A x (R_PA o_E) + R_PA
+    v_rel, w_E = w_A + R_PA w_rel. Also writes the link's quaternion into ``link_pose[0, 3:7]``."""
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     pose0, twist0 = _frame_scratch(mp, mw)
     tree_frame_state(P, W, int(E[E_BODY]), E[E_POS:E_POS + 3], pose0, twist0)

@@ -1,7 +1,7 @@
 """The snare's capture contact (sim_stand/grapple.py, issue 25 item 2b): action and reaction on
 one line, no energy made at capture, and, as the contact stiffens, the velocities after the
-capture transient converge to seed 004's plastic impact (rt/dynamics/capture.py) — the trend is
-asserted, and printed with ``-s``."""
+capture transient converge to the plastic impact of [Zhu, Wang & Zheng] (rt/dynamics/capture.py) —
+the trend is asserted, and printed with ``-s``."""
 from __future__ import annotations
 
 import dataclasses
@@ -61,8 +61,8 @@ def test_snare_kernel_action_reaction_and_capture():
 
 
 def _plastic(fl, case):
-    """Seed 004's plastic capture at the flight's current state (A's origin is the contact
-    point, as for the snare)."""
+    """The plastic capture of [Zhu, Wang & Zheng] at the flight's current state (A's origin is
+    the contact point, as for the snare)."""
     fl.evaluate(np.zeros((2, 6)))
     pay = case.passive
     x = fl.x
@@ -111,10 +111,11 @@ def _snare_after_transient(k, zeta=0.7):
 
 def test_finite_stiffness_capture_converges_to_the_plastic_impact():
     """The payload's velocity and angular velocity after the snare's transient vs the plastic
-    impact's (seed 004 eqs. 52-53), for contact stiffness 1e5 .. 1e9 N/m, relative to the jump the
-    impact makes (small: the payload is 16.5 t, the arm's tip a few hundred kg). (The arm's elastic rates are excited by the capture and keep oscillating at the
-    links' frequencies, 20-90 Hz, so they are compared through momentum only: the arm's change of
-    momentum is minus the payload's, which the test covers.)"""
+    impact's ([Zhu, Wang & Zheng, eqs. 52–53]), for contact stiffness 1e5 .. 1e9 N/m, relative to
+    the jump the impact makes (small: the payload is 16.5 t, the arm's tip a few hundred kg). (The
+    arm's elastic rates are excited by the capture and keep oscillating at the links' frequencies,
+    20-90 Hz, so they are compared through momentum only: the arm's change of momentum is minus
+    the payload's, which the test covers.)"""
     fl, case = _flight_at_the_pin()
     fl.evaluate(np.zeros((2, 6)))
     R_IC = np.empty((3, 3))

@@ -1,6 +1,6 @@
-"""The probe-cone case end to end (issue 24 item 4): the all-digital reference shows seed 002
-§4.9's series, and the HIL run (the controller against the emulated stand in lockstep) agrees
-with the reference under the stand's conditions, as the peripheral cases do
+"""The probe-cone case end to end (issue 24 item 4): the all-digital reference shows the series
+of [Yaskevich 2018b, validation], and the HIL run (the controller against the emulated stand in
+lockstep) agrees with the reference under the stand's conditions, as the peripheral cases do
 (tests/sim_stand/test_hil_vs_digital.py; tolerances in docs/validation.md and
 docs/models/probe_cone.md §5)."""
 from __future__ import annotations

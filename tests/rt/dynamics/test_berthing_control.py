@@ -1,5 +1,5 @@
-"""Post-capture control (rt/dynamics/berthing_control.py, seed 004 §6.5): after a plastic
-capture, feedback linearization drives the joint angles to their targets with the designed
+"""Post-capture control (rt/dynamics/berthing_control.py, [Zhu, Wang & Zheng, §5.2]): after
+a plastic capture, feedback linearization drives the joint angles to their targets with the designed
 damping ratio and frequency (overshoot and settling time against the second-order design) and
 holds the main spacecraft's attitude; the elastic coordinates stay small and are reported."""
 from __future__ import annotations

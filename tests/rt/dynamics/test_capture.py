@@ -1,6 +1,7 @@
-"""Plastic capture of the payload (rt/dynamics/capture.py, seed 004 §6.4; issue 25 oracles):
-momentum of arm + payload conserved across the impact (eq. 47) to 1e-12, the impulse relation
-J^T F = M~ (u_f - u_i) to 1e-10, equal contact-point velocities after, and no energy gained."""
+"""Plastic capture of the payload (rt/dynamics/capture.py, [Zhu, Wang & Zheng, §5.1]; issue 25
+oracles): momentum of arm + payload conserved across the impact (eq. 47) to 1e-12, the impulse
+relation J^T F = M~ (u_f - u_i) to 1e-10, equal contact-point velocities after, and no energy
+gained."""
 from __future__ import annotations
 
 from pathlib import Path

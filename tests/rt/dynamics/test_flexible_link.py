@@ -1,5 +1,5 @@
-"""Assumed-modes flexible link (seed 004 §6.3, issue 25 oracles): a uniform clamped-free link's
-bending frequencies against the Euler–Bernoulli closed form, Rayleigh–Ritz convergence from
+"""Assumed-modes flexible link ([Zhu, Wang & Zheng, §3], issue 25 oracles): a uniform clamped-free
+link's bending frequencies against the Euler–Bernoulli closed form, Rayleigh–Ritz convergence from
 above, the modal integrals against direct quadrature, a tip mass against Rayleigh's estimate."""
 from __future__ import annotations
 

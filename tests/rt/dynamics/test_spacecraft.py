@@ -163,7 +163,8 @@ def test_constant_force_follows_parabola_and_torque_spins_up():
 
 
 def ref_relative(sc):
-    """Plain numpy reference of seed 002 §4.6 (independent of the kernel's code)."""
+    """Plain numpy reference of the relative kinematics of [Yaskevich 2018b] (independent
+    of the kernel's code)."""
     out = []
     ports = []
     nm = sc.nm

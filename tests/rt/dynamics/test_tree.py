@@ -1,4 +1,4 @@
-"""Tree dynamics on a moving base (seed 000 §2.7-2.10) against Pinocchio (independent
+"""Tree dynamics on a moving base ([Yaskevich 2018a]) against Pinocchio (independent
 implementation): CRBA's A and b vs pin.crba / pin.rnea, ABA vs A^-1 b and pin.aba, the base wrench
 (§2.9 recursion and the ABA's own) vs the root wrench of pin.rnea. Tolerance 1e-9 relative."""
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Latch release and engagement at the crest of a striker (seed 002 §4.8 latch logic).
+"""Latch release and engagement at the crest of a striker (the latch logic
+of [Yaskevich 2018b, latches and sensors]).
 
 A pawl that has ridden up a striker ramp rolls over the crest edge and slides down the catch
 face while its rounding still overlaps the catch plane (a class-2 contact on the catch, whose

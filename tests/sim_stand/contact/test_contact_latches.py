@@ -1,5 +1,6 @@
-"""Class-2 contacts (seed 002 §4.8): bisection bound and closed forms, bottoming out, spring
-force through the massless link; the scripted approach and its capture events."""
+"""Class-2 contacts ([Yaskevich 2018b, latches and sensors]): bisection bound and closed forms,
+bottoming out, spring force through the massless link; the scripted approach and its capture
+events."""
 import math
 
 import numpy as np
@@ -56,7 +57,7 @@ def test_bisection_bound_and_flat_striker_closed_form(tip_x, tol):
 def test_rotational_latch_closed_form():
     """Rotary latch: arm L about z through the origin, tip at (L cos q, L sin q); plane
     x = x0 facing -x. Delta(q) = r + L cos q - x0, q* = acos((x0 - r) / L); the force is the
-    spring moment divided by the lever L sin q (seed 002 §4.8)."""
+    spring moment divided by the lever L sin q ([Yaskevich 2018b, latches and sensors])."""
     L, r, x0, tol = 0.05, 0.002, 0.045, 1e-8
     b = Builder()
     mat = b.material("m", 5e6, 2e3, 0.0, max_penetration=0.01)

@@ -1,6 +1,6 @@
-"""Closed-form IK (seed 001 §4) vs Newton IK (eq. 4.6) for every leg type over the workspace, to
-1e-12 (rad / m) per leg; singular or unreachable poses raise MechanismError with a status flag and
-never produce NaN."""
+"""Closed-form IK ([Golubev & Yaskevich, §4]) vs Newton IK (its eq. 4.6) for every leg type over
+the workspace, to 1e-12 (rad / m) per leg; singular or unreachable poses raise MechanismError with
+a status flag and never produce NaN."""
 import numpy as np
 import pytest
 from conftest import random_state
