@@ -434,18 +434,27 @@ def _telemetry_rig(tmp_path, lease_timeout_s=0.3, **kw):
     return Rig(tmp_path, telemetry=True, stand=stand), stand
 
 
-def _request(rig, cli, cmd, max_cycles=2000, **args):
-    """Send a request and run the loop until its reply arrives (the loop polls the ROUTER)."""
+def _request(rig, cli, cmd, max_cycles=2000, timeout_s=20.0, **args):
+    """Send a request and run the loop until its reply arrives: the command thread answers it,
+    the worker prepares it (a case file read off the loop) and the loop executes it at its next
+    drain -- on a loaded machine that takes wall time, not cycles, so the lockstep loop waits a
+    little each cycle (up to ``timeout_s``)."""
+    import time
     rid = cli.send(cmd, **args)
     got = {}
+    n = [0]
+    end = time.monotonic() + timeout_s
 
     def answered(k):
         if cli.sock.poll(0):
             r = cli.recv(0.1)
             if r.get("id") == rid:
                 got["r"] = r
-        return "r" in got
-    rig.ctl.run_until(answered, max_cycles)
+        n[0] += 1
+        if "r" not in got and n[0] > 2000 and n[0] % 50 == 0:     # past 2000 cycles: wait for the threads
+            time.sleep(0.001)
+        return "r" in got or time.monotonic() > end
+    rig.ctl.run_until(answered, None if max_cycles is None else max(max_cycles, 100_000))
     assert "r" in got, f"no reply to {cmd}"
     return got["r"]
 
