@@ -505,8 +505,12 @@ class Emulator:
                 time.sleep(rest)
             elif rest < -0.1:  # far behind (suspended, overloaded): re-anchor instead of bursting
                 t0 = time.monotonic() - k * self.period
-            self.tick()
+            self.realtime_tick()
         return self.ticks
+
+    def realtime_tick(self) -> None:
+        """One period of :meth:`run_realtime` (a twin adds what its wall-clock mode needs)."""
+        self.tick()
 
     def summary(self) -> dict:
         w = self.world

@@ -287,22 +287,11 @@ class RobotTwin(Emulator):
                 self.tick([m])
         return self.ticks
 
-    def run_realtime(self, stop=lambda: False, duration_s: float | None = None) -> int:
-        """Ticks on absolute wall-clock deadlines, sleeping in between; the robot's state every
-        n ticks to the controller's address."""
-        t0 = time.monotonic()
-        k = 0
-        while not stop() and (duration_s is None or self.t < duration_s):
-            k += 1
-            deadline = t0 + k * self.period
-            rest = deadline - time.monotonic()
-            if rest > 0:
-                time.sleep(rest)
-            elif rest < -0.1:
-                t0 = time.monotonic() - k * self.period
-            self.p_tr._peer_ok = True       # a controller not yet listening is no reason to stop sending
-            self.tick()
-        return self.ticks
+    def realtime_tick(self) -> None:
+        """The emulator's wall-clock period; the robot sends its state every n ticks to the
+        controller's address whether or not a controller listens yet."""
+        self.p_tr._peer_ok = True       # a controller not yet listening is no reason to stop sending
+        self.tick()
 
     def summary(self) -> dict:
         out = super().summary()

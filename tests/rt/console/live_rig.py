@@ -84,3 +84,25 @@ class LiveStand:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+async def until(pilot, pred, timeout=60.0, step=0.05) -> bool:
+    """Let the console run until ``pred()`` holds (True) or ``timeout`` s pass (False)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return True
+        await pilot.pause(step)
+    return False
+
+
+def state_of(app):
+    """The supervisor state the console shows (None before its first sample)."""
+    from rt.console import view as V
+    return V.name_of(V.STATES, app.sample["state"]) if app.sample else None
+
+
+def phase_of(app):
+    """The controller phase the console shows (None before its first sample)."""
+    from rt.console import view as V
+    return V.name_of(V.PHASES, app.sample["phase"]) if app.sample else None

@@ -20,23 +20,12 @@ from rt.console.source import LiveSource, WatchOnly
 from rt.record.runlog import read_log
 
 from live_rig import LiveStand, short_case
+from live_rig import phase_of as _phase
+from live_rig import state_of as _state
+from live_rig import until as _until
 
 
-async def _until(pilot, pred, timeout=60.0, step=0.05):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if pred():
-            return True
-        await pilot.pause(step)
-    return False
 
-
-def _state(app):
-    return V.name_of(V.STATES, app.sample["state"]) if app.sample else None
-
-
-def _phase(app):
-    return V.name_of(V.PHASES, app.sample["phase"]) if app.sample else None
 
 
 class RecordingApp(ConsoleApp):

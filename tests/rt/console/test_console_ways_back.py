@@ -16,6 +16,8 @@ from rt.control.mechanism_link import HOW_UNDOCK
 from rt.control.phases import HOW
 
 from live_rig import LiveStand, short_case
+from live_rig import phase_of as _phase
+from live_rig import until as _until
 
 
 def test_every_way_back_a_trip_names_is_on_the_console_key_it_names():
@@ -40,17 +42,6 @@ def test_the_console_names_every_phase_the_controller_has():
     assert V.PHASES == tuple(p.name for p in sorted(Phase))
 
 
-async def _until(pilot, pred, timeout=60.0, step=0.05):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if pred():
-            return True
-        await pilot.pause(step)
-    return False
-
-
-def _phase(app):
-    return V.name_of(V.PHASES, app.sample["phase"]) if app.sample else None
 
 
 def test_abort_then_retract_and_park_from_the_console_keys(tmp_path):
