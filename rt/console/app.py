@@ -229,7 +229,8 @@ class ConsoleApp(App):
         texts = {
             "wrench": V.fmt_wrench(s["w_P"]),
             "relative": (V.fmt_relative(s["rel_pose"], s["rel_twist"]) + "\n"
-                         + V.fmt_mechanism(s, limits, self._capture_time(st), V.platform_status_age(st))),
+                         + V.fmt_mechanism(s, limits, self._capture_time(st), V.platform_status_age(st),
+                                              link=(st.get("mechanism") or {}).get("link"))),
             "platform": V.fmt_platform(s["cmd_pose"], s["meas_pose"], s["cmd_lengths"], limits),
             "margins": "\n".join(V.margin_bar(n, u) for n, u in V.margins(s, limits)) or "limits: waiting for status",
             "links": V.fmt_links(s, st),

@@ -244,12 +244,38 @@ def fmt_platform(cmd_pose, meas_pose, lengths, limits: dict | None) -> str:
     return "\n".join(lines)
 
 
+def fmt_mechanism_link(link: dict, capture_t_run: float | None) -> str:
+    """The mechanism's own control unit (``status["mechanism"]["link"]``, the stand's
+    ``[mechanism_io]``): its capture, latches and hooks, the release output, a fault, or why the
+    link is silent."""
+    head = f"mechanism  ({link.get('link', 'its control unit')})"
+    if not link.get("ok"):
+        return f"{head} [bold red]silent[/]: {link.get('error')} — ARM refused until it answers"
+    parts = []
+    if link.get("capture"):
+        when = f" at t_run {capture_t_run:.3f} s" if capture_t_run is not None else ""
+        parts.append(f"[bold green]CAPTURED[/]{when}")
+    elif link.get("capture") is not None:
+        parts.append("capture open")
+    for name, vals in (("latches", link.get("latches") or []), ("hooks", link.get("hooks") or [])):
+        if vals:
+            parts.append(f"{name} " + " ".join(f"{k + 1}{'●' if on else '○'}" for k, on in enumerate(vals)))
+    if link.get("release_on"):
+        parts.append("[yellow]release output ON[/]")
+    if link.get("fault"):
+        parts.append(f"[bold red]FAULT {link.get('fault_name')} (code {link.get('fault')})[/]")
+    return head + "   " + "   ".join(parts)
+
+
 def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None,
-                  status_age_s: float | None = None) -> str:
-    """The docking mechanism's signals on the platform's digital inputs (``platform_inputs``,
+                  status_age_s: float | None = None, link: dict | None = None) -> str:
+    """The docking mechanism's signals: its own link's (``link``: :func:`fmt_mechanism_link`), else
+    those on the platform's digital inputs (``platform_inputs``,
     wired by the stand's ``[platform.inputs]``: ``limits`` capture_bit / latch_bits): capture
     latched or open, with the run time it rose, and each capture latch; marked stale when the
     platform's last STATUS, which carries them, is older than STALE_STATUS_S (``status_age_s``)."""
+    if link is not None:                 # the mechanism's own link says it, not the platform's inputs
+        return fmt_mechanism_link(link, capture_t_run)
     word = sample.get("platform_inputs")
     if word is None:
         return "mechanism  — (this record has no platform inputs: an older log)"
@@ -257,7 +283,8 @@ def fmt_mechanism(sample: dict, limits: dict | None, capture_t_run: float | None
     if limits is None:
         return "mechanism  — (waiting for status)"
     if bits[0] < 0 and not bits[1]:
-        return "mechanism  signals not wired (the stand config has no [platform.inputs])"
+        return ("mechanism  unknown: no mechanism link ([mechanism_io]) and no signals wired to the platform's "
+                "inputs ([platform.inputs])")
     w = int(word)
     parts = []
     if bits[0] >= 0:
@@ -524,11 +551,28 @@ def _event_line(ev: dict) -> str:
         when = f" t_run {ev['t_run']:.3f} s" if isinstance(ev.get("t_run"), (int, float)) else f" ({ev.get('phase', '')})"
         if ev.get("at_start"):
             when = " (so when the controller started: its first STATUS)"
+        src = {"mechanism_io": " (its control unit)", "platform_inputs": " (the platform's inputs)"}.get(
+            ev.get("source"), "")
         if kind == "capture":
-            return f"{head} [bold green]capture[/]: the mechanism reports soft capture{when}"
+            return f"{head} [bold green]capture[/]: the mechanism{src} reports soft capture{when}"
         if kind == "capture_released":
             return f"{head} [bold yellow]capture released[/]: the mechanism's capture signal dropped{when}"
         return f"{head} latch {ev.get('latch')} {'closed' if kind == 'latch_closed' else 'open'}{when}"
+    if kind in ("hook_closed", "hook_opened"):
+        return f"{head} hook {ev.get('hook')} {'closed' if kind == 'hook_closed' else 'open'}"
+    if kind == "mechanism_link_lost":
+        return f"{head} [bold red]the mechanism's link is silent[/]: {ev.get('why')} (ARM refused until it answers)"
+    if kind == "mechanism_link_restored":
+        return f"{head} [green]the mechanism's link answers again[/]"
+    if kind == "mechanism_fault":
+        return f"{head} [bold red]mechanism fault[/]: {ev.get('name')} (code {ev.get('fault')})"
+    if kind == "undock_start":
+        return f"{head} [bold]undock[/]: the release output on, waiting for every latch to open"
+    if kind == "mechanism_released":
+        return f"{head} [green]latches open[/] after {ev.get('after_s', 0.0):.2f} s: the platform backs off"
+    if kind in ("retract_start", "retract_done"):
+        verb = "backing off" if kind == "retract_start" else "backed off"
+        return f"{head} retract: {verb} {1000.0 * float(ev.get('distance_m') or 0.0):.0f} mm along the docking axis"
     if kind == "controller_restarted":
         lease = "; the lease this console held went with the old one: take control again (c)" if ev.get(
             "lease_lost") else ""

@@ -92,3 +92,19 @@ def test_abort_then_retract_and_park_from_the_console_keys(tmp_path):
     finally:
         src.close()
         rig.close()
+
+
+def test_the_mechanisms_own_link_is_what_the_console_shows():
+    link = {"link": "modbus tcp 127.0.0.1:5502 unit 1", "ok": True, "error": None, "capture": True,
+            "latches": [True, True, False], "hooks": [], "release_on": True, "fault": 0, "fault_name": None}
+    t = V.fmt_mechanism({"platform_inputs": 0}, {"capture_bit": -1, "latch_bits": []}, 2.5, link=link)
+    assert "modbus tcp 127.0.0.1:5502" in t and "CAPTURED[/] at t_run 2.500 s" in t
+    assert "latches 1● 2● 3○" in t and "release output ON" in t
+    silent = V.fmt_mechanism({}, None, None, link={**link, "ok": False, "error": "timeout after 0.05 s"})
+    assert "silent" in silent and "timeout after 0.05 s" in silent and "ARM refused" in silent
+    fault = V.fmt_mechanism({}, None, None, link={**link, "fault": 1, "fault_name": "latch drive overcurrent"})
+    assert "FAULT latch drive overcurrent (code 1)" in fault
+    # neither a link nor wired inputs: unknown, and said why
+    assert "unknown" in V.fmt_mechanism({"platform_inputs": 0}, {"capture_bit": -1, "latch_bits": []}, None)
+    ev = V.fmt_event({"kind": "capture", "t": 1.0, "t_run": 2.5, "source": "mechanism_io"})
+    assert "(its control unit) reports soft capture t_run 2.500 s" in ev
