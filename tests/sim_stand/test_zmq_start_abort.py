@@ -486,10 +486,11 @@ def test_a_peer_dying_while_the_emulator_starts_never_aborts_it(tmp_path):
 @pytest.mark.slow
 def test_the_previous_runs_processes_stopped_around_a_start_never_abort_it(tmp_path):
     """The reviewer's scenario with real controllers, and peers that reset mid-handshake:
-    bounded to 4 + 2 emulator starts."""
-    t = run_previous_run(tmp_path, 4, lockstep=False, seed=3)
+    bounded to 2 + 1 emulator starts in the suite (CI's time); the script runs as many as asked
+    (``python tests/sim_stand/test_zmq_start_abort.py previous_run -n 20``)."""
+    t = run_previous_run(tmp_path, 2, lockstep=False, seed=3)
     assert t.aborts == 0, (t.line(), t.notes)
-    h = run_handshake(tmp_path, 2, lockstep=True, seed=5)
+    h = run_handshake(tmp_path, 1, lockstep=True, seed=5)
     assert h.aborts == 0 and h.not_serving == 0, (h.line(), h.notes)
 
 

@@ -35,13 +35,17 @@ def short_case(tmp: Path) -> Path:
 
 
 class LiveStand:
-    def __init__(self, log_dir: Path, case: Path = NOMINAL, cycle_s: float = 0.0, decimation: int = 10):
+    def __init__(self, log_dir: Path, case: Path = NOMINAL, cycle_s: float = 0.0, decimation: int = 10,
+                 limits: dict | None = None):
+        """``limits``: [limits] values of the controller's stand to replace (e.g. a brisker retract)."""
         self.tmp = Path(tempfile.mkdtemp(prefix="dockstand-console-"))
         s_ep, p_ep = f"ipc://{self.tmp}/sensor", f"ipc://{self.tmp}/platform"
         stand = load_stand(DEFAULT_STAND)
         stand = replace(stand, sensor_link=_endpoint_override(stand.sensor_link, s_ep),
                         platform_link=_endpoint_override(stand.platform_link, p_ep))
         stand = lockstep_stand(stand, _emulator_config(None, case))
+        if limits:
+            stand = replace(stand, limits=replace(stand.limits, **limits))
         self.cmd_ep, self.pub_ep = f"ipc://{self.tmp}/cmd", f"ipc://{self.tmp}/pub"
         stand = with_endpoints(stand, telemetry={"pub_endpoint": self.pub_ep, "cmd_endpoint": self.cmd_ep,
                                                  "decimation": decimation, "sndhwm": 64, "lease_timeout_s": 5.0})
