@@ -3,11 +3,13 @@ every timed cycle a DYNAMICS cycle fed by the replayed devices, then by the rig.
 wall-clock limits here (docs/bench.md: figures are printed, not asserted)."""
 from __future__ import annotations
 
+import pytest
 import math
 
 import bench.controller as BC
 
 
+@pytest.mark.slow
 def test_controller_cycle_figures_come_from_dynamics_cycles(monkeypatch):
     out = BC._controller_cycle(quick=True)
     assert out["controller_cycle_ran_dynamics"] is True, out.get("controller_cycle_note")

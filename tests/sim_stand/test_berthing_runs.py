@@ -17,6 +17,8 @@ from rt.dynamics import spacecraft as S
 from sim_stand.cli import REPO, run_demo
 from sim_stand.digital import DigitalSim
 
+pytestmark = pytest.mark.slow
+
 CASE = REPO / "config" / "cases" / "berthing.toml"
 
 

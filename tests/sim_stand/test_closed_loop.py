@@ -10,6 +10,9 @@ from rt.record.runlog import read_log
 from sim_stand.cli import REPO, run_demo
 
 import os
+
+pytestmark = pytest.mark.slow
+
 NOMINAL = os.environ.get("DOCKSTAND_TEST_NOMINAL", REPO / "config" / "cases" / "nominal.toml")
 
 

@@ -17,6 +17,8 @@ from sim_stand.cli import REPO, run_demo
 from sim_stand.platform_model import PlatformModel
 from sim_stand.world_config import load_emulator
 
+pytestmark = pytest.mark.slow
+
 ROD = REPO / "config" / "cases" / "elastic_rod.toml"
 ROD_EMU = REPO / "config" / "emulator" / "elastic_rod.toml"
 DT = 1e-3

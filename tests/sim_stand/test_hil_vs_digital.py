@@ -20,6 +20,8 @@ from sim_stand.cli import DEFAULT_EMULATOR, DEFAULT_STAND, REPO, run_demo
 from sim_stand.digital import DigitalSim, stand_conditions
 from sim_stand.world_config import load_emulator
 
+pytestmark = pytest.mark.slow
+
 CASES = REPO / "config" / "cases"
 PEAK_FORCE_TOL = 0.08          # relative, of the digital peak
 POST_VELOCITY_TOL = 0.05       # of the case's closing speed (m/s per m/s)

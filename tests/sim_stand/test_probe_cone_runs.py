@@ -16,6 +16,8 @@ from sim_stand.cli import DEFAULT_EMULATOR, DEFAULT_STAND, REPO, run_demo
 from sim_stand.digital import DigitalSim, stand_conditions
 from sim_stand.world_config import load_emulator
 
+pytestmark = pytest.mark.slow
+
 CASE = REPO / "config" / "cases" / "probe_cone.toml"
 
 

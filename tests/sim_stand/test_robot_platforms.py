@@ -25,6 +25,7 @@ def test_a_robot_stand_gets_its_robots_emulator(protocol):
     assert default_emulator(load_stand(REPO / "config" / "stand.toml")).name == "default.toml"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_nominal_docking_on_a_robot_ends_done_and_captured(protocol, tmp_path):
     r = run_demo(None, _stand(protocol), log_dir=tmp_path)

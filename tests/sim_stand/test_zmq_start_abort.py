@@ -473,6 +473,7 @@ def test_a_device_link_outlives_peers_that_fill_it_and_die(pattern):
     assert counters["bytes_rx"] > 0 or counters["peers_refused"] > 0, counters
 
 
+@pytest.mark.slow
 def test_a_peer_dying_while_the_emulator_starts_never_aborts_it(tmp_path):
     """A lockstep emulator does not read its sensor link before the first platform frame, so a
     dying peer that filled it aborted every start without the fix (6 in 6, libzmq 4.3.5);

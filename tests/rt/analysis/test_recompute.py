@@ -93,6 +93,7 @@ def test_bad_overrides_are_one_line_exit_2(demo_log, capsys, argv, msg):
     assert len(err) == 1 and msg in err[0]
 
 
+@pytest.mark.slow
 def test_a_digital_log_is_refused(digital_log, capsys):
     assert cmd_recompute(_args(digital_log)) == 2
     assert "recompute replays a HIL run's log" in capsys.readouterr().err

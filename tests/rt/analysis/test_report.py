@@ -119,6 +119,7 @@ def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, t
     assert "peak force over the sampling phase" in text
 
 
+@pytest.mark.slow
 def test_report_simulate_keeps_no_reference_unless_asked(demo_log, digital_log, tmp_path, monkeypatch, capsys):
     """``report --simulate`` runs the reference into a scratch directory and removes it (a 10 s
     case's reference at the physics rate is ~33 MB); ``--reference-log`` keeps it where asked."""

@@ -24,6 +24,8 @@ from live_rig import phase_of as _phase
 from live_rig import state_of as _state
 from live_rig import until as _until
 
+pytestmark = pytest.mark.slow
+
 
 
 

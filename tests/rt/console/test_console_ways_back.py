@@ -5,6 +5,7 @@ console, each after a confirmation, against a controller in lockstep with the em
 process (tests/rt/console/live_rig.py)."""
 from __future__ import annotations
 
+import pytest
 import asyncio
 import re
 import time
@@ -44,6 +45,7 @@ def test_the_console_names_every_phase_the_controller_has():
 
 
 
+@pytest.mark.slow
 def test_abort_then_retract_and_park_from_the_console_keys(tmp_path):
     case = short_case(tmp_path / "case")
     # a brisker retract than the shipped 5 mm/s (the keys and the sequence are what is tested)

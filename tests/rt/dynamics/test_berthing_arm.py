@@ -84,6 +84,7 @@ def _fly(arm, q, u, dt, seconds):
          int(round(seconds / dt)))
 
 
+@pytest.mark.slow
 def test_free_flight_conserves_momentum_and_energy(arm):
     """No joint torques: the main spacecraft, the vibrating flexible links and the end effector
     exchange momentum; the totals (inertial, angular about the inertial origin) stay to 1e-9 over

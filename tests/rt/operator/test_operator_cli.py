@@ -2,6 +2,7 @@
 ipc endpoints, commands over its ROUTER socket, SIGTERM -> safe stop and a clean exit."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import signal
@@ -31,6 +32,7 @@ def _ctl(tmp_path, *args):
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip() else r.stderr)
 
 
+@pytest.mark.slow
 def test_run_ctl_and_sigterm(tmp_path):
     stand = _stand(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "rt.cli", "run", "--stand", str(stand)], cwd=REPO,

@@ -19,6 +19,8 @@ from sim_stand.campaign.store import ResultStore
 
 from campaign_helpers import NOMINAL, comparable_rows, run_on_processes
 
+pytestmark = pytest.mark.slow
+
 N = 4
 
 

@@ -19,6 +19,8 @@ from sim_stand.digital import DigitalSim
 
 from campaign_helpers import NOMINAL, ROOT
 
+pytestmark = pytest.mark.slow
+
 # the flight's true initial conditions, 0.6 to 1.2 fit scales from the case's (nominal.toml)
 TRUE = {"position_y_m": 0.028, "position_z_m": -0.016, "closing_velocity_mps": 0.106, "misalignment_2_deg": 0.2}
 # stated tolerances of the recovery
