@@ -106,7 +106,7 @@ def test_the_mechanism_line_and_its_events():
     assert fmt_mechanism({"platform_inputs": 10.0}, lim, None) == "mechanism  capture open   latches 1● 2○ 3●"
     line = fmt_mechanism({"platform_inputs": 15.0}, lim, 2.54)
     assert "CAPTURED[/] at t_run 2.540 s" in line and "1● 2● 3●" in line
-    assert "not wired" in fmt_mechanism({"platform_inputs": 0.0}, {"capture_bit": -1, "latch_bits": []}, None)
+    assert "unknown" in fmt_mechanism({"platform_inputs": 0.0}, {"capture_bit": -1, "latch_bits": []}, None)
     assert "older log" in fmt_mechanism({}, lim, None)                      # a log written before the field
     assert "capture[/]: the mechanism reports soft capture t_run 2.540 s" in fmt_event(
         {"kind": "capture", "t": 4.2, "t_run": 2.54, "bit": 0, "phase": "DYNAMICS"})
