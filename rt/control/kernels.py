@@ -300,17 +300,18 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     code = SF.check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, acc, w_S, w_P, extra,
                     new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
                     lengths, detail)
-    if window_ns > 0 and (code == 0 or code == 4 or 13 <= code <= 17):
+    if window_ns > 0 and (code == 0 or code == SF.R_SENSOR_LINK_LOST
+                          or SF.R_COMMAND_VELOCITY <= code <= SF.R_OVERRUN_STREAK):
         # over budget, or a link went quiet for N cycles while the loop itself missed as many
         # deadlines: the computer is overloaded and the silence is its consequence. Only the
         # checks an overload can set off give way (a stale link, the command's rates, the
         # overrun streak); a force, a pose, a device fault are named as they are.
         missed_recent = xctr[XC_MISS_LEVEL] / window_ns     # deadlines in the bucket
-        stale = code == 4 or (code == 0 and xctr[XC_PSTALE] >= xlim[XL_PSTALE])
+        stale = code == SF.R_SENSOR_LINK_LOST or (code == 0 and xctr[XC_PSTALE] >= xlim[XL_PSTALE])
         if missed_recent > xlim[XL_MISS_BUDGET] or (stale and missed_recent >= lim[SF.L_STALE]):
             detail[0] = -1.0
             detail[1] = missed_recent
-            return 23
+            return SF.R_OVERLOAD
     if code != 0:
         return code
     if sensor_status != 0:
@@ -319,10 +320,10 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
         return SF.R_SENSOR_STATUS
     if xctr[XC_PSTALE] >= xlim[XL_PSTALE]:
         detail[1] = xctr[XC_PSTALE]
-        return 19
+        return SF.R_PLATFORM_LINK_LOST
     if xlim[XL_FROZEN] > 0.0 and xctr[XC_FROZEN] >= xlim[XL_FROZEN]:
         detail[1] = xctr[XC_FROZEN]
-        return 21
+        return SF.R_SENSOR_FROZEN
     d = int(xlim[XL_DELAY])
     if xlim[XL_TRACK_ON] != 0.0 and status_new and xctr[XC_FILLED] > d:
         j = (h - d) % n
@@ -330,7 +331,7 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
                       + (status_pos[2] - trk_ring[j, 2]) ** 2)
         if e > xlim[XL_TRACK]:
             detail[1] = e
-            return 20
+            return SF.R_TRACKING_ERROR
     if DY.delay_out_of_band(dly):
         detail[0] = 0.0
         detail[1] = dly[DY.DY_EST]

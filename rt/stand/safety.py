@@ -89,11 +89,28 @@ class Reason(IntEnum):
                              # stopped before the robot's own late-packet limit stops the robot
 
 
-R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)     # for the compiled kernels
+# every reason as a plain int for the compiled kernels (numba reads module-level ints as constants)
+R_NONFINITE = int(Reason.NONFINITE)
+R_PLATFORM_ESTOP = int(Reason.PLATFORM_ESTOP)
+R_PLATFORM_FAULT = int(Reason.PLATFORM_FAULT)
+R_SENSOR_LINK_LOST = int(Reason.SENSOR_LINK_LOST)
+R_CRC_BURST = int(Reason.CRC_BURST)
+R_SEQUENCE_GAP_BURST = int(Reason.SEQUENCE_GAP_BURST)
+R_FORCE_LIMIT = int(Reason.FORCE_LIMIT)
+R_TORQUE_LIMIT = int(Reason.TORQUE_LIMIT)
+R_COMMAND_VELOCITY = int(Reason.COMMAND_VELOCITY)
+R_COMMAND_ANGULAR_VELOCITY = int(Reason.COMMAND_ANGULAR_VELOCITY)
+R_COMMAND_ACCELERATION = int(Reason.COMMAND_ACCELERATION)
+R_COMMAND_ANGULAR_ACCELERATION = int(Reason.COMMAND_ANGULAR_ACCELERATION)
+R_OVERRUN_STREAK = int(Reason.OVERRUN_STREAK)
+R_HEARTBEAT_LOST = int(Reason.HEARTBEAT_LOST)
+R_PLATFORM_LINK_LOST = int(Reason.PLATFORM_LINK_LOST)
+R_TRACKING_ERROR = int(Reason.TRACKING_ERROR)
+R_SENSOR_FROZEN = int(Reason.SENSOR_FROZEN)
+R_OVERLOAD = int(Reason.OVERLOAD)
+R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)
 R_DELAY_OUT_OF_BAND = int(Reason.DELAY_OUT_OF_BAND)
 R_SENSOR_STATUS = int(Reason.SENSOR_STATUS)
-# the SENSOR_SAMPLE status bits this controller knows (docs/protocols.md); others are named by value
-SENSOR_STATUS_BITS = {0x1: "saturated: an axis at its rating, the measured wrench is not the load"}
 
 
 def sensor_status_text(status: int) -> str:
@@ -118,7 +135,8 @@ def platform_fault_reason(code: int, fault: int) -> int:
 
 
 # hexapod Workspace code -> Reason
-_WS = np.array([0, 11, 12, 9, 10, 1, 1], dtype=np.int64)
+_WS = np.array([0, Reason.LEG_TOO_SHORT, Reason.LEG_TOO_LONG, Reason.POSITION_BOX, Reason.ORIENTATION_BOX,
+                Reason.NONFINITE, Reason.NONFINITE], dtype=np.int64)
 
 # limits array layout
 L_VMAX, L_WMAX, L_AMAX, L_ALPHAMAX, L_FRAC = 0, 1, 2, 3, 4
@@ -248,50 +266,50 @@ def check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose_cmd, vel_c
             k += 31
     if k >= 0:
         detail[0] = k
-        return 1
+        return R_NONFINITE
     if platform_estop:
-        return 2
+        return R_PLATFORM_ESTOP
     if platform_fault:
-        return 3
-    if ctr[0] >= lim[11]:
+        return R_PLATFORM_FAULT
+    if ctr[0] >= lim[L_STALE]:
         detail[1] = ctr[0]
-        return 4
-    if ctr[2] > lim[13]:
+        return R_SENSOR_LINK_LOST
+    if ctr[2] > lim[L_CRCMAX]:
         detail[1] = ctr[2]
-        return 5
-    if ctr[3] > lim[14]:
+        return R_CRC_BURST
+    if ctr[3] > lim[L_GAPMAX]:
         detail[1] = ctr[3]
-        return 6
-    frac = lim[4]
+        return R_SEQUENCE_GAP_BURST
+    frac = lim[L_FRAC]
     for a in range(6):
-        if abs(w_S[a]) > frac * lim[5 + a]:
+        if abs(w_S[a]) > frac * lim[L_RATING + a]:
             detail[0] = a
             detail[1] = w_S[a]
-            return 7 if a < 3 else 8
+            return R_FORCE_LIMIT if a < 3 else R_TORQUE_LIMIT
     code = HX.check_pose(base, top, leg_lim, box, pose_cmd, lengths_out, detail)
     if code != 0:
         return _WS[code]
     v = _norm3(vel_cmd, 0)
-    if v > lim[0]:
+    if v > lim[L_VMAX]:
         detail[1] = v
-        return 13
+        return R_COMMAND_VELOCITY
     v = _norm3(vel_cmd, 3)
-    if v > lim[1]:
+    if v > lim[L_WMAX]:
         detail[1] = v
-        return 14
+        return R_COMMAND_ANGULAR_VELOCITY
     v = _norm3(acc_cmd, 0)
-    if v > lim[2] * lim[17]:
+    if v > lim[L_AMAX] * lim[L_ACCMARGIN]:
         detail[1] = v
-        return 15
+        return R_COMMAND_ACCELERATION
     v = _norm3(acc_cmd, 3)
-    if v > lim[3] * lim[17]:
+    if v > lim[L_ALPHAMAX] * lim[L_ACCMARGIN]:
         detail[1] = v
-        return 16
-    if overrun_streak >= lim[15]:
+        return R_COMMAND_ANGULAR_ACCELERATION
+    if overrun_streak >= lim[L_OVERRUN]:
         detail[1] = overrun_streak
-        return 17
-    if heartbeat_lost and lim[16] != 0.0:
-        return 18
+        return R_OVERRUN_STREAK
+    if heartbeat_lost and lim[L_HEARTBEAT] != 0.0:
+        return R_HEARTBEAT_LOST
     return 0
 
 

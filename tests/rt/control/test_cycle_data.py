@@ -52,3 +52,17 @@ def test_a_packing_with_an_array_of_another_shape_is_refused(tmp_path):
             CS.pack_cycle(c, arrays=tuple(arrays))
     finally:
         rig.close()
+
+
+def test_the_compiled_checks_return_reasons_by_name():
+    """rt.stand.safety.check and the controller's supervise name every reason they return
+    (``R_*`` of rt.stand.safety, one per Reason), never a bare number (issue 39)."""
+    from rt.stand import safety as SF
+    for fn in (SF.check, CK.supervise):
+        src = inspect.getsource(fn.py_func)
+        bare = re.findall(r"return\s+([1-9]\d*)\b", src)
+        assert not bare, (fn.py_func.__name__, bare)
+        assert not re.findall(r"lim\[\d+", src), fn.py_func.__name__          # limits by their L_* index names
+    for r in SF.Reason:
+        if hasattr(SF, f"R_{r.name}"):
+            assert getattr(SF, f"R_{r.name}") == int(r)
