@@ -96,6 +96,40 @@ def unit_range(name: str) -> tuple[float, float, str] | None:
 COLLECT: contextvars.ContextVar[list | None] = contextvars.ContextVar("dockstand_config_collect", default=None)
 
 
+#: the largest configuration file read (a case, a vehicle, a stand: a few kB each)
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_config_bytes(file: Path) -> bytes:
+    """The bytes of a configuration file: a regular file of at most :data:`MAX_CONFIG_BYTES`
+    only -- a FIFO or a device named as a config file (a case's vehicle, say) would block the
+    reader or feed it without end -- else a ConfigError naming the file and why. Not
+    real-time (the command thread's worker, the CLI)."""
+    import os
+    import stat
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        raise ConfigError(file, "", "file not found") from None
+    except OSError as e:
+        raise ConfigError(file, "", f"cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+            "a device or socket"
+        raise ConfigError(file, "", f"is {what}, not a configuration file (a .toml file)")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(file, "", f"is {st.st_size / 1e6:.1f} MB: not a configuration file (at most "
+                                    f"{MAX_CONFIG_BYTES >> 10} kB are read)")
+    try:
+        with open(file, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)        # a file that grew since: still bounded
+    except OSError as e:
+        raise ConfigError(file, "", f"cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(file, "", f"grew beyond {MAX_CONFIG_BYTES >> 10} kB while it was read")
+    return raw
+
+
 class Table:
     """A TOML table with its file and key path; tracks which keys were read."""
 
@@ -112,12 +146,7 @@ class Table:
     @classmethod
     def load(cls, file: str | Path) -> "Table":
         file = Path(file)
-        try:
-            raw = file.read_bytes()
-        except FileNotFoundError:
-            raise ConfigError(file, "", "file not found") from None
-        except OSError as e:
-            raise ConfigError(file, "", f"cannot read: {e.strerror or e}") from None
+        raw = read_config_bytes(file)
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as e:

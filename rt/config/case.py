@@ -20,7 +20,7 @@ import numpy as np
 
 from rt.dynamics import spatial
 from rt.config._common import read_orientation
-from rt.config._schema import ConfigError, Table, expect_kind
+from rt.config._schema import ConfigError, Table, expect_kind, read_config_bytes
 from rt.config.arm import ArmConfig, load_arm
 from rt.config.vehicle import Vehicle, load_vehicle
 
@@ -262,7 +262,7 @@ def load_case(path: str | Path) -> Case:
     t = Table.load(path)
     expect_kind(t, "case")
     case = parse_case(t)
-    return dataclasses.replace(case, digest=hashlib.sha256(Path(path).read_bytes()).hexdigest())
+    return dataclasses.replace(case, digest=hashlib.sha256(read_config_bytes(Path(path))).hexdigest())
 
 
 __all__ = ["misalignment_dcm", "Case", "ContactSpec", "contact_models", "CONTACT_MODELS_GROUP", "InitialState", "Orbit", "EndCriteria", "load_case"]

@@ -73,6 +73,10 @@ def read_case_file(path_text: str):
         return None, path, plain_text(f"{type(e).__name__}: {e}", 500)
 
 
+#: how long a prepared command waits for a loop that has not started before it is withdrawn (s)
+NOT_RUNNING_S = 2.0
+
+
 class OperatorPort:
     """See the module docstring. ``ctl`` is the controller (its ``execute``, ``status``,
     ``recorder``, ``supervisor``, ``prepare_arm_log`` and ``discard_log``)."""
@@ -88,6 +92,9 @@ class OperatorPort:
         self.over_budget = 0             # cycles that left ready commands for the next cycle
         self._wake = threading.Event()
         self._closing = False
+        # the loop has drained at least once: before that (the controller still compiling its
+        # kernels) nothing it would carry out happens, and a command is answered as such
+        self.loop_seen = False
         self._worker: threading.Thread | None = None
 
     # ------------------------------------------------------------------ command thread
@@ -104,6 +111,9 @@ class OperatorPort:
         if reply_to is None:
             return ctl.reply_dict(ctl.command(cmd, client, **args))
         if cmd == "abort":
+            if not self.loop_seen:
+                return {"ok": True, "state": ctl.supervisor.state.name,
+                        "reason": "nothing is armed or moving: the controller's loop has not started yet"}
             if len(self.urgent) >= MAX_URGENT:
                 return {"ok": True, "reason": "an abort is already being carried out", "state": ctl.supervisor.state.name}
             self.urgent.append(("command", cmd, client, args, reply_to, None))
@@ -177,10 +187,21 @@ class OperatorPort:
         def answer(out: dict) -> None:
             box["out"] = out
             done.set()
-        self.ready.append((cmd, client, prepared, answer))
-        while not done.wait(1.0):
+        item = (cmd, client, prepared, answer)
+        self.ready.append(item)
+        t0 = time.monotonic()
+        while not done.wait(0.25):
             if self._closing:
                 return
+            if not self.loop_seen and time.monotonic() - t0 > NOT_RUNNING_S:
+                try:
+                    self.ready.remove(item)      # the loop never took it: withdrawn, nothing happened
+                except ValueError:
+                    continue                     # taken this instant: its answer comes
+                box["out"] = {"ok": False, "state": ctl.supervisor.state.name, "reason": (
+                    f"the controller's loop is not running yet (it starts once its kernels are compiled: minutes "
+                    f"on a first start); {cmd} was not carried out: send it again when status shows cycles")}
+                break
         out = box["out"]
         if writer is not None and ctl.recorder.writer is not writer:
             ctl.discard_log(writer)      # the arm was refused: its log goes
@@ -190,6 +211,7 @@ class OperatorPort:
     def drain(self) -> None:
         """The loop's share, once per cycle: urgent items, then prepared commands while the
         budget lasts. Never raises (each item's failure is its own reply)."""
+        self.loop_seen = True
         u, r = self.urgent, self.ready
         if not u and not r:
             return

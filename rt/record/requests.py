@@ -111,11 +111,30 @@ def parse_request(body: bytes, known: frozenset[str] | None = None) -> Request |
     """``body`` as a :class:`Request`, or the reason it is refused (a string). ``known``: the
     commands this server answers (None: any name; the arguments of those in
     :data:`ARGUMENTS` are still checked)."""
+    twice: list = []                     # a key a map holds twice (msgpack allows it; the last would win)
+
+    def pairs(items):
+        d = dict(items)
+        if len(d) != len(items) and not twice:
+            seen = set()
+            for k, v in items:
+                if k in seen:
+                    twice.append((k, [w for x, w in items if x == k]))
+                    break
+                seen.add(k)
+        return d
     try:
-        req = msgpack.unpackb(body, raw=False, strict_map_key=True)
+        req = msgpack.unpackb(body, raw=False, strict_map_key=True, object_pairs_hook=pairs)
     except Exception as e:  # noqa: BLE001 - not msgpack, a stack too deep, bad UTF-8: refused
         return f"not a msgpack request ({type(e).__name__})"
     why = check_shape(req)
+    if not why and twice:
+        key, values = twice[0]
+        if key == "cmd" and "abort" in values:     # an abort is carried out however it came
+            why = "a map with 'cmd' given twice"
+            req = {"cmd": "abort", "client": req.get("client") if isinstance(req, dict) else None}
+        else:
+            return f"request has the key {plain_text(repr(key), 40)} twice (a map's keys must be unique)"
     if why:
         if isinstance(req, dict) and req.get("cmd") == "abort":    # an abort is carried out however it came
             c = req.get("client")

@@ -766,3 +766,32 @@ def test_load_case_refused_while_the_platform_stops_then_the_run_log_is_whole(ri
     c.close()
     log = read_log(c.log_path)
     assert np.all(np.diff(log.fields["cycle"]) == 1) and log.footer is not None and log.footer["dropped"] == 0
+
+
+def test_commands_before_the_loop_runs_are_answered_not_kept(tmp_path):
+    """The command socket is up while the controller still compiles its kernels (minutes on a
+    first start) and its loop has not drained once: an abort is answered at once (nothing is
+    armed or moving), a command is withdrawn after a while with the reason -- never carried
+    out minutes later (found by a review: an abort sent then took effect when the loop started)."""
+    import time
+
+    from rt.record.telemetry import CommandClient
+    rig, stand = _telemetry_rig(tmp_path, lease_timeout_s=30.0)
+    cli = None
+    try:
+        c = rig.ctl
+        c.port.loop_seen = False                 # as during the warm-up: the loop has not drained yet
+        cli = CommandClient(stand.telemetry["cmd_endpoint"], name="early", timeout_s=10.0)
+        r = cli.request("abort")
+        assert r["ok"] and "has not started" in r["reason"] and c.supervisor.state is State.IDLE, r
+        assert cli.request("acquire")["ok"]
+        t0 = time.monotonic()
+        r = cli.request("load_case", case=str(NOMINAL))
+        assert not r["ok"] and "not running yet" in r["reason"] and "was not carried out" in r["reason"], r
+        assert time.monotonic() - t0 < 8.0 and c.supervisor.state is State.IDLE and not c.port.ready
+        rig.run(3)                               # the loop runs: commands are carried out again
+        assert _request(rig, cli, "load_case", case=str(NOMINAL))["ok"] and c.supervisor.state is State.CONFIGURED
+    finally:
+        if cli is not None:
+            cli.close()
+        rig.close()

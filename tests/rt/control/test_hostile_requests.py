@@ -125,3 +125,34 @@ def test_hostile_requests_mid_docking_leave_the_docking_done(tmp_path):
         op.close()
         rig.close()
     assert rig.error is None, rig.error
+
+
+def test_a_case_whose_vehicle_is_a_device_or_a_fifo_is_refused_at_once(tmp_path):
+    """Every file a case names is read as the case itself is: a regular file of at most 1 MiB
+    (a vehicle set to /dev/zero fed the command worker without end, 130 MB/s, until the
+    controller ran out of memory -- found by a review; a FIFO would block it for ever)."""
+    import os
+    import threading
+
+    from rt.control.operator_port import read_case_file
+    from sim_stand.cli import REPO
+    nominal = (REPO / "config" / "cases" / "nominal.toml").read_text().replace(
+        '"../vehicles/', f'"{REPO}/config/vehicles/')
+    fifo = tmp_path / "vehicle.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "vehicle.toml"
+    with open(big, "wb") as f:
+        f.truncate(5 << 20)
+    for target, why in (("/dev/zero", "is a device or socket"), (str(fifo), "is a FIFO"),
+                        (str(big), "5.2 MB: not a configuration file")):
+        text = nominal.replace(f'active = "{REPO}/config/vehicles/', f'active = "{target}" # ', 1)
+        assert f'active = "{target}"' in text
+        case = tmp_path / "case.toml"
+        case.write_text(text)
+        out = []
+        th = threading.Thread(target=lambda: out.append(read_case_file(str(case))), daemon=True)
+        th.start()
+        th.join(10)
+        assert out, f"reading a case whose vehicle is {target} did not return"
+        c, _, reason = out[0]
+        assert c is None and why in reason and target in reason, reason
