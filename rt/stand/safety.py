@@ -111,6 +111,8 @@ R_OVERLOAD = int(Reason.OVERLOAD)
 R_MODEL_FAILURE = int(Reason.MODEL_FAILURE)
 R_DELAY_OUT_OF_BAND = int(Reason.DELAY_OUT_OF_BAND)
 R_SENSOR_STATUS = int(Reason.SENSOR_STATUS)
+# the SENSOR_SAMPLE status bits this controller knows (docs/protocols.md); others are named by value
+SENSOR_STATUS_BITS = {0x1: "saturated: an axis at its rating, the measured wrench is not the load"}
 
 
 def sensor_status_text(status: int) -> str:

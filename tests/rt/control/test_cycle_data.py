@@ -66,3 +66,15 @@ def test_the_compiled_checks_return_reasons_by_name():
     for r in SF.Reason:
         if hasattr(SF, f"R_{r.name}"):
             assert getattr(SF, f"R_{r.name}") == int(r)
+
+
+def test_every_reason_has_its_sentence():
+    """describe() says every Reason in words (a trip's text must never fail to be made)."""
+    import numpy as np
+
+    from rt.stand import safety as SF
+    detail = np.zeros(2)
+    for r in SF.Reason:
+        if r is SF.Reason.SENSOR_STATUS:
+            detail[1] = 1.0
+        assert isinstance(SF.describe(int(r), detail), str) and SF.describe(int(r), detail)
