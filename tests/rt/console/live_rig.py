@@ -110,3 +110,14 @@ def phase_of(app):
     """The controller phase the console shows (None before its first sample)."""
     from rt.console import view as V
     return V.name_of(V.PHASES, app.sample["phase"]) if app.sample else None
+
+
+def wait_for(pred, timeout=120.0) -> bool:
+    """Poll ``pred()`` every 20 ms until it holds (True) or ``timeout`` s pass (False): for a
+    test thread watching a controller whose loop runs in another thread."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False

@@ -11,7 +11,6 @@ Controller in lockstep with the emulator process (tests/rt/console/live_rig.py).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +23,8 @@ from rt.record.telemetry import CommandClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "console"))
 from live_rig import LiveStand, short_case  # noqa: E402
+from live_rig import wait_for as _wait  # noqa: E402
 
-
-def _wait(pred, timeout=120.0):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_rearming_a_latched_mechanism_trips_early_and_says_why(tmp_path):

@@ -24,15 +24,8 @@ from rt.record.telemetry import CommandClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "console"))
 from live_rig import REPO, LiveStand, short_case  # noqa: E402
+from live_rig import wait_for as _wait  # noqa: E402
 
-
-def _wait(pred, timeout=120.0):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class Operator:
