@@ -58,7 +58,21 @@ def no_capture_reason(end: str | None) -> str:
 def end_of_run(t, duration, distance, separation, settled):
     """The end that holds at run time ``t`` (s), in the module's order: ``settled`` (the
     capture-settled conditions held), ``distance`` (m) beyond ``separation`` (m), ``t`` at
-    ``duration`` (s); END_NONE while none does."""
+    ``duration`` (s); END_NONE while none does.
+
+    Parameters
+    ----------
+    t : float
+        Run time, s.
+    duration : float
+        The run's time limit, s.
+    distance : float
+        Distance of A's origin from P's, |r_DPA|, m.
+    separation : float
+        The separation distance that ends the run, m.
+    settled : bool
+        The capture-settled conditions have held long enough.
+    """
     if settled:
         return END_CAPTURE_SETTLED
     if distance > separation:

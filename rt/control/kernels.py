@@ -121,6 +121,13 @@ PLATFORM_IDLE, PLATFORM_FAULT, PLATFORM_E_STOPPED = (int(PlatformState.IDLE), in
 
 @njit(**KERNEL)
 def quintic(u):
+    """The quintic time law ``s(u) = 10u^3 - 15u^4 + 6u^5``, 0 before u = 0 and 1 after u = 1.
+
+    Parameters
+    ----------
+    u : float
+        Normalised time t / T.
+    """
     if u <= 0.0:
         return 0.0
     if u >= 1.0:
@@ -131,7 +138,21 @@ def quintic(u):
 @njit(**KERNEL)
 def rotation_between(q0, q1, qc, dq, rv):
     """``rv`` (3): the rotation vector of ``dq`` with q1 = dq (x) q0 (dq in B), the short way
-    round; ``qc``, ``dq`` (4) scratch (``dq`` holds it as a quaternion)."""
+    round; ``qc``, ``dq`` (4) scratch (``dq`` holds it as a quaternion).
+
+    Parameters
+    ----------
+    q0 : float64[4]
+        The start attitude q_BT, scalar first.
+    q1 : float64[4]
+        The end attitude q_BT, scalar first.
+    qc : float64[4]
+        Scratch.
+    dq : float64[4]
+        Written: dq with q1 = dq (x) q0 (dq in B), scalar part >= 0.
+    rv : float64[3]
+        Written: its rotation vector, rad, B.
+    """
     SP.quat_conj(q0, qc)
     SP.quat_mul(q1, qc, dq)
     if dq[0] < 0.0:
@@ -143,7 +164,25 @@ def rotation_between(q0, q1, qc, dq, rv):
 @njit(cache=True)
 def move_setup(mv, start, target, v_max, a_max, w_max, alpha_max):
     """Fill ``mv`` for a rest-to-rest move start -> target (poses, 7) within the speed and
-    acceleration limits given (m/s, m/s^2, rad/s, rad/s^2); returns the duration T (s)."""
+    acceleration limits given (m/s, m/s^2, rad/s, rad/s^2); returns the duration T (s).
+
+    Parameters
+    ----------
+    mv : float64[MV_LEN]
+        Written: the move's parameters (``MV_*``).
+    start : float64[7]
+        The start pose of the top ``[p_BT_B (m), q_BT]``.
+    target : float64[7]
+        The target pose, likewise.
+    v_max : float
+        Speed limit, m/s.
+    a_max : float
+        Acceleration limit, m/s^2.
+    w_max : float
+        Angular speed limit, rad/s.
+    alpha_max : float
+        Angular acceleration limit, rad/s^2.
+    """
     dq = np.zeros(4)
     qc = np.zeros(4)
     rv = np.zeros(3)
@@ -167,7 +206,23 @@ def move_waypoint(start, target, creep_m, creep_rad, way, scr):
     """The pose ``way`` (7) a fraction f of the way along the straight path start -> target
     (position linearly, orientation about the fixed axis of target = dq (x) start, dq in B), f
     the smallest that moves at least ``creep_m`` and turns at least ``creep_rad`` (at most 1:
-    the whole path). Returns f. ``scr`` (11) scratch. The arming move's creep (rt.control.controller)."""
+    the whole path). Returns f. ``scr`` (11) scratch. The arming move's creep (rt.control.controller).
+
+    Parameters
+    ----------
+    start : float64[7]
+        The start pose of the top ``[p_BT_B (m), q_BT]``.
+    target : float64[7]
+        The target pose, likewise.
+    creep_m : float
+        The least distance to move, m.
+    creep_rad : float
+        The least angle to turn, rad.
+    way : float64[7]
+        Written: the waypoint pose ``[p_BT_B (m), q_BT]``.
+    scr : float64[11]
+        Scratch.
+    """
     qc, dq, rv = scr[0:4], scr[4:8], scr[8:11]
     rotation_between(start[3:7], target[3:7], qc, dq, rv)
     D = math.sqrt((target[0] - start[0]) ** 2 + (target[1] - start[1]) ** 2 + (target[2] - start[2]) ** 2)
@@ -189,7 +244,19 @@ def move_waypoint(start, target, creep_m, creep_rad, way, scr):
 
 @njit(**KERNEL)
 def move_eval(mv, t, pose, scr):
-    """Pose of the move at time t into ``pose``; ``scr`` (10) scratch. True when finished."""
+    """Pose of the move at time t into ``pose``; ``scr`` (10) scratch. True when finished.
+
+    Parameters
+    ----------
+    mv : float64[MV_LEN]
+        The move's parameters (:func:`move_setup`).
+    t : float
+        Time since the move's start, s.
+    pose : float64[7]
+        Written: the pose of the top ``[p_BT_B (m), q_BT]``.
+    scr : float64[10]
+        Scratch (its first 7 entries are used).
+    """
     T = mv[MV_T]
     s = 1.0 if T <= 0.0 else quintic(t / T)
     rv = scr[0:3]
@@ -206,7 +273,23 @@ def move_eval(mv, t, pose, scr):
 @njit(**KERNEL)
 def runup_eval(ru, geo, s, out, scr):
     """Relative pose at run-up time s (<= 0 during the run-up) into out[O_RPRED..], and the
-    platform-top pose into out[O_PCMD..]; ``scr`` (10) scratch."""
+    platform-top pose into out[O_PCMD..]; ``scr`` (10) scratch.
+
+    Parameters
+    ----------
+    ru : float64[RU_LEN]
+        The run-up's parameters (``RU_*``): the case's initial r_DPA (m), q_PA, velocity (m/s) and
+        angular velocity (rad/s) of A in P, P components, and its duration T (s).
+    geo : float64[14]
+        The stand's frame chain (``rt.dynamics.coupling.pack_geometry``).
+    s : float
+        Run-up time, s: from -T to 0 (the case's initial state); the constant-velocity extension after.
+    out : float64[OUT_LEN]
+        The coupling's record (``rt.dynamics.coupling`` ``O_*``): the relative pose written at
+        ``O_RPRED``, ``O_QPRED``, the top's pose at ``O_PCMD``, ``O_QCMD``.
+    scr : float64[10]
+        Scratch (its first 7 entries are used).
+    """
     T = ru[RU_T]
     f = s
     if s < 0.0 and T > 0.0:
@@ -229,7 +312,27 @@ def command_rates(pose, prev_pose, prev_vel, vel, acc, dt, first, scr):
     """Backward-difference velocity and acceleration of the command (B components); ``first``
     = no previous command (rates 0). Updates prev_pose / prev_vel (7: the velocity and, at
     ``PV_DT``, its step); ``scr`` (11) scratch. The acceleration divides by the distance of the
-    two velocities' middles (module docstring)."""
+    two velocities' middles (module docstring).
+
+    Parameters
+    ----------
+    pose : float64[7]
+        This cycle's command ``[p_BT_B (m), q_BT]``.
+    prev_pose : float64[7]
+        The last cycle's command; set to pose.
+    prev_vel : float64[7]
+        The last cycle's twist (m/s, rad/s; B) and, at ``PV_DT``, its step (s); set to this cycle's.
+    vel : float64[6]
+        Written: the command's twist ``[v (m/s); omega (rad/s)]``, B.
+    acc : float64[6]
+        Written: its acceleration ``[a (m/s^2); alpha (rad/s^2)]``, B.
+    dt : float
+        The time since the last command, s.
+    first : bool
+        No previous command: rates 0.
+    scr : float64[11]
+        Scratch.
+    """
     if first:
         for i in range(6):
             vel[i] = 0.0
@@ -263,7 +366,81 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     command ring and this cycle's STATUS), its estimate written to ``drec``; ``sensor_status``
     the newest sensor sample's status word (SENSOR_STATUS when not 0, after the safety checks:
     a saturated axis beyond the force trip level is named FORCE_LIMIT with its axis). All
-    counters are updated before any check returns."""
+    counters are updated before any check returns.
+
+    Parameters
+    ----------
+    lim : float64[N_LIMITS]
+        The safety limits (``rt.stand.safety`` ``L_*``).
+    base : float64[6, 3]
+        The hexapod's base joints, B, m.
+    top : float64[6, 3]
+        The hexapod's top joints, T, m.
+    leg_lim : float64[2]
+        Actuator length range, m.
+    box : float64[12]
+        The pose box, m and rad, B (``rt.stand.hexapod.BOX_SIZE``).
+    ctr : int64[4]
+        The safety checks' counters (``rt.stand.safety`` ``C_*``); updated.
+    crc_ring : int64[burst_window]
+        Corrupt sensor frames per cycle over the burst window; updated.
+    gap_ring : int64[burst_window]
+        Sequence gaps per cycle over the burst window; updated.
+    pose : float64[7]
+        The command pose of the top ``[p_BT_B (m), q_BT]``.
+    vel : float64[6]
+        The command twist ``[v (m/s); omega (rad/s)]``, B.
+    acc : float64[6]
+        The command acceleration ``[a (m/s^2); alpha (rad/s^2)]``, B.
+    w_S : float64[6]
+        The wrench in the sensor frame S (untared), N and N·m.
+    w_P : float64[6]
+        The contact wrench on the passive unit, P, N and N·m.
+    extra : float64[n]
+        Further values checked finite (the coupling's output ``out``).
+    new_sample : bool
+        A new sensor sample arrived this cycle.
+    crc_new : int
+        Corrupt sensor frames this cycle.
+    gap_new : int
+        Sensor sequence gaps this cycle.
+    platform_fault : bool
+        The platform reports FAULT (the DYNAMICS cycle passes IDLE as a fault too).
+    platform_estop : bool
+        The platform reports E_STOPPED.
+    overrun_streak : int
+        Consecutive loop overruns.
+    heartbeat_lost : bool
+        The controlling console's lease expired.
+    lengths : float64[6]
+        Written: the command's actuator lengths, m.
+    detail : float64[2]
+        Written: ``[index, value]`` of what tripped.
+    xlim : float64[XL_LEN]
+        The controller-level limits (``XL_*``).
+    xctr : int64[XC_LEN]
+        The controller-level counters (``XC_*``); updated.
+    trk_ring : float64[n_trk, 3]
+        The command positions sent, one row per cycle, m, B; this cycle's written.
+    dly : float64[:]
+        The delay estimator (``rt.stand.delay_id``); updated on a new STATUS.
+    drec : float64[DR_LEN]
+        The delay record (``rt.stand.delay_id`` ``DR_*``): identified delay and kappa written.
+    raw : float64[n_raw]
+        The newest raw sensor sample, counts.
+    raw_prev : float64[n_raw]
+        The previous raw sample (a frozen sensor); set to raw on a new sample.
+    status_new : bool
+        A new STATUS arrived this cycle.
+    status_pos : float64[7]
+        The platform's measured top pose ``[p_BT_B (m), q_BT]`` (its position is read).
+    missed_total : int
+        The loop's missed deadlines so far.
+    dt : float
+        The cycle's step, s.
+    sensor_status : int
+        The newest sensor sample's status word (0: healthy).
+    """
     # controller-level counters first
     if xctr[XC_MISS_PREV] < 0:      # armed this cycle: count from here (the arm's own work, e.g.
         xctr[XC_MISS_PREV] = missed_total    # its gc collection, falls before the platform moves)
@@ -346,7 +523,26 @@ def run_statistics(w_P, out, cmd_pose, t, dt, stats, endp):
     """The run statistics (peak force and moment on the passive unit, first contact, platform
     excursion) and the end criteria (``stats[ST_END]``; module docstring) after a DYNAMICS
     step to ``t + dt``: ``w_P`` the measured wrench, ``out`` the coupling's output (relative
-    state), ``cmd_pose`` the platform command."""
+    state), ``cmd_pose`` the platform command.
+
+    Parameters
+    ----------
+    w_P : float64[6]
+        The measured contact wrench on the passive unit, P, N and N·m.
+    out : float64[OUT_LEN]
+        The coupling's record (``rt.dynamics.coupling`` ``O_*``): its relative state is read.
+    cmd_pose : float64[7]
+        The platform-top command ``[p_BT_B (m), q_BT]``.
+    t : float
+        Case time at the step's start, s.
+    dt : float
+        The step, s.
+    stats : float64[ST_LEN]
+        The run's statistics and end (``ST_*``); updated.
+    endp : float64[EP_LEN]
+        The end criteria's parameters (``EP_*``): duration (s), separation (m), contact force (N),
+        start position (m, B), settle time (s), speed (m/s) and rate (rad/s) bounds.
+    """
     f = math.sqrt(w_P[0] ** 2 + w_P[1] ** 2 + w_P[2] ** 2)
     m = math.sqrt(w_P[3] ** 2 + w_P[4] ** 2 + w_P[5] ** 2)
     if f > stats[ST_PEAK_F]:
@@ -384,7 +580,25 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
     measured fields of the run-log row. Corrupt sensor frames this cycle (``IN_CRC_NEW``)
     are the CRC errors and malformed frames (the link's, counted until the last cycle, plus
     this scan's) and the frames refused by content; the scan's sequence gaps join the link's.
-    The scans check the links' frames (``IN_LK_S``, ``IN_LK_P``; rt.stand.wire_kernels._walk)."""
+    The scans check the links' frames (``IN_LK_S``, ``IN_LK_P``; rt.stand.wire_kernels._walk).
+
+    Parameters
+    ----------
+    sbuf : uint8[:] or bytes
+        The sensor link's poll: its messages, each preceded by its length (u16 LE); empty: none.
+    pbuf : uint8[:] or bytes
+        The platform link's poll, likewise.
+    raw : float64[n_raw]
+        Written (framed sensor only): the newest valid sample's counts.
+    meas : float64[ST_LEN]
+        Written on a valid STATUS: the newest one (``rt.stand.wire_kernels`` ``ST_*``).
+    ins : float64[IN_LEN]
+        The cycle's link state (``IN_*``): the link slots and flags, counters updated.
+    row : float64[W]
+        The cycle's run-log row; the fields this kernel owns are written.
+    rix : int64[N_ROW_FIELDS]
+        Offset in row of each field, ``RX_*`` order.
+    """
     err = 0.0
     if ins[IN_NCH] > 0.0:
         good, bad, status = WK.scan_sensor(sbuf, raw, ins, IN_LK_S)
@@ -435,7 +649,17 @@ def ingest(sbuf, pbuf, raw, meas, ins, row, rix):
 def commit_row(row, ring, cur):
     """rt.record.runlog.RunLogWriter.commit in compiled code: the row into the writer's ring
     (``ring``, ``cur`` = its ``cursor``); dropped and counted if the ring is full; nothing
-    once the writer is closed. The row is written before the head moves."""
+    once the writer is closed. The row is written before the head moves.
+
+    Parameters
+    ----------
+    row : float64[W]
+        The complete run-log row.
+    ring : float64[log_cap, W]
+        The run log's ring.
+    cur : int64[4]
+        Its cursor (``rt.record.runlog`` ``CUR_*``): head advanced, or dropped counted.
+    """
     if cur[CUR_CLOSED] != 0:
         return
     h = cur[CUR_HEAD]
@@ -456,7 +680,47 @@ def emit(ftype, seq, t_ns, values, n, t_row, ins, tx, row, rix, w_S, w_P, x, out
     (the case time, NaN outside the run), cycle, supervisor state, phase, trip, the last
     cycle's timing from the loop's ring (``timing`` rows 2..5, column ``ins[IN_TIMING_I]``),
     the wrench, both vehicles' states ``x``, the relative state (``out``), the link counters.
-    ``commit``: the row, now complete, goes to the run log (:func:`commit_row`)."""
+    ``commit``: the row, now complete, goes to the run log (:func:`commit_row`).
+
+    Parameters
+    ----------
+    ftype : int
+        Frame type (``rt.stand.wire_kernels``: POSE, LENGTHS, ...).
+    seq : int
+        The frame's sequence number.
+    t_ns : int
+        Host time, ns.
+    values : float64[:]
+        The payload (POSE: m and -, T in B; LENGTHS: m).
+    n : int
+        How many of values to send.
+    t_row : float
+        The row's case time, s (NaN outside the run).
+    ins : float64[IN_LEN]
+        The cycle's link state (``IN_*``); ``IN_TXLEN`` written.
+    tx : uint8[MAX_FRAME]
+        Written: the encoded frame.
+    row : float64[W]
+        The cycle's run-log row; the fields this kernel owns are written.
+    rix : int64[N_ROW_FIELDS]
+        Offset in row of each field, ``RX_*`` order.
+    w_S : float64[6]
+        The wrench in the sensor frame S (untared), N and N·m.
+    w_P : float64[6]
+        The contact wrench on the passive unit, P, N and N·m.
+    x : float64[2, ns]
+        The flight state (both rows copied into the row).
+    out : float64[OUT_LEN]
+        The coupling's record: relative pose, twist and acceleration copied.
+    timing : int64[8, t_cap]
+        The loop's timing ring, ns.
+    ring : float64[log_cap, W]
+        The run log's ring.
+    cur : int64[4]
+        Its cursor (``rt.record.runlog`` ``CUR_*``).
+    commit : bool
+        The row goes to the run log.
+    """
     ins[IN_TXLEN] = WK.encode_frame(tx, ftype, seq, t_ns, values, n)
     row[int(rix[RX_T])] = t_row
     row[int(rix[RX_CYCLE])] = ins[IN_CYCLE]
@@ -499,7 +763,31 @@ HIL_ARRAYS = tuple((a.name, a.kind) for a in CYCLE_ARRAYS)
 def set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost):
     """The shell's per-cycle inputs into ``ins``: cycle period, cycle number, overrun streak,
     missed slots, timing-ring index of the last cycle (-1: none), the sensor link's corrupt
-    frames (CRC + malformed), CRC errors and sequence gaps so far, console heartbeat lost."""
+    frames (CRC + malformed), CRC errors and sequence gaps so far, console heartbeat lost.
+
+    Parameters
+    ----------
+    ins : float64[IN_LEN]
+        The cycle's link state; ``IN_DT`` .. ``IN_HB`` written.
+    dt : float
+        The cycle's period, s.
+    cycle : int
+        The cycle number.
+    streak : int
+        The loop's overrun streak.
+    missed : int
+        The loop's missed deadlines so far.
+    timing_i : int
+        Column of the last cycle in the loop's timing ring (-1: none).
+    bad_total : int
+        The sensor link's corrupt frames so far (CRC errors + malformed).
+    crc_total : int
+        The sensor link's CRC errors so far.
+    gaps_total : int
+        The sensor link's sequence gaps so far.
+    hb_lost : bool
+        The controlling console's heartbeat was lost.
+    """
     ins[IN_DT] = dt
     ins[IN_CYCLE] = cycle
     ins[IN_STREAK] = streak
@@ -540,7 +828,47 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
     reads the sensor), platform frames accepted, flags F_*: the scan refused frames
     (F_LK_ERR: CRC, framing, sequence; F_REFUSED: by content), the first contact happened,
     an end criterion holds (``stats[ST_END]``), a trip, the STATUS digital inputs changed
-    (F_INPUTS: the mechanism's capture or latch signals))."""
+    (F_INPUTS: the mechanism's capture or latch signals)).
+
+    Parameters
+    ----------
+    sbuf : uint8[:] or bytes
+        The sensor link's poll: its messages, each preceded by its length (u16 LE); empty: none.
+    pbuf : uint8[:] or bytes
+        The platform link's poll, likewise.
+    seq : int
+        The set-point frame's sequence number.
+    t_ns : int
+        Host time, ns.
+    t : float
+        Case time at the cycle's start, s.
+    ftype : int
+        The set-point frame's type: POSE or LENGTHS (``rt.stand.wire_kernels``).
+    tau : float
+        The configured delay the prediction leads by, s.
+    mode : int
+        The predictor (``rt.dynamics.coupling`` ``MODE_*``).
+    tbl : int64[n_arrays, 4]
+        The cycle's arrays packed (``rt.record.arraypack``), in ``rt.control.cycle_data`` order.
+    dt : float
+        The cycle's period, s.
+    cycle : int
+        The cycle number.
+    streak : int
+        The loop's overrun streak.
+    missed : int
+        The loop's missed deadlines so far.
+    timing_i : int
+        Column of the last cycle in the loop's timing ring (-1: none).
+    bad_total : int
+        The sensor link's corrupt frames so far (CRC errors + malformed).
+    crc_total : int
+        The sensor link's CRC errors so far.
+    gaps_total : int
+        The sensor link's sequence gaps so far.
+    hb_lost : bool
+        The controlling console's heartbeat was lost.
+    """
     ins = AP.f8_1(tbl, HIL.ins)
     set_link_inputs(ins, dt, cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total, hb_lost)
     meas = AP.f8_1(tbl, HIL.meas)

@@ -61,7 +61,23 @@ def _rot(axis, q, R):
 
 @njit(**KERNEL)
 def rigid_body_terms(mass, com, I_O, w, M, c):
-    """M and c of a rigid body with its frame at O (module docstring), w = [v; omega]."""
+    """M and c of a rigid body with its frame at O (module docstring), w = [v; omega].
+
+    Parameters
+    ----------
+    mass : float
+        The body's mass, kg.
+    com : float64[3]
+        Its centre of mass relative to O, body frame, m.
+    I_O : float64[3, 3]
+        Its inertia about O, body axes, kg·m^2.
+    w : float64[6]
+        The twist of the frame at O ``[v (m/s); omega (rad/s)]``, body-frame components.
+    M : float64[6, 6]
+        Written: the body's mass matrix at O.
+    c : float64[6]
+        Written: its velocity-product terms.
+    """
     vx, vy, vz = w[0], w[1], w[2]
     ox, oy, oz = w[3], w[4], w[5]
     for a in range(6):
@@ -106,7 +122,13 @@ def rigid_body_terms(mass, com, I_O, w, M, c):
 
 @njit(**KERNEL)
 def arm_scratch_len(ma, mb):
-    """Length of the scratch array ``wk`` for ma and mb modes per plane."""
+    """Length of the scratch array ``wk`` for ma and mb modes per plane.
+
+    Parameters
+    ----------
+    ma, mb : int
+        Modes per plane of link 2 and of link 3.
+    """
     n = 6 + 1 + 2 * ma + 1 + 2 * mb + 1
     na = 6 + 2 * ma
     nb = 6 + 2 * mb
@@ -184,7 +206,49 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
     [v_4; omega_4] in frame 4 = J_4 u) and pose (``pose4`` = [r_4 (3, inertial), R_I4 (9,
     row-major)]). ``ints`` = [ma, mb, axis_2, axis_3, axis_4]; ``la``, ``lb`` = each link's (x,
     rw, phi, tip, slope, prm, hub, K); ``wk`` the scratch (arm_scratch_len). Returns False if the
-    mass matrix is not positive definite. Allocation-free: may be called in the real-time loop."""
+    mass matrix is not positive definite. Allocation-free: may be called in the real-time loop.
+
+    Parameters
+    ----------
+    ints : int64[5]
+        ``[ma, mb, axis_2, axis_3, axis_4]``: modes per plane of links 2 and 3, joint axes (0, 1, 2).
+    base_m : float
+        Mass of the main spacecraft (body 1), kg.
+    base_I : float64[3, 3]
+        Its inertia about its centre of mass, C1 axes, kg·m^2.
+    ee_m : float
+        Mass of the end effector (body 4), kg.
+    ee_c : float64[3]
+        Its centre of mass in frame 4, m.
+    ee_I : float64[3, 3]
+        Its inertia about frame 4's origin, frame-4 axes, kg·m^2.
+    shoulder : float64[3]
+        Joint 2's position in C1, m.
+    la, lb : tuple of float64 arrays
+        Links 2 and 3: (x, rw, phi, tip, slope, prm, hub, K), ``rt.dynamics.flexible_body.BodyModel``'s
+        arrays and the shape functions' slopes at the tip.
+    q : float64[N + 1]
+        Generalized coordinates (module docstring): r_1 (m, inertial), q_1, joint angles (rad), elastic.
+    u : float64[N]
+        Generalized speeds: v_1 (m/s), omega_1 (rad/s; C1), joint rates (rad/s), elastic rates.
+    Q : float64[N]
+        Generalized forces (joint torques, N·m); the end effector's wrench is added to a copy.
+    f4 : float64[9]
+        Wrench on the end effector, inertial: force (N), moment (N·m), point of application (m).
+    udot : float64[N]
+        Written: u'.
+    Mt : float64[N, N]
+        Written: the system mass matrix M~.
+    mom : float64[6]
+        Written: linear momentum (kg·m/s) and angular momentum about the inertial origin
+        (kg·m^2/s), inertial components.
+    J4o : float64[6, N]
+        Written: the end effector's J_4 (its [v_4; omega_4] in frame 4 = J_4 u).
+    pose4 : float64[12]
+        Written: the end effector's pose: r_4 (m, inertial), R_I4 (row-major).
+    wk : float64[arm_scratch_len(ma, mb)]
+        Scratch; left holding every body's J_i, twist and velocity-product acceleration.
+    """
     arm_kinematics(ints, shoulder, la, lb, q, u, J4o, pose4, wk)
     return arm_dynamics(ints, base_m, base_I, ee_m, ee_c, ee_I, la, lb, q, u, Q, f4, udot, Mt, mom, J4o, pose4, wk)
 
@@ -193,7 +257,28 @@ def arm_eval(ints, base_m, base_I, ee_m, ee_c, ee_I, shoulder, la, lb, q, u, Q, 
 def arm_kinematics(ints, shoulder, la, lb, q, u, J4o, pose4, wk):
     """The recursion of the module docstring: every body's J_i, twist w_i = J_i u and
     velocity-product acceleration w0_i (kept in ``wk``), the end effector's J_4 (``J4o``) and pose
-    (``pose4``). Allocation-free: may be called in the real-time loop."""
+    (``pose4``). Allocation-free: may be called in the real-time loop.
+
+    Parameters
+    ----------
+    ints : int64[5]
+        ``[ma, mb, axis_2, axis_3, axis_4]``: modes per plane of links 2 and 3, joint axes (0, 1, 2).
+    shoulder : float64[3]
+        Joint 2's position in C1, m.
+    la, lb : tuple of float64 arrays
+        Links 2 and 3: (x, rw, phi, tip, slope, prm, hub, K), ``rt.dynamics.flexible_body.BodyModel``'s
+        arrays and the shape functions' slopes at the tip.
+    q : float64[N + 1]
+        Generalized coordinates (module docstring): r_1 (m, inertial), q_1, joint angles (rad), elastic.
+    u : float64[N]
+        Generalized speeds: v_1 (m/s), omega_1 (rad/s; C1), joint rates (rad/s), elastic rates.
+    J4o : float64[6, N]
+        Written: the end effector's J_4 (its [v_4; omega_4] in frame 4 = J_4 u).
+    pose4 : float64[12]
+        Written: the end effector's pose: r_4 (m, inertial), R_I4 (row-major).
+    wk : float64[arm_scratch_len(ma, mb)]
+        Scratch; left holding every body's J_i, twist and velocity-product acceleration.
+    """
     ma, mb = int(ints[0]), int(ints[1])
     ax2, ax3, ax4 = int(ints[2]), int(ints[3]), int(ints[4])
     (J1, Ja, Jb, w1, wa, wb, w4, d1, da, db, d4, R1, Ra, Rb, Rp, T1, T2, T3, r1, ra, rb, aa, Aa, Oa, ea,
@@ -255,7 +340,47 @@ def _from_tip(link, m, i_b, axis, i_theta, q, u, Jp, wp, dp, Rp_I, rp_I, a, A, O
 def arm_dynamics(ints, base_m, base_I, ee_m, ee_c, ee_I, la, lb, q, u, Q, f4, udot, Mt, mom, J4o, pose4, wk):
     """After :func:`arm_kinematics` on the same (q, u) and ``wk``: the body terms, M~ and its
     solve (module docstring; the arguments as :func:`arm_eval`'s). Allocation-free: may be called
-    in the real-time loop."""
+    in the real-time loop.
+
+    Parameters
+    ----------
+    ints : int64[5]
+        ``[ma, mb, axis_2, axis_3, axis_4]``: modes per plane of links 2 and 3, joint axes (0, 1, 2).
+    base_m : float
+        Mass of the main spacecraft (body 1), kg.
+    base_I : float64[3, 3]
+        Its inertia about its centre of mass, C1 axes, kg·m^2.
+    ee_m : float
+        Mass of the end effector (body 4), kg.
+    ee_c : float64[3]
+        Its centre of mass in frame 4, m.
+    ee_I : float64[3, 3]
+        Its inertia about frame 4's origin, frame-4 axes, kg·m^2.
+    la, lb : tuple of float64 arrays
+        Links 2 and 3: (x, rw, phi, tip, slope, prm, hub, K), ``rt.dynamics.flexible_body.BodyModel``'s
+        arrays and the shape functions' slopes at the tip.
+    q : float64[N + 1]
+        Generalized coordinates (module docstring): r_1 (m, inertial), q_1, joint angles (rad), elastic.
+    u : float64[N]
+        Generalized speeds: v_1 (m/s), omega_1 (rad/s; C1), joint rates (rad/s), elastic rates.
+    Q : float64[N]
+        Generalized forces (joint torques, N·m); the end effector's wrench is added to a copy.
+    f4 : float64[9]
+        Wrench on the end effector, inertial: force (N), moment (N·m), point of application (m).
+    udot : float64[N]
+        Written: u'.
+    Mt : float64[N, N]
+        Written: the system mass matrix M~.
+    mom : float64[6]
+        Written: linear momentum (kg·m/s) and angular momentum about the inertial origin
+        (kg·m^2/s), inertial components.
+    J4o : float64[6, N]
+        The end effector's J_4, as :func:`arm_kinematics` left it.
+    pose4 : float64[12]
+        The end effector's pose, as :func:`arm_kinematics` left it.
+    wk : float64[arm_scratch_len(ma, mb)]
+        Scratch, as :func:`arm_kinematics` left it; the body terms and the solve's work written.
+    """
     ma, mb = int(ints[0]), int(ints[1])
     (J1, Ja, Jb, w1, wa, wb, w4, d1, da, db, d4, R1, Ra, Rb, Rp, T1, T2, T3, r1, ra, rb, aa, Aa, Oa, ea,
      ab, Ab, Ob, eb, M, c, Wp, JtM, rhs, A) = _carve(wk, ma, mb)

@@ -92,7 +92,13 @@ def _link(a, first, m):
 @njit(inline="always", **KERNEL)
 def arm_views(a):
     """The arm model's arrays as views of the packed array (no copy): the arguments of
-    ``rt.dynamics.berthing_arm.arm_eval`` before the state, and the flight block."""
+    ``rt.dynamics.berthing_arm.arm_eval`` before the state, and the flight block.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`).
+    """
     ints = _blk(a, B_INTS)
     ma = int(ints[0])
     mb = int(ints[1])
@@ -105,7 +111,13 @@ def arm_views(a):
 def flight_layout(ma, mb):
     """Offsets in the flight's scratch (row 0 of ``ws`` from ``S.WS_LEN``): M~ (n x n), momentum
     (6), J_4 (6 x n), pose_4 (12), u' (n), Q (n), the end effector's wrench (9), R_IC (9), R_IP
-    (9), p_IP (3), the arm's scratch (``arm_scratch_len``); the last entry is the total length."""
+    (9), p_IP (3), the arm's scratch (``arm_scratch_len``); the last entry is the total length.
+
+    Parameters
+    ----------
+    ma, mb : int
+        Modes per plane of link 2 and of link 3.
+    """
     n = 6 + 1 + 2 * ma + 1 + 2 * mb + 1
     o_mt = 0
     o_mom = o_mt + n * n
@@ -148,7 +160,21 @@ def flight_ports(a, x, ws, rel):
     """The kinematic half of an evaluation (no forces): the arm's recursion (J_4, pose_4 and the
     bodies' twists in the scratch), the two ports' inertial states in ``ws`` (``rt.dynamics.
     spacecraft`` slots W_PI, W_VI, W_WI, W_RID; row 0 = A, row 1 = P) and the relative state of A
-    in P in ``rel[:13]``. Allocation-free: may be called in the real-time loop."""
+    in P in ``rel[:13]``. Allocation-free: may be called in the real-time loop.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+    x : float64[2, ns]
+        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
+        ``S_W``; m, m/s, -, rad/s).
+    ws : float64[2, WS_LEN + flight scratch]
+        Workspace: written, the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
+        flight's scratch past them in row 0 (:func:`flight_layout`).
+    rel : float64[nrel]
+        Written: the relative state of A in P in rel[:13], zeros after it.
+    """
     (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
      nq, n, q, u) = _views(a, x, ws)
     arm_kinematics(ints, sh, la, lb, q, u, J4, pose4, wk)
@@ -198,7 +224,22 @@ def flight_ports(a, x, ws, rel):
 def flight_dynamics(a, x, w_in, xdot, ws):
     """The dynamic half, after :func:`flight_ports` on the same ``x`` and ``ws``: x' (``xdot``)
     under the wrench ``w_in[0]`` on P (module docstring). Returns False if the arm's mass matrix is
-    not positive definite. Allocation-free: may be called in the real-time loop."""
+    not positive definite. Allocation-free: may be called in the real-time loop.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+    x : float64[2, ns]
+        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
+        ``S_W``; m, m/s, -, rad/s).
+    w_in : float64[2, 6]
+        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+    xdot : float64[2, ns]
+        Written: x'.
+    ws : float64[2, WS_LEN + flight scratch]
+        Workspace holding what :func:`flight_ports` left for the same x; the flight's scratch written.
+    """
     (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
      nq, n, q, u) = _views(a, x, ws)
     # ---- the payload under the wrench on P (P components, moment about P's origin)
@@ -267,7 +308,25 @@ def flight_eval(a, x, w_in, xdot, ws, rel):
     :func:`flight_ports` then :func:`flight_dynamics`; leaves the ports in ``ws``, the relative
     state in ``rel`` and the arm's M~, momentum, J_4 and pose in the scratch (``flight_layout``).
     Returns False if the arm's mass matrix is not positive definite. Allocation-free: may be
-    called in the real-time loop."""
+    called in the real-time loop.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+    x : float64[2, ns]
+        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
+        ``S_W``; m, m/s, -, rad/s).
+    w_in : float64[2, 6]
+        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+    xdot : float64[2, ns]
+        Written: x'.
+    ws : float64[2, WS_LEN + flight scratch]
+        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
+        flight's scratch past them in row 0 (:func:`flight_layout`).
+    rel : float64[nrel]
+        Written: the relative state of A in P in rel[:13], zeros after it.
+    """
     flight_ports(a, x, ws, rel)
     return flight_dynamics(a, x, w_in, xdot, ws)
 
@@ -281,7 +340,14 @@ def _normalize(x, r, o):
 
 @njit(**KERNEL)
 def normalize_quaternions(x):
-    """The arm's base and the payload's attitude quaternions back to unit length (after a step)."""
+    """The arm's base and the payload's attitude quaternions back to unit length (after a step).
+
+    Parameters
+    ----------
+    x : float64[2, ns]
+        The flight state; the arm base's quaternion (row 0, entries 3..6) and the payload's
+        (row 1, ``S_Q``) scaled to unit norm in place.
+    """
     _normalize(x, 0, 3)
     _normalize(x, 1, S.S_Q)
 
@@ -290,7 +356,28 @@ def normalize_quaternions(x):
 def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
     """One classical RK4 step with the wrench held; quaternions renormalised. Returns False if an
     evaluation failed (the state is then left unchanged). Allocation-free: may be called in the
-    real-time loop."""
+    real-time loop.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+    x : float64[2, ns]
+        The flight state (arm row 0, payload row 1); advanced by dt in place (unchanged on failure).
+    dt : float
+        Step, s.
+    w_in : float64[2, 6]
+        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+    k : float64[4, 2, ns]
+        Workspace: the four stage derivatives.
+    xt : float64[2, ns]
+        Workspace: the stage state.
+    ws : float64[2, WS_LEN + flight scratch]
+        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
+        flight's scratch past them in row 0 (:func:`flight_layout`).
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     ns = x.shape[1]
     ok = flight_eval(a, x, w_in, k[0], ws, rel)
     for st in range(1, 4):
@@ -312,7 +399,34 @@ def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
 def flight_relative_rates(a, x, w_in, h, out, o, xdot, xt, ws, rel):
     """out[o:o+13] = the relative state of A in P, out[o+13:o+19] its accelerations by a forward
     difference along the exact derivative (as ``rt.dynamics.coupling.relative_rates``).
-    Allocation-free: may be called in the real-time loop."""
+    Allocation-free: may be called in the real-time loop.
+
+    Parameters
+    ----------
+    a : float64[L]
+        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+    x : float64[2, ns]
+        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
+        ``S_W``; m, m/s, -, rad/s).
+    w_in : float64[2, 6]
+        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+    h : float
+        Step of the forward difference, s.
+    out : float64[o + 19]
+        Written: out[o:o+13] the relative state of A in P (``rt.dynamics.spacecraft`` ``REL_*``:
+        m, -, m/s, rad/s; P), out[o+13:o+19] its linear and angular acceleration, m/s^2, rad/s^2.
+    o : int
+        Offset of the relative state in out.
+    xdot : float64[2, ns]
+        Workspace: x' at x.
+    xt : float64[2, ns]
+        Workspace: the state stepped by h.
+    ws : float64[2, WS_LEN + flight scratch]
+        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
+        flight's scratch past them in row 0 (:func:`flight_layout`).
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     flight_eval(a, x, w_in, xdot, ws, rel)
     for i in range(S.REL_LEN):
         out[o + i] = rel[i]

@@ -72,7 +72,36 @@ def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
     """out[o:o+13] = relative state; out[o+13:o+19] = its acceleration (linear, angular) from
     the dynamics: forward difference of the relative state along the exact derivative with
     step h (error O(h * jerk)). The relative state at x comes from the port states that the
-    derivative evaluation at x leaves in ``ws`` (it changes only their force rows)."""
+    derivative evaluation at x leaves in ``ws`` (it changes only their force rows).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of both vehicles (``rt.dynamics.spacecraft.pack_vehicle``).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``).
+    x : float64[2, NS]
+        State rows of both vehicles (``rt.dynamics.spacecraft`` ``S_*``).
+    t : float
+        Time of x, s.
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+    h : float
+        Step of the forward difference, s.
+    out : float64[o + 19]
+        Written: out[o:o+13] the relative state (``rt.dynamics.spacecraft`` ``REL_*``: m, -, m/s,
+        rad/s; P), out[o+13:o+19] its linear and angular acceleration, m/s^2 and rad/s^2, P.
+    o : int
+        Offset of the relative state in out (``O_REL``).
+    xdot : float64[2, NS]
+        Workspace: the state derivative at x.
+    xt : float64[2, NS]
+        Workspace: the state stepped by h.
+    ws : float64[2, nws]
+        Workspace of the flight model; left holding the ports of the stepped state.
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     S.derivatives(par, env, x, t, w_in, 1, xdot, ws, rel)
     S.relative_from_ports(ws, rel)
     for i in range(S.REL_LEN):
@@ -118,7 +147,16 @@ def jerk_estimate(out, dt):
       the state, a cycle older than the state: the predictor extrapolates it by ``LAG_CYCLES``
       cycles of jerk (predict_pose).
 
-    Until three differences are held the jerk is zero."""
+    Until three differences are held the jerk is zero.
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: reads the accelerations ``O_ACC``; writes the jerk ``O_JERK`` (m/s^3,
+        rad/s^3, P) and updates the memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``.
+    dt : float
+        The cycle, s.
+    """
     n = out[O_ANUM]
     for i in range(6):
         a = out[O_ACC + i]
@@ -141,7 +179,20 @@ def jerk_estimate(out, dt):
 def predict_pose(out, tau, mode, dt):
     """Predicted relative pose at t + tau into out[O_RPRED:O_QPRED+4] from the current relative
     state and accelerations already in ``out`` (module docstring, step 3); ``dt`` the cycle
-    (MODE_JERK's difference; 0 outside the loop's cycle: no jerk, memory untouched)."""
+    (MODE_JERK's difference; 0 outside the loop's cycle: no jerk, memory untouched).
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: reads the relative state ``O_REL`` and accelerations ``O_ACC``; writes
+        the predicted r_DPA (m, P) and q_PA at ``O_RPRED``, ``O_QPRED``.
+    tau : float
+        The delay the prediction leads by, s (0 used for MODE_OFF).
+    mode : int
+        ``MODE_OFF``, ``MODE_PREDICT`` or ``MODE_JERK``.
+    dt : float
+        The cycle, s; 0 outside the loop's cycle (no jerk, memory untouched).
+    """
     r = O_REL + S.REL_R
     v = O_REL + S.REL_V
     w = O_REL + S.REL_W
@@ -169,7 +220,16 @@ def predict_pose(out, tau, mode, dt):
 def platform_pose(geo, out):
     """Platform-top command T_BT = T_BP . T_PA . T_AT into out[O_PCMD:O_QCMD+4].
 
-    ``geo`` (14): p_BP_B (3), q_BP (4), p_AT_A (3), q_AT (4)."""
+    ``geo`` (14): p_BP_B (3), q_BP (4), p_AT_A (3), q_AT (4).
+
+    Parameters
+    ----------
+    geo : float64[14]
+        The stand's frame chain (:func:`pack_geometry`): p_BP_B (m), q_BP, p_AT_A (m), q_AT.
+    out : float64[OUT_LEN]
+        The output record: reads the predicted pose ``O_RPRED``, ``O_QPRED``; writes the top
+        command p_BT_B (m) and q_BT at ``O_PCMD``, ``O_QCMD``.
+    """
     # T_BA = T_BP . T_PA
     qb0, qb1, qb2, qb3 = geo[3], geo[4], geo[5], geo[6]
     rx, ry, rz = SP.quat_rotate_entries(qb0, qb1, qb2, qb3, out[O_RPRED], out[O_RPRED + 1], out[O_RPRED + 2])
@@ -187,7 +247,40 @@ def platform_pose(geo, out):
 @njit(**KERNEL)
 def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
     """One controller cycle of the coupling (module docstring): step, relative state and rates,
-    prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit."""
+    prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit.
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of both vehicles (``rt.dynamics.spacecraft.pack_vehicle``).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``).
+    x : float64[2, NS]
+        The flight state; advanced to t + dt in place.
+    t : float
+        Case time at the start of the step, s.
+    dt : float
+        The cycle, s.
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+    tau : float
+        The delay the prediction leads by, s.
+    mode : int
+        ``MODE_OFF``, ``MODE_PREDICT`` or ``MODE_JERK``.
+    geo : float64[14]
+        The stand's frame chain (:func:`pack_geometry`): p_BP_B (m), q_BP, p_AT_A (m), q_AT.
+    out : float64[OUT_LEN]
+        The output record (``O_*``): prediction, relative state and rates, platform command
+        written; MODE_JERK's memory updated.
+    k : float64[4, 2, NS]
+        Workspace: the integrator's stage derivatives.
+    xt : float64[2, NS]
+        Workspace: the integrator's trial state.
+    ws : float64[2, nws]
+        Workspace of the flight model (ports, scratch).
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     S.rk4_step(par, env, x, t, dt, w_in, 1, k, xt, ws, rel)
     relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
     predict_pose(out, tau, mode, dt)
@@ -197,7 +290,40 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
 @njit(**KERNEL)
 def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
     """:func:`coupling_update` of the berthing flight (``rt.dynamics.berthing_flight``: arm and
-    payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed."""
+    payload; ``par`` row 0 the packed arm). Returns False if the arm's evaluation failed.
+
+    Parameters
+    ----------
+    par : float64[1, L]
+        Row 0: the packed arm and payload (``rt.dynamics.berthing_flight.pack_flight``).
+    env : float64[ENV_LEN]
+        Not read (the flight's environment, ``E_FLIGHT`` set; the signature of the docking kernel).
+    x : float64[2, NS]
+        The flight state (arm row 0, payload row 1); advanced to t + dt in place.
+    t : float
+        Case time at the start of the step, s (not read: the berthing flight's step takes no time).
+    dt : float
+        The cycle, s.
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+    tau : float
+        The delay the prediction leads by, s.
+    mode : int
+        ``MODE_OFF``, ``MODE_PREDICT`` or ``MODE_JERK``.
+    geo : float64[14]
+        The stand's frame chain (:func:`pack_geometry`): p_BP_B (m), q_BP, p_AT_A (m), q_AT.
+    out : float64[OUT_LEN]
+        The output record (``O_*``): prediction, relative state and rates, platform command
+        written; MODE_JERK's memory updated.
+    k : float64[4, 2, NS]
+        Workspace: the integrator's stage derivatives.
+    xt : float64[2, NS]
+        Workspace: the integrator's trial state.
+    ws : float64[2, nws]
+        Workspace of the flight model (ports, scratch).
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
     BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
     predict_pose(out, tau, mode, dt)
@@ -207,7 +333,36 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
 
 @njit(**KERNEL)
 def berthing_relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
-    """:func:`relative_rates` of the berthing flight."""
+    """:func:`relative_rates` of the berthing flight.
+
+    Parameters
+    ----------
+    par : float64[1, L]
+        Row 0: the packed arm and payload (``rt.dynamics.berthing_flight.pack_flight``).
+    env : float64[ENV_LEN]
+        Not read (the flight's environment, ``E_FLIGHT`` set; the signature of the docking kernel).
+    x : float64[2, ns]
+        The flight state (arm row 0, payload row 1; ``rt.dynamics.berthing_flight``).
+    t : float
+        Not read (the signature of :func:`relative_rates`).
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+    h : float
+        Step of the forward difference, s.
+    out : float64[o + 19]
+        Written: out[o:o+13] the relative state (``rt.dynamics.spacecraft`` ``REL_*``: m, -, m/s,
+        rad/s; P), out[o+13:o+19] its linear and angular acceleration, m/s^2 and rad/s^2, P.
+    o : int
+        Offset of the relative state in out (``O_REL``).
+    xdot : float64[2, NS]
+        Workspace: the state derivative at x.
+    xt : float64[2, NS]
+        Workspace: the state stepped by h.
+    ws : float64[2, nws]
+        Workspace of the flight model; left holding the ports of the stepped state.
+    rel : float64[nrel]
+        Workspace: the relative state.
+    """
     BF.flight_relative_rates(par[0], x, w_in, h, out, o, xdot, xt, ws, rel)
 
 

@@ -131,7 +131,37 @@ def _point(mass, x, ph, m, b, bd, w, M, c, Wp):
 def flexible_body_terms(x, rw, phi, tip, prm, hub, K, b, bd, w, M, c, Wp):
     """M_i (n x n) and c_i (n) of the link at elastic state (b, b') and twist w (module
     docstring), plus the elastic forces: c_i[6:] += K b (so the body equation is
-    M w' = -c + [external])."""
+    M w' = -c + [external]).
+
+    Parameters
+    ----------
+    x : float64[ng]
+        Quadrature points along the link axis, m (:class:`BodyModel`).
+    rw : float64[ng]
+        Quadrature weights times mass per length, kg.
+    phi : float64[ng, m]
+        Shape-function values at the points.
+    tip : float64[m]
+        Shape-function values at the tip.
+    prm : float64[2]
+        ``[L (m), m_tip (kg)]``.
+    hub : float64[3, 3]
+        The joint hub's inertia at the link's root, link axes, kg·m^2.
+    K : float64[2m, 2m]
+        Stiffness of the elastic coordinates.
+    b : float64[2m]
+        Elastic coordinates, y plane then z plane.
+    bd : float64[2m]
+        Their rates b'.
+    w : float64[>=6]
+        The link frame's twist ``[v (m/s); omega (rad/s)]``, link-frame components (entries 0..5).
+    M : float64[>=n, >=n]
+        Written: the generalized inertia M_i in its leading n x n block, n = 6 + 2m.
+    c : float64[>=n]
+        Written: the velocity terms c_i plus the elastic forces K b in c[6:n].
+    Wp : float64[3, >=n]
+        Scratch.
+    """
     m = tip.shape[0]
     n = 6 + 2 * m
     for a in range(n):
@@ -163,7 +193,32 @@ def flexible_body_terms(x, rw, phi, tip, prm, hub, K, b, bd, w, M, c, Wp):
 def flexible_body_momentum(x, rw, phi, tip, prm, hub, b, bd, w, out):
     """Linear momentum and angular momentum about the link frame's origin, link-frame
     components: out = [p (3); l_O (3)] = int rho [u; s x u] dx (+ tip, + hub I_h omega), with u the
-    point's velocity v + omega x s + B b'."""
+    point's velocity v + omega x s + B b'.
+
+    Parameters
+    ----------
+    x : float64[ng]
+        Quadrature points along the link axis, m (:class:`BodyModel`).
+    rw : float64[ng]
+        Quadrature weights times mass per length, kg.
+    phi : float64[ng, m]
+        Shape-function values at the points.
+    tip : float64[m]
+        Shape-function values at the tip.
+    prm : float64[2]
+        ``[L (m), m_tip (kg)]``.
+    hub : float64[3, 3]
+        The joint hub's inertia at the link's root, link axes, kg·m^2.
+    b : float64[2m]
+        Elastic coordinates, y plane then z plane.
+    bd : float64[2m]
+        Their rates b'.
+    w : float64[>=6]
+        The link frame's twist ``[v (m/s); omega (rad/s)]``, link-frame components (entries 0..5).
+    out : float64[6]
+        Written: linear momentum (kg·m/s) and angular momentum about the link frame's origin
+        (kg·m^2/s), link-frame components.
+    """
     m = tip.shape[0]
     for a in range(6):
         out[a] = 0.0

@@ -22,7 +22,21 @@ def partial_pivot(A, v, k, n, tol):
     on a tie; NaN entries are never chosen). Returns False, touching nothing, if its magnitude
     is ``<= tol`` (numerically singular); otherwise exchanges its row with row ``k`` in ``A``
     (columns ``0 .. n-1``) and the entries ``k`` and ``p`` of ``v`` (the right-hand side, or the
-    permutation record), in place, and returns True."""
+    permutation record), in place, and returns True.
+
+    Parameters
+    ----------
+    A : float64[>=n, >=n]
+        The matrix under elimination; rows k and p exchanged in place.
+    v : float64[>=n]
+        The right-hand side or the permutation record; entries k and p exchanged in place.
+    k : int
+        The elimination step (the pivot's column).
+    n : int
+        Size of the leading block worked on.
+    tol : float
+        Pivot magnitudes at or below this are singular.
+    """
     p = k
     best = abs(A[k, k])
     for i in range(k + 1, n):
@@ -47,7 +61,19 @@ def partial_pivot(A, v, k, n, tol):
 def back_substitute(U, y, x, n):
     """Solve ``U x = y`` for the upper triangle of ``U`` (its diagonal included, the entries
     below it ignored): ``x[i] = (y[i] - sum_{j > i} U[i, j] x[j]) / U[i, i]`` from the last row
-    up. ``x`` may be ``y`` itself (each ``y[i]`` is read before ``x[i]`` is written)."""
+    up. ``x`` may be ``y`` itself (each ``y[i]`` is read before ``x[i]`` is written).
+
+    Parameters
+    ----------
+    U : float64[>=n, >=n]
+        Upper-triangular matrix (entries below the diagonal ignored).
+    y : float64[>=n]
+        Right-hand side.
+    x : float64[>=n]
+        Written: the solution (may be y).
+    n : int
+        Size of the leading block solved.
+    """
     for i in range(n - 1, -1, -1):
         s = y[i]
         for j in range(i + 1, n):

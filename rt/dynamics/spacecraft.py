@@ -251,7 +251,23 @@ def modal_sum(par, s, nm, q, o, a0, a1, a2, a3, a4, a5):
     (``o = S_ETA``), eta_dot (``o = S_ETA + nm``) or, in a state derivative, eta_ddot
     (docs/models/spacecraft.md, "Flexible mounts"). The sums start from ``a0 .. a5`` (e.g.
     ``r_CD = l_CD + Phi_r eta``) and add the modes in order. Inlined into the caller at numba IR
-    level (compiled with the caller's options)."""
+    level (compiled with the caller's options).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of both vehicles, layout ``P_*``: the mode shapes Phi from ``P_MODES + 2 nm``.
+    s : int
+        Vehicle index: 0 active, 1 passive.
+    nm : int
+        Padded mode count NM of the state layout.
+    q : float64[2, NS]
+        A state (or state-derivative) array holding the modal coordinates.
+    o : int
+        Column of the first modal coordinate in q: ``S_ETA`` (eta) or ``S_ETA + nm`` (eta_dot).
+    a0, a1, a2, a3, a4, a5 : float
+        Start values of the six sums, body frame C: translation (first three), rotation (last three).
+    """
     ph = P_MODES + 2 * nm
     for k in range(int(par[s, P_NM])):
         e = q[s, o + k]
@@ -273,7 +289,17 @@ def mount_rate(den, tx, ty, tz, ux, uy, uz):
     ``T(theta) theta'`` (docs/models/spacecraft.md, "Flexible mounts"), and its time
     derivative contains ``T(theta) theta''``. ``theta`` (the mount's rotation vector Phi_theta
     eta) and ``u`` are in the carrier's body frame C, and so is the result. Inlined into the
-    caller at numba IR level (compiled with the caller's options)."""
+    caller at numba IR level (compiled with the caller's options).
+
+    Parameters
+    ----------
+    den : float
+        ``1 + |theta|^2/4``.
+    tx, ty, tz : float
+        The mount's rotation vector theta = Phi_theta eta, body frame C, rad.
+    ux, uy, uz : float
+        The vector u, body frame C (e.g. theta', rad/s, or theta'', rad/s^2).
+    """
     return ((ux + 0.5 * (ty * uz - tz * uy)) / den,
             (uy + 0.5 * (tz * ux - tx * uz)) / den,
             (uz + 0.5 * (tx * uy - ty * ux)) / den)
@@ -453,7 +479,30 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
     Per vehicle ([Yaskevich 2018b, eq. 1] with its two misprints read as I_s and l_CD):
     m r'' = R_IC (f_R + f_C) (+ Hill terms), J w' = -w x J w + r_cd x f_R + m_R + m_C,
     q' = 1/2 q (x) [0, w_rel], eta'' = -2 zeta Omega eta' - Omega^2 eta + Phi^T [f_R; m_R],
-    with [f_R; m_R] the port wrench in C, moment about the (deflected) port origin."""
+    with [f_R; m_R] the port wrench in C, moment about the (deflected) port origin.
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+    x : float64[2, NS]
+        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    t : float
+        Time, s (the thrust window of the vehicles' control).
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
+        w_in[1] an additional wrench on the active unit in A about A's origin.
+    react : int
+        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+    xdot : float64[2, NS]
+        Written: dx/dt, the layout of x.
+    ws : float64[2, WS_LEN]
+        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
+    rel : float64[REL_LEN + 6]
+        Workspace: relative kinematics and the port spring-damper's wrench.
+    """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     _port(par, x, 0, nm, hw, ws)
@@ -464,7 +513,30 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
 @njit(**_JIT)
 def derivatives_at_ports(par, env, x, t, w_in, react, xdot, ws, rel):
     """:func:`derivatives` with both ports already in ``ws`` for this ``x`` (``_port``): for a
-    caller that evaluates the same state more than once (the digital reference's coupling)."""
+    caller that evaluates the same state more than once (the digital reference's coupling).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+    x : float64[2, NS]
+        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    t : float
+        Time, s (the thrust window of the vehicles' control).
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
+        w_in[1] an additional wrench on the active unit in A about A's origin.
+    react : int
+        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+    xdot : float64[2, NS]
+        Written: dx/dt, the layout of x.
+    ws : float64[2, WS_LEN]
+        Workspace holding both port states of this x (layout ``W_*``); its wrench rows are written.
+    rel : float64[REL_LEN + 6]
+        Workspace: relative kinematics and the port spring-damper's wrench.
+    """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     # Wrench on the passive unit in P about P's origin: the input plus the optional coupling.
@@ -583,7 +655,34 @@ def derivatives_at_ports(par, env, x, t, w_in, react, xdot, ws, rel):
 def rk4_step(par, env, x, t, dt, w_in, react, k, xt, ws, rel):
     """One classical RK4 step of both vehicles and all modes with the inputs held; x updated in
     place, quaternions renormalised. ``k`` (4 x 2 x NS), ``xt`` (2 x NS), ``ws``, ``rel`` are
-    workspace (:class:`Workspace`)."""
+    workspace (:class:`Workspace`).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+    x : float64[2, NS]
+        State rows of both vehicles (layout ``S_*``); advanced by dt in place.
+    t : float
+        Time at the start of the step, s.
+    dt : float
+        Step, s.
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
+        w_in[1] an additional wrench on the active unit in A about A's origin.
+    react : int
+        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+    k : float64[4, 2, NS]
+        Workspace: the four stage derivatives.
+    xt : float64[2, NS]
+        Workspace: the stage state.
+    ws : float64[2, WS_LEN]
+        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
+    rel : float64[REL_LEN + 6]
+        Workspace: relative kinematics and the port spring-damper's wrench.
+    """
     ns = x.shape[1]
     k0, k1, k2, k3 = k[0], k[1], k[2], k[3]
     derivatives(par, env, x, t, w_in, react, k0, ws, rel)
@@ -611,7 +710,36 @@ def rk4_step(par, env, x, t, dt, w_in, react, k, xt, ws, rel):
 
 @njit(**_JIT)
 def rk4_steps(par, env, x, t0, dt, nsteps, w_in, react, k, xt, ws, rel):
-    """``nsteps`` RK4 steps in compiled code (benchmarks and runs with a held input)."""
+    """``nsteps`` RK4 steps in compiled code (benchmarks and runs with a held input).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+    x : float64[2, NS]
+        State rows of both vehicles (layout ``S_*``); advanced by nsteps * dt in place.
+    t0 : float
+        Time at the start of the first step, s.
+    dt : float
+        Step, s.
+    nsteps : int
+        Number of steps.
+    w_in : float64[2, 6]
+        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
+        w_in[1] an additional wrench on the active unit in A about A's origin.
+    react : int
+        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+    k : float64[4, 2, NS]
+        Workspace: the four stage derivatives.
+    xt : float64[2, NS]
+        Workspace: the stage state.
+    ws : float64[2, WS_LEN]
+        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
+    rel : float64[REL_LEN + 6]
+        Workspace: relative kinematics and the port spring-damper's wrench.
+    """
     t = t0
     for _ in range(nsteps):
         rk4_step(par, env, x, t, dt, w_in, react, k, xt, ws, rel)
@@ -623,7 +751,22 @@ def rk4_steps(par, env, x, t0, dt, nsteps, w_in, react, k, xt, ws, rel):
 def relative_state(par, env, x, out, ws):
     """Relative kinematics of the docking units ([Yaskevich 2018b, contact forces]) into ``out``
     (REL_LEN): r_DPA (A's origin in P, P comps), q_PA (A comps -> P comps), the rate of r_DPA as
-    seen in P, and the angular velocity of A relative to P in P comps."""
+    seen in P, and the angular velocity of A relative to P in P comps.
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): whether Hill terms are on, the orbit rate.
+    x : float64[2, NS]
+        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    out : float64[REL_LEN]
+        Written, layout ``REL_*``: r_DPA (m, P), q_PA, rate of r_DPA seen in P (m/s, P),
+        angular velocity of A relative to P (rad/s, P).
+    ws : float64[2, WS_LEN]
+        Workspace (layout ``W_*``); left holding both port states.
+    """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     _port(par, x, 0, nm, hw, ws)
@@ -635,13 +778,36 @@ def relative_state(par, env, x, out, ws):
 def relative_from_ports(ws, out):
     """:func:`relative_state` from the port states already in ``ws``, as the last
     :func:`relative_state`, :func:`port_states` or :func:`derivatives` call left them (the
-    latter changes only their force rows): the same numbers without evaluating the ports again."""
+    latter changes only their force rows): the same numbers without evaluating the ports again.
+
+    Parameters
+    ----------
+    ws : float64[2, WS_LEN]
+        Workspace holding both port states (layout ``W_*``); its ``W_RPA`` entries are scratch.
+    out : float64[REL_LEN]
+        Written, as by :func:`relative_state`.
+    """
     _relative(ws, out, 0)
 
 
 @njit(**_JIT)
 def port_states(par, env, x, out, ws):
-    """Absolute port states, ``out[s, :]`` = [p (3), q_ID (4), v (3), w (3)] in I (13 each)."""
+    """Absolute port states, ``out[s, :]`` = [p (3), q_ID (4), v (3), w (3)] in I (13 each).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): whether Hill terms are on, the orbit rate.
+    x : float64[2, NS]
+        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    out : float64[2, 13]
+        Written, row s for vehicle s: port position (m), q_ID, velocity (m/s), angular velocity
+        (rad/s), all in I.
+    ws : float64[2, WS_LEN]
+        Workspace (layout ``W_*``); left holding both port states.
+    """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
     for s in range(2):
@@ -659,7 +825,24 @@ def port_states(par, env, x, out, ws):
 def spacecraft_invariants(par, env, x, out, ws, rel):
     """Energies and momenta in frame I (Hill terms ignored) into ``out`` (INV_LEN): kinetic
     energy of each rigid body, modal energy 1/2 eta_dot^2 + 1/2 Omega^2 eta^2 of each mount,
-    coupling-spring potential, total, linear momentum (3), angular momentum about I's origin (3)."""
+    coupling-spring potential, total, linear momentum (3), angular momentum about I's origin (3).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+    env : float64[ENV_LEN]
+        Environment, layout ``E_*`` (:func:`pack_env`): the port spring-damper's stiffness and rest pose.
+    x : float64[2, NS]
+        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    out : float64[INV_LEN]
+        Written, layout ``I_*``: energies (J), linear momentum (kg·m/s, I), angular momentum about
+        I's origin (kg·m^2/s, I).
+    ws : float64[2, WS_LEN]
+        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
+    rel : float64[REL_LEN + 6]
+        Workspace: relative kinematics and the port spring-damper's wrench.
+    """
     nm = (x.shape[1] - N_RIGID) // 2
     for i in range(INV_LEN):
         out[i] = 0.0

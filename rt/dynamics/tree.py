@@ -173,7 +173,21 @@ def tree_kinematics(P, W, p, pd, omega0):
     with omb = beta om_p (our reconstruction of [Yaskevich 2018a, eq. 2]), and the placement
     relative to the base: tau_j (0 -> j), O_j, the velocity of O_j and the angular velocity of j
     relative to the base (frame 0; [Yaskevich 2018b, contact forces]). Each joint's quantities are
-    formed in scalars and stored once."""
+    formed in scalars and stored once.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
+    p : float64[n]
+        Joint coordinates: rad (revolute) or m (prismatic).
+    pd : float64[n]
+        Their rates, rad/s or m/s.
+    omega0 : float64[3]
+        The base's absolute angular velocity, frame 0, rad/s.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -369,7 +383,23 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
     """A frame E fixed on body ``j`` at ``c`` (frame j) with the body's axes, relative to the base
     after :func:`tree_kinematics`: ``pose0 = [o_E (3), R_0E (9, row-major)]`` and ``twist0 =
     [v_E; omega_j]`` (velocity of E's origin and angular velocity relative to the base, frame 0;
-    r_E^(0), v_E^(0), omega_j^(0) of [Yaskevich 2018b, contact forces])."""
+    r_E^(0), v_E^(0), omega_j^(0) of [Yaskevich 2018b, contact forces]).
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array after :func:`tree_kinematics` (read only).
+    j : int
+        The body E is fixed on.
+    c : float64[3]
+        E's origin on body j, frame j, m.
+    pose0 : float64[12]
+        Written: ``[o_E (m), R_0E (row-major)]`` relative to the base, frame 0.
+    twist0 : float64[6]
+        Written: ``[v_E (m/s); omega_j (rad/s)]`` relative to the base, frame 0.
+    """
     otau = int(P[H_W + 6]) + 9 * j
     oo = int(P[H_W + 7]) + 3 * j
     ovr = int(P[H_W + 8]) + 3 * j
@@ -398,7 +428,18 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
 def tree_body_bias(P, W, fext):
     """s_j = [f_E - om x (om x c); m_E - om x (I_O om)] (our reconstruction
     of [Yaskevich 2018a, eq. 3]), c = m d; ``fext[j]`` is the external wrench at O_j, frame j. Needs
-    :func:`tree_kinematics`."""
+    :func:`tree_kinematics`.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array, as the passes named above left it; the blocks this pass computes are
+        written.
+    fext : float64[n, 6]
+        External wrench on each body ``[f (N); m (N·m)]`` at O_j, frame j.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -430,7 +471,18 @@ def tree_crba(P, W, A):
     """The inertia matrix A of A p'' = b ([Yaskevich 2018a, modified CRBA]: column j from a unit
     p''_j with zero velocities, propagated to the subtree of j through B, the wrenches carried back
     through B^T; entries with neither body in the other's subtree are 0). Needs
-    :func:`tree_kinematics`."""
+    :func:`tree_kinematics`.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array, as the passes named above left it; the blocks this pass computes are
+        written.
+    A : float64[n, n]
+        Written: the inertia matrix A.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(n):
@@ -462,7 +514,22 @@ def tree_bias(P, W, a0, g, b):
     """Generalized forces b of A p'' = b ([Yaskevich 2018a, modified CRBA]): the accelerations at
     p'' = 0 from the base's ``a0`` (frame 0, [w_0 - g_0; eps_0]), F_j = M_j a_j - s_j carried to
     the predecessors, b_j = g_j - Phi_j . F_j. Leaves F (the joint wrenches at p'' = 0) in
-    the work's f block. Needs :func:`tree_kinematics` and :func:`tree_body_bias`."""
+    the work's f block. Needs :func:`tree_kinematics` and :func:`tree_body_bias`.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array, as the passes named above left it; the blocks this pass computes are
+        written.
+    a0 : float64[6]
+        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+    g : float64[n]
+        Generalized active joint forces, N (prismatic) or N·m (revolute).
+    b : float64[n]
+        Written: the generalized forces b, N or N·m.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for j in range(n):
@@ -485,7 +552,19 @@ def tree_bias(P, W, a0, g, b):
 @njit(**_K)
 def tree_solve(A, b, x, n):
     """x = A^-1 b by Cholesky (A symmetric positive definite); A is overwritten by its factor.
-    Returns False (x untouched) if a pivot is not positive."""
+    Returns False (x untouched) if a pivot is not positive.
+
+    Parameters
+    ----------
+    A : float64[>=n, >=n]
+        Symmetric positive definite; overwritten by its Cholesky factor (lower triangle).
+    b : float64[>=n]
+        Right-hand side.
+    x : float64[>=n]
+        Written: the solution.
+    n : int
+        Size of the leading block solved.
+    """
     for j in range(n):
         d = A[j, j]
         for k in range(j):
@@ -520,7 +599,24 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
     S_j), with Q_j = Phi_j g_j and the projector E_j that removes the joint's free direction (a
     prismatic joint passes the force across its axis and every moment; a revolute one every force
     and the moment across its axis), S_p += B_j^T X. Needs :func:`tree_kinematics` and
-    :func:`tree_body_bias`."""
+    :func:`tree_body_bias`.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array, as the passes named above left it; the blocks this pass computes are
+        written.
+    a0 : float64[6]
+        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+    g : float64[n]
+        Generalized active joint forces, N (prismatic) or N·m (revolute).
+    pdd : float64[n]
+        The joint accelerations p'', rad/s^2 or m/s^2.
+    S0 : float64[6]
+        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     S = of
@@ -596,7 +692,24 @@ def tree_aba(P, W, a0, g, pdd, S0):
     frame): N is held in 21 scalars, B^T N B = [A', E; E^T, D' + r~ E - C'^T r~] with
     A' = beta^T N11 beta, C' = beta^T N12 beta, D' = beta^T N22 beta, E = C' - A' r~ is formed
     from beta and r without the 6x6 B ([Featherstone 2008, §7.3 and §2.8], the inertia
-    transform)."""
+    transform).
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array, as the passes named above left it; the blocks this pass computes are
+        written.
+    a0 : float64[6]
+        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+    g : float64[n]
+        Generalized active joint forces, N (prismatic) or N·m (revolute).
+    pdd : float64[n]
+        Written: the joint accelerations p'', rad/s^2 or m/s^2.
+    S0 : float64[6]
+        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+    """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
     for i in range(36 * n):
@@ -804,7 +917,31 @@ def tree_aba(P, W, a0, g, pdd, S0):
 def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
     """One forward-dynamics evaluation of an open chain in one call
     ([Yaskevich 2018a, open chains]): :func:`tree_kinematics`, :func:`tree_body_bias`,
-    :func:`tree_aba`. Returns its status."""
+    :func:`tree_aba`. Returns its status.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
+    p : float64[n]
+        Joint coordinates: rad (revolute) or m (prismatic).
+    pd : float64[n]
+        Their rates, rad/s or m/s.
+    omega0 : float64[3]
+        The base's absolute angular velocity, frame 0, rad/s.
+    fext : float64[n, 6]
+        External wrench on each body ``[f (N); m (N·m)]`` at O_j, frame j.
+    a0 : float64[6]
+        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+    g : float64[n]
+        Generalized active joint forces, N (prismatic) or N·m (revolute).
+    pdd : float64[n]
+        Written: the joint accelerations p'', rad/s^2 or m/s^2.
+    S0 : float64[6]
+        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+    """
     tree_kinematics(P, W, p, pd, omega0)
     tree_body_bias(P, W, fext)
     return tree_aba(P, W, a0, g, pdd, S0)
@@ -812,6 +949,22 @@ def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
 
 @njit(**_K)
 def tree_mass_matrix(P, W, p, pd, omega0, A):
-    """:func:`tree_kinematics` and :func:`tree_crba` in one call."""
+    """:func:`tree_kinematics` and :func:`tree_crba` in one call.
+
+    Parameters
+    ----------
+    P : float64[:]
+        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+    W : float64[:]
+        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
+    p : float64[n]
+        Joint coordinates: rad (revolute) or m (prismatic).
+    pd : float64[n]
+        Their rates, rad/s or m/s.
+    omega0 : float64[3]
+        The base's absolute angular velocity, frame 0, rad/s.
+    A : float64[n, n]
+        Written: the inertia matrix A.
+    """
     tree_kinematics(P, W, p, pd, omega0)
     tree_crba(P, W, A)

@@ -60,29 +60,83 @@ def _voidptr(typingctx, addr):
 
 @njit(cache=True, inline="always")
 def f8_1(t, k):
+    """Array ``k`` of the table as a 1-D float64 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.float64)
 
 
 @njit(cache=True, inline="always")
 def f8_2(t, k):
+    """Array ``k`` of the table as a 2-D float64 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2]), np.float64)
 
 
 @njit(cache=True, inline="always")
 def f8_3(t, k):
+    """Array ``k`` of the table as a 3-D float64 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2], t[k, 3]), np.float64)
 
 
 @njit(cache=True, inline="always")
 def i8_1(t, k):
+    """Array ``k`` of the table as a 1-D int64 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.int64)
 
 
 @njit(cache=True, inline="always")
 def i8_2(t, k):
+    """Array ``k`` of the table as a 2-D int64 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2]), np.int64)
 
 
 @njit(cache=True, inline="always")
 def u1_1(t, k):
+    """Array ``k`` of the table as a 1-D uint8 view (no copy).
+
+    Parameters
+    ----------
+    t : int64[n, ROW]
+        The table (:func:`pack`): per array its address and shape.
+    k : int
+        The array's row in t.
+    """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.uint8)

@@ -51,7 +51,13 @@ def pack_gate(enabled: bool, on_n: float, off_n: float, persist: int, release_s:
 
 @njit(**KERNEL)
 def gate_reset(g):
-    """Closed, nothing withheld (at the start of every run)."""
+    """Closed, nothing withheld (at the start of every run).
+
+    Parameters
+    ----------
+    g : float64[G_LEN]
+        The gate's array (:func:`pack_gate`); its state is cleared.
+    """
     g[G_OPEN] = 0.0
     g[G_ABOVE] = 0.0
     g[G_BELOW] = 0.0
@@ -62,7 +68,19 @@ def gate_reset(g):
 @njit(**KERNEL)
 def gate(g, w_P, w_out, new_sample):
     """``w_out`` = what the dynamics receive of the measured wrench ``w_P`` this cycle (module
-    docstring); the gate's counters advance only on a ``new_sample``."""
+    docstring); the gate's counters advance only on a ``new_sample``.
+
+    Parameters
+    ----------
+    g : float64[G_LEN]
+        The gate's array (:func:`pack_gate`): parameters, and its state, updated.
+    w_P : float64[6]
+        The measured contact wrench on the passive unit, P, N and N·m.
+    w_out : float64[6]
+        Written: the wrench the dynamics receive, P, N and N·m.
+    new_sample : bool
+        A new sensor sample arrived this cycle.
+    """
     if g[G_ENABLED] == 0.0:
         for i in range(6):
             w_out[i] = w_P[i]

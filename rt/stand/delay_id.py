@@ -104,7 +104,13 @@ def ring_rows(dly: np.ndarray) -> int:
 
 @njit(**KERNEL)
 def delay_reset(dly):
-    """Forget what was identified (at every arm: a new run, maybe a new platform state)."""
+    """Forget what was identified (at every arm: a new run, maybe a new platform state).
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`); its state is cleared, parameters kept.
+    """
     dly[DY_COUNT] = 0.0
     dly[DY_EST] = math.nan
     dly[DY_RATE] = 0.0
@@ -117,6 +123,13 @@ def delay_reset(dly):
 
 @njit(**KERNEL)
 def delay_valid(dly):
+    """True when the estimator is on and has had ``n_min`` updates.
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`): parameters ``DY_ON`` .. ``DY_STATUS``, state.
+    """
     return dly[DY_ON] != 0.0 and dly[DY_COUNT] >= dly[DY_NMIN]
 
 
@@ -124,7 +137,23 @@ def delay_valid(dly):
 def delay_update(dly, ring, h, filled, status_pos, dt):
     """One update (module docstring) after the ring's slot ``h`` received this cycle's command;
     ``filled``: how many slots hold commands; ``status_pos``: the measured top position of the
-    STATUS that arrived this cycle."""
+    STATUS that arrived this cycle.
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`); its state is updated.
+    ring : float64[n_rows, 3]
+        The commands sent, one row per cycle: the top position p_BT_B, m (:func:`ring_rows` rows).
+    h : int
+        Row of this cycle's command in ring.
+    filled : int
+        How many rows of ring hold commands.
+    status_pos : float64[>=3]
+        The top position p_BT_B of the STATUS that arrived this cycle, m (its first three entries).
+    dt : float
+        The cycle period, s.
+    """
     if dly[DY_ON] == 0.0:
         return
     n = ring.shape[0]
@@ -180,7 +209,23 @@ def acceleration_offset_update(dly, ring, h, filled, status_pos, dt):
     over KAPPA_SPAN cycles) and its velocity, ``r = kappa a - eps v`` is fitted by exponentially
     weighted least squares (like E_d): eps, the delay's own error in this motion, takes the
     part of the residual in phase with the velocity, which would otherwise leak into kappa
-    wherever the weighting does not average it out. Valid after ``n_min`` such cycles."""
+    wherever the weighting does not average it out. Valid after ``n_min`` such cycles.
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`); its state is updated.
+    ring : float64[n_rows, 3]
+        The commands sent, one row per cycle: the top position p_BT_B, m (:func:`ring_rows` rows).
+    h : int
+        Row of this cycle's command in ring.
+    filled : int
+        How many rows of ring hold commands.
+    status_pos : float64[>=3]
+        The top position p_BT_B of the STATUS that arrived this cycle, m (its first three entries).
+    dt : float
+        The cycle period, s.
+    """
     if not delay_valid(dly):
         return
     n = ring.shape[0]
@@ -229,7 +274,13 @@ def first_order_lag_s(kappa: float, dt: float) -> float:
 
 @njit(**KERNEL)
 def delay_out_of_band(dly):
-    """True when a valid estimate has left [lo, hi]."""
+    """True when a valid estimate has left [lo, hi].
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`): parameters ``DY_ON`` .. ``DY_STATUS``, state.
+    """
     if not delay_valid(dly):
         return False
     return dly[DY_EST] < dly[DY_LO] or dly[DY_EST] > dly[DY_HI]
@@ -245,7 +296,19 @@ def compensated_delay(dly, tau, used, dt):
     cycle's ``used`` by a critically damped second-order filter at :data:`FOLLOW_HZ` (its rate
     in ``dly[DY_RATE]``): a step in the lead is a step in the command (0.1 ms at 0.1 m/s is
     10 um in one cycle, 10 m/s^2); filtered, a 1 ms change costs ~0.1 m/s^2 at 0.1 m/s.
-    ``used`` NaN: the target at once."""
+    ``used`` NaN: the target at once.
+
+    Parameters
+    ----------
+    dly : float64[DY_E + n_lags]
+        The estimator's array (:func:`pack_delay_id`); ``DY_RATE`` (the lead's rate, 1) updated.
+    tau : float
+        The configured delay the predictor leads by, s.
+    used : float
+        The lead used last cycle, s; NaN: none (the target at once).
+    dt : float
+        The cycle period, s.
+    """
     target = tau
     if dly[DY_FEED] != 0.0 and delay_valid(dly):
         target = tau - dly[DY_CFG] + dly[DY_EST]

@@ -134,7 +134,13 @@ def default_geometry() -> HexapodGeometry:
 def pose_quat(pose):
     """``q_BT`` of a top pose ``[p_BT_B, q_BT]`` (T-components -> B-components, scalar first) as
     four scalars, normalised: ``q / |q|``; a zero quaternion is returned as it is. The pose array
-    is untouched. Inlined into the caller (compiled with its options)."""
+    is untouched. Inlined into the caller (compiled with its options).
+
+    Parameters
+    ----------
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``; only q_BT (entries 3..6) is read.
+    """
     qw, qx, qy, qz = pose[3], pose[4], pose[5], pose[6]
     n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
     if n > 0.0:
@@ -149,7 +155,13 @@ def pose_quat(pose):
 def pose_dcm(pose):
     """The nine entries of ``R_BT`` (row-major; T-components -> B-components) of a top pose
     ``[p_BT_B, q_BT]``, its quaternion used normalised (:func:`pose_quat`,
-    ``spatial.quat_dcm_entries``). Inlined into the caller (compiled with its options)."""
+    ``spatial.quat_dcm_entries``). Inlined into the caller (compiled with its options).
+
+    Parameters
+    ----------
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``; only q_BT (entries 3..6) is read.
+    """
     qw, qx, qy, qz = pose_quat(pose)
     return S.quat_dcm_entries(qw, qx, qy, qz)
 
@@ -159,6 +171,19 @@ def inverse(base, top, pose, lengths_out, J_out):
     """Leg lengths (6) and the Jacobian J (6, 6) of the top pose ``[p_BT_B, q_BT]``.
 
     ``q_BT`` need not be exactly unit: it is used normalised (the array itself is untouched).
+
+    Parameters
+    ----------
+    base : float64[6, 3]
+        Joint centre of each leg on the base, B, m.
+    top : float64[6, 3]
+        Joint centre of each leg on the top, T, m.
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``; q_BT used normalised.
+    lengths_out : float64[6]
+        Written: the leg lengths, m.
+    J_out : float64[6, 6]
+        Written: the Jacobian, row i ``[u_i, r_i x u_i]`` in B.
     """
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = pose_dcm(pose)
     for i in range(6):
@@ -183,7 +208,19 @@ def inverse(base, top, pose, lengths_out, J_out):
 
 @njit(**KERNEL)
 def leg_lengths(base, top, pose, lengths_out):
-    """Leg lengths only (no Jacobian)."""
+    """Leg lengths only (no Jacobian).
+
+    Parameters
+    ----------
+    base : float64[6, 3]
+        Joint centre of each leg on the base, B, m.
+    top : float64[6, 3]
+        Joint centre of each leg on the top, T, m.
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``; q_BT used normalised.
+    lengths_out : float64[6]
+        Written: the leg lengths, m.
+    """
     qw, qx, qy, qz = pose_quat(pose)
     for i in range(6):
         tx, ty, tz = top[i, 0], top[i, 1], top[i, 2]
@@ -203,7 +240,17 @@ def leg_lengths(base, top, pose, lengths_out):
 @njit(**KERNEL)
 def solve6(A, b, x):
     """Solve A x = b (6x6) by Gaussian elimination with partial pivoting, in place on A and b
-    (both destroyed). Returns False if a pivot is below 1e-14 of the largest entry."""
+    (both destroyed). Returns False if a pivot is below 1e-14 of the largest entry.
+
+    Parameters
+    ----------
+    A : float64[6, 6]
+        The matrix; destroyed (reduced to upper-triangular form).
+    b : float64[6]
+        The right-hand side; destroyed.
+    x : float64[6]
+        Written: the solution (left as it was when False is returned).
+    """
     n = 6
     scale = 0.0
     for i in range(n):
@@ -240,6 +287,26 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
 
     Returns ``(status, iterations)``; status is an :class:`FKStatus` code. On failure
     ``pose_out`` holds the guess (always finite if the guess is).
+
+    Parameters
+    ----------
+    base : float64[6, 3]
+        Joint centre of each leg on the base, B, m.
+    top : float64[6, 3]
+        Joint centre of each leg on the top, T, m.
+    lengths : float64[6]
+        The leg lengths to reach, m.
+    guess : float64[7]
+        Start pose of the iteration ``[p_BT_B (m), q_BT]``.
+    pose_out : float64[7]
+        Written: the top pose found ``[p_BT_B (m), q_BT]``, q_BT with scalar part >= 0; the
+        guess (normalised) on failure.
+    work : float64[10, 6]
+        Workspace (:func:`fk_workspace`).
+    tol_m : float
+        Convergence tolerance on the length residuals, m (the step's is 1e3 tol_m, m and rad).
+    max_iter : int
+        Iteration cap.
     """
     J = work[0:6, :]
     res = work[6, :]
@@ -299,7 +366,26 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
 @njit(**KERNEL)
 def check_pose(base, top, limits, box, pose, lengths_out, detail):
     """Workspace check of a top pose: leg lengths into ``lengths_out`` and a
-    :class:`Workspace` code; ``detail[0]`` = leg or axis index, ``detail[1]`` = offending value."""
+    :class:`Workspace` code; ``detail[0]`` = leg or axis index, ``detail[1]`` = offending value.
+
+    Parameters
+    ----------
+    base : float64[6, 3]
+        Joint centre of each leg on the base, B, m.
+    top : float64[6, 3]
+        Joint centre of each leg on the top, T, m.
+    limits : float64[2]
+        Leg length range ``[length_min, length_max]``, m.
+    box : float64[12]
+        The pose box (``BOX_SIZE``): position low (3), high (3), m, B; rotation-vector low (3),
+        high (3) of q_BT, rad.
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]`` to check.
+    lengths_out : float64[6]
+        Written: the leg lengths, m (only when position and orientation are inside the box).
+    detail : float64[2]
+        Written: ``[index, value]`` of the offending pose entry, axis or leg (-1, 0 when reachable).
+    """
     detail[0] = -1.0
     detail[1] = 0.0
     for i in range(7):
@@ -337,7 +423,17 @@ def check_pose(base, top, limits, box, pose, lengths_out, detail):
 
 @njit(**KERNEL)
 def check_lengths(limits, lengths, detail):
-    """Length range check; :class:`Workspace` code, ``detail = [leg, length]``."""
+    """Length range check; :class:`Workspace` code, ``detail = [leg, length]``.
+
+    Parameters
+    ----------
+    limits : float64[2]
+        Leg length range ``[length_min, length_max]``, m.
+    lengths : float64[6]
+        The leg lengths to check, m.
+    detail : float64[2]
+        Written: ``[leg, length]`` of the first leg out of range (-1, 0 when all are in range).
+    """
     detail[0] = -1.0
     detail[1] = 0.0
     for i in range(6):

@@ -229,7 +229,58 @@ def check(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose_cmd, vel_c
           new_sample, crc_new, gap_new, platform_fault, platform_estop, overrun_streak, heartbeat_lost,
           lengths_out, detail):
     """One cycle of safety checks; returns a :class:`Reason` code (see the module docstring).
-    Counters (stale, burst windows) are updated every call before any check."""
+    Counters (stale, burst windows) are updated every call before any check.
+
+    Parameters
+    ----------
+    lim : float64[N_LIMITS]
+        The safety limits, layout ``L_*`` (:meth:`SafetyLimits.pack`).
+    base : float64[6, 3]
+        The hexapod's base joints, B, m.
+    top : float64[6, 3]
+        The hexapod's top joints, T, m.
+    leg_lim : float64[2]
+        Actuator length range ``[length_min, length_max]``, m.
+    box : float64[12]
+        The pose box (``rt.stand.hexapod.BOX_SIZE``), m and rad, B.
+    ctr : int64[4]
+        Counters, layout ``C_*``: cycles without a new sample, ring index, CRC errors and
+        sequence gaps in the burst window; updated.
+    crc_ring : int64[burst_window]
+        Corrupt sensor frames per cycle over the burst window; updated.
+    gap_ring : int64[burst_window]
+        Sequence gaps per cycle over the burst window; updated.
+    pose_cmd : float64[7]
+        The command pose of the top ``[p_BT_B (m), q_BT]``.
+    vel_cmd : float64[6]
+        The command twist ``[v (m/s); omega (rad/s)]``, T in B, B components.
+    acc_cmd : float64[6]
+        The command acceleration ``[a (m/s^2); alpha (rad/s^2)]``, B components.
+    w_S : float64[6]
+        The wrench measured in the sensor frame S (untared), N and N·m: against the sensor's rating.
+    w_P : float64[6]
+        The contact wrench on the passive unit in P, N and N·m (checked finite only).
+    extra : float64[n]
+        The controller's further values checked finite (e.g. the coupling's output); may be empty.
+    new_sample : bool
+        A new sensor sample arrived this cycle.
+    crc_new : int
+        Corrupt sensor frames this cycle.
+    gap_new : int
+        Sensor sequence gaps this cycle.
+    platform_fault : bool
+        The platform reports FAULT.
+    platform_estop : bool
+        The platform reports E_STOPPED.
+    overrun_streak : int
+        Consecutive loop overruns so far.
+    heartbeat_lost : bool
+        The controlling console's lease expired.
+    lengths_out : float64[6]
+        Written: the command's actuator lengths, m.
+    detail : float64[2]
+        Written: ``[index, value]`` of what tripped (-1, 0 when clear).
+    """
     # -- counters
     if new_sample:
         ctr[0] = 0
@@ -409,7 +460,23 @@ SS_SIZE = 17
 @njit(**KERNEL)
 def safe_stop_init(state, pose, twist, a_max, alpha_max, dt):
     """Start a stop from ``pose`` (7, top in B) and ``twist`` (6, [v; omega] in B). A
-    non-finite twist is taken as zero (stop in place); returns the stop time T (s)."""
+    non-finite twist is taken as zero (stop in place); returns the stop time T (s).
+
+    Parameters
+    ----------
+    state : float64[SS_SIZE]
+        Written: the stop's state (start pose, start twist, T, elapsed periods, period, done).
+    pose : float64[7]
+        The current command pose ``[p_BT_B (m), q_BT]``.
+    twist : float64[6]
+        The current command twist ``[v (m/s); omega (rad/s)]``, B.
+    a_max : float
+        Deceleration limit, m/s^2.
+    alpha_max : float
+        Angular deceleration limit, rad/s^2.
+    dt : float
+        The loop period, s.
+    """
     for i in range(7):
         state[i] = pose[i]
     ok = True
@@ -430,7 +497,24 @@ def safe_stop_init(state, pose, twist, a_max, alpha_max, dt):
 
 @njit(**KERNEL)
 def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
-    """Pose and twist of the stop trajectory at time t (rv (3), dq (4) scratch)."""
+    """Pose and twist of the stop trajectory at time t (rv (3), dq (4) scratch).
+
+    Parameters
+    ----------
+    state : float64[SS_SIZE]
+        The stop's state: start pose (7), start twist (6), stop time T (s), elapsed periods, period
+        (s), done flag.
+    t : float
+        Time since the stop's start, s (held at T beyond it).
+    pose_out : float64[7]
+        Written: the command pose ``[p_BT_B (m), q_BT]``.
+    twist_out : float64[6]
+        Written: the command twist ``[v (m/s); omega (rad/s)]``, B.
+    rv : float64[3]
+        Scratch.
+    dq : float64[4]
+        Scratch.
+    """
     T = state[13]
     if t > T:
         t = T
@@ -453,7 +537,21 @@ def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
 
 @njit(**KERNEL)
 def safe_stop_step(state, pose_out, twist_out, rv, dq):
-    """Advance one period; writes the next command; returns True once at rest."""
+    """Advance one period; writes the next command; returns True once at rest.
+
+    Parameters
+    ----------
+    state : float64[SS_SIZE]
+        The stop's state (:func:`safe_stop_init`); its elapsed periods and done flag updated.
+    pose_out : float64[7]
+        Written: the command pose ``[p_BT_B (m), q_BT]``.
+    twist_out : float64[6]
+        Written: the command twist ``[v (m/s); omega (rad/s)]``, B.
+    rv : float64[3]
+        Scratch.
+    dq : float64[4]
+        Scratch.
+    """
     return safe_stop_advance(state, state[15], pose_out, twist_out, rv, dq)
 
 
@@ -462,7 +560,23 @@ def safe_stop_advance(state, h, pose_out, twist_out, rv, dq):
     """Advance by the time ``h`` that really passed (an overrunning loop skips slots: its cycles
     are more than one period apart, and a stop stepped by the period would decelerate on the
     platform's clock faster than the limit at its start); writes the command; True at rest.
-    ``state[14]`` counts the elapsed time in periods (``h = dt`` adds exactly 1)."""
+    ``state[14]`` counts the elapsed time in periods (``h = dt`` adds exactly 1).
+
+    Parameters
+    ----------
+    state : float64[SS_SIZE]
+        The stop's state (:func:`safe_stop_init`); its elapsed periods and done flag updated.
+    h : float
+        Time since the last command, s.
+    pose_out : float64[7]
+        Written: the command pose ``[p_BT_B (m), q_BT]``.
+    twist_out : float64[6]
+        Written: the command twist ``[v (m/s); omega (rad/s)]``, B.
+    rv : float64[3]
+        Scratch.
+    dq : float64[4]
+        Scratch.
+    """
     state[14] += h / state[15]
     t = state[14] * state[15]
     safe_stop_eval(state, t, pose_out, twist_out, rv, dq)

@@ -69,7 +69,35 @@ def lowpass_group_delay_s(cutoff_hz: float, damping: float, rate_hz: float) -> f
 @njit(**KERNEL)
 def sense(C_eff, R_PS, p_PS_P, raw, bias, acc, ctr, coef, fstate, w_S, w_P_raw, w_P):
     """One sensing step (see the module docstring). ``raw`` (N,) float64 counts. Writes
-    ``w_S``, ``w_P_raw`` (untared, unfiltered, in P) and ``w_P`` (tared, filtered)."""
+    ``w_S``, ``w_P_raw`` (untared, unfiltered, in P) and ``w_P`` (tared, filtered).
+
+    Parameters
+    ----------
+    C_eff : float64[6, N]
+        Calibration over counts per unit: N or N·m per count (N = 6 or 8 channels).
+    R_PS : float64[3, 3]
+        The sensor's axes in P (S-components -> P-components).
+    p_PS_P : float64[3]
+        The sensor's origin in P, m.
+    raw : float64[N]
+        The newest raw sample, counts.
+    bias : float64[6]
+        The tare, P, N and N·m; written when a tare completes.
+    acc : float64[6]
+        The tare's running sum of ``w_P_raw``, P, N and N·m; updated while taring.
+    ctr : int64[4]
+        Counters, layout ``CTR_*``: tare samples left, tare window, tared flag, filter on.
+    coef : float64[5]
+        The low-pass's ``[b0, b1, b2, a1, a2]`` (:func:`lowpass2_coefficients`).
+    fstate : float64[6, 2]
+        The low-pass's state per channel, N and N·m; updated.
+    w_S : float64[6]
+        Written: the wrench in S about S's origin, untared, N and N·m.
+    w_P_raw : float64[6]
+        Written: the wrench on the passive unit in P about P's origin, untared and unfiltered.
+    w_P : float64[6]
+        Written: the contact wrench on the passive unit in P, tared and filtered, N and N·m.
+    """
     n = raw.shape[0]
     for i in range(6):
         s = 0.0
@@ -113,7 +141,17 @@ def sense(C_eff, R_PS, p_PS_P, raw, bias, acc, ctr, coef, fstate, w_S, w_P_raw, 
 
 @njit(**KERNEL)
 def filter_settle(coef, fstate, x):
-    """Set the filter state to rest at a constant input ``x`` (6,): the output equals x."""
+    """Set the filter state to rest at a constant input ``x`` (6,): the output equals x.
+
+    Parameters
+    ----------
+    coef : float64[5]
+        The low-pass's ``[b0, b1, b2, a1, a2]`` (:func:`lowpass2_coefficients`).
+    fstate : float64[6, 2]
+        Written: the low-pass's state per channel.
+    x : float64[6]
+        The constant input, N and N·m.
+    """
     b0, b1, b2, a1, a2 = coef[0], coef[1], coef[2], coef[3], coef[4]
     for i in range(6):
         fstate[i, 1] = (b2 - a2) * x[i]

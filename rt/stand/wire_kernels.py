@@ -102,7 +102,15 @@ def _f64_as_u64(typingctx, x):
 
 @njit(**KERNEL, inline="always")
 def crc32(buf, start, end):
-    """CRC-32 of buf[start:end] (zlib.crc32)."""
+    """CRC-32 of buf[start:end] (zlib.crc32).
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The bytes.
+    start, end : int
+        The range buf[start:end] to checksum.
+    """
     c = np.uint32(0xFFFFFFFF)
     for i in range(start, end):
         c = CRC_TABLE[(c ^ np.uint32(buf[i])) & np.uint32(0xFF)] ^ (c >> np.uint32(8))
@@ -111,7 +119,17 @@ def crc32(buf, start, end):
 
 @njit(**KERNEL, inline="always")
 def rd_u(buf, off, n):
-    """Unsigned little-endian integer of n bytes at off."""
+    """Unsigned little-endian integer of n bytes at off.
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The bytes.
+    off : int
+        Offset of the integer's first (least significant) byte.
+    n : int
+        Its size in bytes (at most 8).
+    """
     u = np.uint64(0)
     for i in range(n):
         u |= np.uint64(buf[off + i]) << np.uint64(8 * i)
@@ -120,17 +138,48 @@ def rd_u(buf, off, n):
 
 @njit(**KERNEL, inline="always")
 def rd_i32(buf, off):
+    """Signed little-endian 32-bit integer at off (as int64).
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The bytes.
+    off : int
+        Offset of the integer's first (least significant) byte.
+    """
     u = np.int64(rd_u(buf, off, 4))
     return u - 4294967296 if u >= 2147483648 else u
 
 
 @njit(**KERNEL, inline="always")
 def rd_f64(buf, off):
+    """Little-endian float64 at off.
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The bytes.
+    off : int
+        Offset of the number's first byte.
+    """
     return _u64_as_f64(rd_u(buf, off, 8))
 
 
 @njit(**KERNEL, inline="always")
 def wr_u(buf, off, u, n):
+    """Write the unsigned integer u as n little-endian bytes at off.
+
+    Parameters
+    ----------
+    buf : uint8[:]
+        The buffer written.
+    off : int
+        Offset of the first (least significant) byte.
+    u : int
+        The value (taken as uint64; bytes beyond n dropped).
+    n : int
+        Number of bytes (at most 8).
+    """
     u = np.uint64(u)
     for i in range(n):
         buf[off + i] = np.uint8((u >> np.uint64(8 * i)) & np.uint64(0xFF))
@@ -139,7 +188,23 @@ def wr_u(buf, off, u, n):
 @njit(**KERNEL)
 def encode_frame(out, ftype, seq, t_ns, values, n):
     """The frame of type ``ftype`` with seq and time_ns, payload values[:n] as float64 LE,
-    into out[0:len]; returns len (drivers.framing layout)."""
+    into out[0:len]; returns len (drivers.framing layout).
+
+    Parameters
+    ----------
+    out : uint8[MAX_FRAME]
+        Written: the frame, out[0:len].
+    ftype : int
+        Frame type (drivers.framing.FrameType: POSE, LENGTHS, a state command).
+    seq : int
+        Sequence number (its low 32 bits are sent).
+    t_ns : int
+        Host time, ns.
+    values : float64[:]
+        The payload values (POSE: m and -, T in B; LENGTHS: m).
+    n : int
+        How many of values to send.
+    """
     body = MIN_BODY + 8 * n
     out[0] = SYNC0
     out[1] = SYNC1
@@ -177,7 +242,17 @@ def _status_ok(buf, off):
 @njit(**KERNEL, inline="always")
 def frame_check(buf, m, n):
     """drivers.framing.check_frame of the message buf[m:m + n] (the same codes, in the same
-    order of tests)."""
+    order of tests).
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The poll's messages.
+    m : int
+        Offset of the message's first byte.
+    n : int
+        Its length in bytes.
+    """
     if n < MIN_FRAME or n > MAX_FRAME:
         return BAD_LENGTH
     if buf[m] != SYNC0 or buf[m + 1] != SYNC1:
@@ -198,7 +273,18 @@ def frame_check(buf, m, n):
 @njit(**KERNEL, inline="always")
 def seq_accept(lk, b, seq):
     """drivers.framing.SeqTracker.accept(seq) on the tracker state lk[b + LK_TRACK ...],
-    counting into lk[b + LK_GAPS ...]: True to deliver the frame."""
+    counting into lk[b + LK_GAPS ...]: True to deliver the frame.
+
+    Parameters
+    ----------
+    lk : float64[b + LK_LEN]
+        Link slots from offset b (module docstring): the tracker's state and the sequence
+        counters, updated.
+    b : int
+        Offset of the link's slots in lk.
+    seq : int
+        The frame's sequence number (u32).
+    """
     if lk[b + LK_HAVE_LAST] == 0.0:
         lk[b + LK_HAVE_LAST] = 1.0
         lk[b + LK_LAST] = seq
@@ -284,7 +370,21 @@ def scan_status(buf, out, lk, b):
     refused by content); the newest valid one decoded into ``out`` (ST_*); the link's checks
     counted in lk[b + LK_*] (:func:`_walk`). A frame is refused, as
     ``drivers.motion_platform.decode_status`` refuses it, for another type or length, an
-    unknown state or mode, or a non-finite pose or length."""
+    unknown state or mode, or a non-finite pose or length.
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The poll's messages, each preceded by its length (u16 LE).
+    out : float64[ST_LEN]
+        Written when a valid STATUS arrived: the newest one, layout ``ST_*`` (time in s, pose m
+        and -, T in B, lengths m).
+    lk : float64[b + LK_LEN]
+        Link slots from offset b (module docstring): the sequence tracker's state, updated, and
+        what this scan counts, zeroed first.
+    b : int
+        Offset of the link's slots in lk.
+    """
     good, bad, newest = _walk(buf, STATUS, STATUS_FRAME_LEN, True, lk, b)
     if newest >= 0:
         p = newest + HEADER_SIZE
@@ -306,7 +406,21 @@ def scan_sensor(buf, raw, lk, b):
     ``raw.shape[0]`` channels, frames refused by content, the newest valid one's status word
     (0 if none)); the newest valid one's counts into ``raw`` (float64); the link's checks
     counted in lk[b + LK_*]. Refused, as ``drivers.ft_sensor.FtSensor.poll`` refuses them:
-    another type, or another channel count."""
+    another type, or another channel count.
+
+    Parameters
+    ----------
+    buf : uint8[:] or bytes
+        The poll's messages, each preceded by its length (u16 LE).
+    raw : float64[n_channels]
+        Written when a valid sample arrived: the newest one's counts; its length is the channel
+        count the frames must have.
+    lk : float64[b + LK_LEN]
+        Link slots from offset b (module docstring): the sequence tracker's state, updated, and
+        what this scan counts, zeroed first.
+    b : int
+        Offset of the link's slots in lk.
+    """
     good, bad, newest = _walk(buf, SENSOR_SAMPLE, HEADER_SIZE + 4 + 4 * raw.shape[0] + 4, False, lk, b)
     status = 0
     if newest >= 0:
