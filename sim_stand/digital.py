@@ -161,7 +161,133 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 Rl, cscr, link_pose, link_twist, aC, R_PE, kx, kr, xs, xrs, bwp0, k4, xt4, zero_w, rw, rows2, istate,
                 stats, ev, evst, logbuf, lay):
     """Integrate up to ``maxrows`` log periods, writing one row per period into ``logbuf``.
-    Returns the number of rows written; ``istate[J_END]`` says whether the run ended."""
+    Returns the number of rows written; ``istate[J_END]`` says whether the run ended.
+
+    Parameters
+    ----------
+    maxrows : int
+        Most log rows (periods) to integrate in this call.
+    dpar : float64[D_LEN]
+        The run's parameters and adaptive-step state (``sim_stand.digital_model`` ``D_*``): steps
+        (s), integrator, duration, end criteria, ring centre of mass, gravity, HIL coupling,
+        tolerances.
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
+        active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+    x : float64[2, NS]
+        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each; advanced in place.
+    xr : float64[12] or float64[2n]
+        The mechanism's state (``sim_stand.dock_mechanism``): the ring's 12-state or a tree's
+        ``[p, pd]``; advanced in place.
+    mp : float64[:]
+        The mechanism's packed parameters.
+    mw : float64[:]
+        The mechanism's workspace.
+    mout : float64[:]
+        The mechanism's outputs of the last evaluation; the state derivative leads them.
+    bm : float64[12]
+        Output: the mechanism's base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2),
+        g_0 (m/s^2)]``, frame 0 = A.
+    cw : float64[6]
+        Output: the contact wrench on the buffer link, the mechanism's input (N, N m;
+        ``dock_mechanism.mech_contact``).
+    bwp : float64[6]
+        The mechanism's wrench on its base ``[f; m about O_0]``, frame 0 (N, N m), carried from
+        one evaluation to the next; updated by each.
+    w_in : float64[2, 6]
+        Output: the vehicles' inputs (``rt.dynamics.spacecraft``): row 0 the contact wrench on
+        P (P components, about P's origin), row 1 the base wrench on A (A components, about A's
+        origin; zero with HIL coupling) (N, N m).
+    xdot : float64[2, NS]
+        Both vehicles' state derivative at the current state (the last evaluation's).
+    ws : float64[2, WS_LEN]
+        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
+    rel : float64[REL_LEN + 6]
+        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+    rel13 : float64[REL_LEN]
+        Workspace: the relative state of A in P (``rt.dynamics.spacecraft.relative_state``) for
+        the log rows and the end criteria.
+    kin : float64[KIN_LEN]
+        Output: A's and P's absolute kinematics in P (``sim_stand.kin`` ``K_*``).
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
+    featP : float64[nf, FW]
+        Workspace: the feature rows in P.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
+    mat : float64[n_mat, MW]
+        Contact materials (``M_*``).
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        The committed interface state (contact seen, captured, latch / sensor states), updated at
+        each committed step.
+    cst_out : int64[S_LATCH0 + n_lat]
+        Scratch: the state a step's end evaluation produced, before it is committed.
+    cst_tmp : int64[S_LATCH0 + n_lat]
+        Scratch: the state of stage and probe evaluations (never committed).
+    rec : float64[max_contacts, CW]
+        Output: the contact records (``C_*``).
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Workspace: each link's R_PE.
+    cscr : float64[SCRATCH]
+        Workspace of the contact evaluation.
+    link_pose : float64[n_links, 7]
+        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
+    link_twist : float64[n_links, 6]
+        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    aC : float64[3, 3]
+        Scratch of ``dock_mechanism.mech_contact`` (R_C0 for a ring).
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    kx : float64[4, 2, NS]
+        Scratch: the vehicles' stage derivatives (RK4, rk23, rosw).
+    kr : float64[4, len(xr)]
+        Scratch: the mechanism's stage derivatives.
+    xs : float64[2, NS]
+        Scratch: the vehicles' stage state, and the last clear state of the coarse phase.
+    xrs : float64[len(xr)]
+        Scratch: the mechanism's stage state.
+    bwp0 : float64[6]
+        Scratch: the base wrench at an adaptive step's start (restored on a rejected step).
+    k4 : float64[4, 2, NS]
+        Workspace of the coarse phase's RK4 (``rt.dynamics.spacecraft.rk4_step``).
+    xt4 : float64[2, NS]
+        Workspace: the coarse RK4's stage state; the rosw step's start state.
+    zero_w : float64[2, 6]
+        Zeros: the vehicles' held inputs in the coarse phase (no contact).
+    rw : float64[rosw_scratch_len(NS, len(xr))]
+        Scratch of the Rosenbrock-W step (``sim_stand.digital_rosw`` ``RW_*``), kept between calls.
+    rows2 : float64[2, width]
+        The log rows at a rosw step's start and end (interpolation), kept between calls.
+    istate : int64[J_LEN]
+        The run's integer state (``J_*``): phase, step clock, end reason, mechanism status,
+        event count, fine steps, evaluations, rejected steps.
+    stats : float64[ST_LEN]
+        Run statistics (``sim_stand.world`` ``ST_*``; ``ST_FIRST``: first contact time, s).
+    ev : float64[EV_MAX, 4]
+        Output: event rows ``[t (s), code, detail, value]`` (``sim_stand.world``).
+    evst : int64[I_LEN]
+        Scratch: the world-layout integer state ``record_events`` keeps the event count in
+        (mirrors ``istate[J_NEV]``).
+    logbuf : float64[>= maxrows, width]
+        Output: the log rows, one per log period.
+    lay : int64[n_fields]
+        Offset of each log field in a row (the run's field set, ``LOG_FIELDS_*``).
+    """
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
     dtc = dpar[D_DTC]
@@ -256,7 +382,51 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
 
 @njit(**_JIT)
 def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, tmp, istate, stats, logbuf, lay):
-    """The elastic-rod case: RK4 with the rod force at every stage, one log row per period."""
+    """The elastic-rod case: RK4 with the rod force at every stage, one log row per period.
+
+    Parameters
+    ----------
+    maxrows : int
+        Most log rows (periods) to integrate in this call.
+    dpar : float64[D_LEN]
+        The run's parameters (``D_*``): physics step, steps per row, duration, end criteria.
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
+        active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+    rp : float64[ROD_LEN]
+        Rod parameters (``sim_stand.rod``): stiffness (N/m), damping (N s/m), tip offset (m).
+    x : float64[2, NS]
+        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each; advanced in place.
+    w_in : float64[2, 6]
+        Output: the vehicles' inputs; row 0 the rod's wrench on P (P components, about P's
+        origin; N, N m), row 1 zero.
+    k4 : float64[4, 2, NS]
+        Scratch: the RK4 stage derivatives.
+    xt4 : float64[2, NS]
+        Scratch: the RK4 stage state.
+    ws : float64[2, WS_LEN]
+        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
+    rel : float64[REL_LEN + 6]
+        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+    rel13 : float64[REL_LEN]
+        Workspace: the relative state of A in P (``rt.dynamics.spacecraft.relative_state``) for
+        the log rows and the end criteria.
+    ro : float64[RO_LEN]
+        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
+    tmp : float64[KIN_LEN]
+        Scratch: A's and P's motion in P (``sim_stand.rod.rod_scratch``).
+    istate : int64[J_LEN]
+        The run's integer state (``J_*``): step clock and end reason.
+    stats : float64[ST_LEN]
+        Run statistics (``sim_stand.world`` ``ST_*``; ``ST_FIRST``: first contact time, s).
+    logbuf : float64[>= maxrows, width]
+        Output: the log rows, one per log period.
+    lay : int64[n_fields]
+        Offset of each log field in a row (the run's field set, ``LOG_FIELDS_*``).
+    """
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
     nrow = 0
@@ -297,7 +467,38 @@ def _grapple_derivatives(a, gp, gs, go, x, w_in, xdot, ws, rel, kin):
 def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
     """One RK4 step of the flight with the snare's wrench at every stage (the capture state
     ``gs`` held); afterwards ``ws``, ``rel``, ``kin``, ``w_in[0]`` and ``go`` hold the new state's
-    ports, relative state and snare. Returns False if an evaluation failed (x unchanged)."""
+    ports, relative state and snare. Returns False if an evaluation failed (x unchanged).
+
+    Parameters
+    ----------
+    a : float64[L]
+        The berthing flight's packed model (``rt.dynamics.berthing_flight.pack_flight``).
+    gp : float64[GP_LEN]
+        Snare parameters (``sim_stand.grapple``): stiffness (N/m), damping (N s/m), capture
+        radius (m), pin point (m, P).
+    gs : float64[GS_LEN]
+        Snare capture state (``GS_*``), held over the step. Read only.
+    go : float64[GO_LEN]
+        Output: the snare's separation (m), force (N) and dissipated power (W).
+    x : float64[2, ns]
+        The flight's state (``rt.dynamics.berthing_flight``): row 0 the arm's ``[q | u]``, row 1
+        the payload (spacecraft layout); advanced in place.
+    dt : float
+        Step (s).
+    w_in : float64[2, 6]
+        Output: row 0 the snare's wrench on P (P components, about P's origin; N, N m).
+    k4 : float64[4, 2, ns]
+        Scratch: the RK4 stage derivatives.
+    xt4 : float64[2, ns]
+        Scratch: the RK4 stage state.
+    ws : float64[2, >= WS_LEN]
+        Workspace: the two ports' inertial states (``rt.dynamics.spacecraft`` ``W_*``; row 0 =
+        A, row 1 = P), the arm's scratch past them in row 0.
+    rel : float64[REL_LEN + 6]
+        Output: the relative state of A in P in ``rel[:13]`` (``rt.dynamics.spacecraft``).
+    kin : float64[KIN_LEN]
+        Output: A's and P's absolute kinematics in P (``sim_stand.kin``).
+    """
     ns = x.shape[1]
     ok = _grapple_derivatives(a, gp, gs, go, x, w_in, k4[0], ws, rel, kin)
     for st in range(1, 4):
@@ -320,7 +521,48 @@ def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
 def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, k4, xt4, ws, rel, kin, istate, stats, logbuf, lay):
     """The berthing case: RK4 of the flight (``rt.dynamics.berthing_flight``) with the snare's
     wrench (``sim_stand.grapple``) at every stage, the capture checked at each step's end, one
-    log row per period."""
+    log row per period.
+
+    Parameters
+    ----------
+    maxrows : int
+        Most log rows (periods) to integrate in this call.
+    dpar : float64[D_LEN]
+        The run's parameters (``D_*``): physics step, steps per row, duration, end criteria.
+    a : float64[L]
+        The berthing flight's packed model (``rt.dynamics.berthing_flight.pack_flight``).
+    gp : float64[GP_LEN]
+        Snare parameters (``sim_stand.grapple``): stiffness (N/m), damping (N s/m), capture
+        radius (m), pin point (m, P).
+    gs : float64[GS_LEN]
+        Snare capture state (``GS_*``), set at the capture.
+    go : float64[GO_LEN]
+        Output: the snare's separation (m), force (N) and dissipated power (W).
+    x : float64[2, ns]
+        The flight's state (``rt.dynamics.berthing_flight``): row 0 the arm's ``[q | u]``, row 1
+        the payload (spacecraft layout); advanced in place.
+    w_in : float64[2, 6]
+        Output: row 0 the snare's wrench on P (P components, about P's origin; N, N m).
+    k4 : float64[4, 2, ns]
+        Scratch: the RK4 stage derivatives.
+    xt4 : float64[2, ns]
+        Scratch: the RK4 stage state.
+    ws : float64[2, >= WS_LEN]
+        Workspace: the two ports' inertial states (``rt.dynamics.spacecraft`` ``W_*``; row 0 =
+        A, row 1 = P), the arm's scratch past them in row 0.
+    rel : float64[REL_LEN + 6]
+        Output: the relative state of A in P in ``rel[:13]`` (``rt.dynamics.spacecraft``).
+    kin : float64[KIN_LEN]
+        Output: A's and P's absolute kinematics in P (``sim_stand.kin``).
+    istate : int64[J_LEN]
+        The run's integer state (``J_*``): step clock, end reason, status.
+    stats : float64[ST_LEN]
+        Run statistics (``sim_stand.world`` ``ST_*``; ``ST_FIRST``: first contact time, s).
+    logbuf : float64[>= maxrows, width]
+        Output: the log rows, one per log period.
+    lay : int64[n_fields]
+        Offset of each log field in a row (the run's field set, ``LOG_FIELDS_*``).
+    """
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
     nrow = 0

@@ -86,7 +86,27 @@ LOG_FIELDS_ROD = ("t", "w_P", "rel_pose", "rel_twist", "x", "captured", "penetra
 @njit(**_JIT)
 def port_accel(par, x, xdot, ws, s, kin):
     """Absolute acceleration of port s's origin and its angular acceleration, from the state
-    derivative (module docstring), into kin[K_A], kin[K_E] in P components (ws row 1 = P)."""
+    derivative (module docstring), into kin[K_A], kin[K_E] in P components (ws row 1 = P).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
+        active vehicle, row 1 the passive).
+    x : float64[2, NS]
+        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each. Read only.
+    xdot : float64[2, NS]
+        Their state derivative (``rt.dynamics.spacecraft.derivatives``). Read only.
+    ws : float64[2, WS_LEN]
+        The two vehicles' port states at ``x`` (``rt.dynamics.spacecraft`` ``W_*``): R_IC, the
+        body rate, the deflected port position and mount angles of vehicle ``s``, R_ID of row 1.
+    s : int
+        Vehicle whose port is meant (0: the active vehicle, A).
+    kin : float64[KIN_LEN]
+        Output: the port's absolute acceleration ``K_A`` (m/s^2) and angular acceleration
+        ``K_E`` (rad/s^2), P components; the rest of the record is untouched.
+    """
     nm = (x.shape[1] - S.N_RIGID) // 2
     wx, wy, wz = ws[s, S.W_WREL], ws[s, S.W_WREL + 1], ws[s, S.W_WREL + 2]
     dx, dy, dz = ws[s, S.W_RCD], ws[s, S.W_RCD + 1], ws[s, S.W_RCD + 2]
@@ -134,7 +154,96 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
     """One evaluation of the coupled system (module docstring): contact, vehicles with the lagged
     base wrench, port acceleration, mechanism, vehicles with the new base wrench. ``xdot`` (2 x
     NS) and ``mout`` hold the derivatives; ``bwp`` (6) is the base wrench carried to the next
-    evaluation. Returns the mechanism status (0 ok)."""
+    evaluation. Returns the mechanism status (0 ok).
+
+    Parameters
+    ----------
+    kind : int
+        Mechanism kind (``sim_stand.dock_mechanism`` ``KIND_*``).
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
+        active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+    x : float64[2, NS]
+        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each. Read only.
+    t : float
+        Time (s).
+    xr : float64[12] or float64[2n]
+        The mechanism's state (``sim_stand.dock_mechanism``): the ring's 12-state or a tree's
+        ``[p, pd]``. Read only.
+    com : float64[3]
+        The ring's centre of mass from the ring frame's origin, C components (m).
+    ga : float64[4]
+        Gravity on the mechanism in P (3, m/s^2; zero in orbit), then the HIL-coupling flag
+        (1.0: the active vehicle feels the contact wrench's reaction, not the base wrench).
+    mp : float64[:]
+        The mechanism's packed parameters.
+    mw : float64[:]
+        The mechanism's workspace.
+    mout : float64[:]
+        Output: the mechanism's outputs; the state derivative leads them.
+    bm : float64[12]
+        Output: the mechanism's base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2),
+        g_0 (m/s^2)]``, frame 0 = A.
+    cw : float64[6]
+        Output: the contact wrench on the buffer link, the mechanism's input (N, N m;
+        ``dock_mechanism.mech_contact``).
+    bwp : float64[6]
+        The mechanism's wrench on its base ``[f; m about O_0]``, frame 0 (N, N m), carried from
+        one evaluation to the next; updated by each.
+    w_in : float64[2, 6]
+        Output: the vehicles' inputs (``rt.dynamics.spacecraft``): row 0 the contact wrench on
+        P (P components, about P's origin), row 1 the base wrench on A (A components, about A's
+        origin; zero with HIL coupling) (N, N m).
+    xdot : float64[2, NS]
+        Output: both vehicles' state derivative.
+    ws : float64[2, WS_LEN]
+        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
+    rel : float64[REL_LEN + 6]
+        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+    kin : float64[KIN_LEN]
+        Output: A's and P's absolute kinematics in P (``sim_stand.kin`` ``K_*``).
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
+    featP : float64[nf, FW]
+        Workspace: the feature rows in P.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
+    mat : float64[n_mat, MW]
+        Contact materials (``M_*``).
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        The committed interface state (contact seen, captured, latch / sensor states). Read only.
+    cst_out : int64[S_LATCH0 + n_lat]
+        Output: the interface state this evaluation produced (not committed here).
+    rec : float64[max_contacts, CW]
+        Output: the contact records (``C_*``).
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Workspace: each link's R_PE.
+    cscr : float64[SCRATCH]
+        Workspace of the contact evaluation.
+    link_pose : float64[n_links, 7]
+        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
+    link_twist : float64[n_links, 6]
+        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    aC : float64[3, 3]
+        Scratch of ``dock_mechanism.mech_contact`` (R_C0 for a ring).
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    """
     nm = (x.shape[1] - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
     S._port(par, x, 0, nm, hw, ws)
@@ -171,7 +280,23 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
 @njit(**_JIT)
 def sc_sie_update(par, env, x, xdot, dt):
     """Semi-implicit Euler for the vehicles: v, omega, eta' from the accelerations, then r,
-    q (exact rotation by the new body rate over dt), eta from the new rates."""
+    q (exact rotation by the new body rate over dt), eta from the new rates.
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
+        active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+    x : float64[2, NS]
+        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each; advanced by ``dt`` in place.
+    xdot : float64[2, NS]
+        The state derivative at the step's start.
+    dt : float
+        Step (s).
+    """
     nm = (x.shape[1] - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
     for s in range(2):
@@ -211,7 +336,22 @@ def interface_gap(feat, lat, link_pose, R_PE, pmin):
     """A lower bound of the axial clearance between the units: ``pmin`` (the smallest x_P of the
     passive features' bounding spheres) minus the largest x_P of the active features' bounding
     spheres and of the latch tips over their strokes. Positive: no pair can touch, the kernel's
-    broad phase would reject every pair."""
+    broad phase would reject every pair.
+
+    Parameters
+    ----------
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``); the active ones' bounding spheres
+        (E components, m) are read.
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``sim_stand.contact.kernel`` ``L_*``): tips, strokes, pivots.
+    link_pose : float64[n_links, 7]
+        The buffer link's pose ``[p_PE (m), q_PE]`` in P (row 0; only the x of p_PE is read).
+    R_PE : float64[3, 3]
+        The buffer link's DCM E -> P.
+    pmin : float
+        Smallest x_P of the passive features' bounding spheres (m; ``passive_min_x``).
+    """
     amax = -1e300
     px = link_pose[0, 0]
     for i in range(feat.shape[0]):
@@ -317,7 +457,17 @@ def _end_from_relative(t, rel13, dpar, stats, istate):
 @njit(**_JIT)
 def run_clock(dpar, istate, stats):
     """The run's time: the physics-step clock, or for an adaptive run that ended inside a log
-    period (penetration, mechanism, divergence) the time of its last accepted state."""
+    period (penetration, mechanism, divergence) the time of its last accepted state.
+
+    Parameters
+    ----------
+    dpar : float64[D_LEN]
+        The run's parameters (``D_*``): the physics step ``D_DT`` (s) and the integrator.
+    istate : int64[J_LEN]
+        The run's integer state (``J_*``): step clock, phase, end reason.
+    stats : float64[ST_LEN]
+        Run statistics (``ST_*``): ``ST_T``, the time of the last accepted state (s).
+    """
     e = istate[J_END]
     if (dpar[D_INTEG] == INTEG_RK23 or dpar[D_INTEG] == INTEG_ROSW) and istate[J_PHASE] == 1 and (
             e == END_PENETRATION or e == END_MECHANISM or e == END_DIVERGED):

@@ -36,7 +36,28 @@ _JIT = dict(cache=True, error_model="numpy", _nrt=False)
 def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
     """Pose and absolute twist in P of the ring frame E (= the mechanism's ring frame R, origin
     at the ring plane centre, axes of C) from the ring state ``xr`` (relative to frame 0 = A) and
-    A's state ``kin`` ([Yaskevich 2018b, contact forces]). Fills ``aC`` (= R_C0) and ``R_PE``."""
+    A's state ``kin`` ([Yaskevich 2018b, contact forces]). Fills ``aC`` (= R_C0) and ``R_PE``.
+
+    Parameters
+    ----------
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin`` ``K_*``): position (m), DCM, A's absolute
+        velocity (m/s) and angular velocity (rad/s), P components.
+    xr : float64[12]
+        Ring state relative to frame 0 = A (``sim_stand.mechanism.kernels`` ``ring_state``):
+        r_C (m), y-z-x angles (rad), v_C (m/s), omega_C (rad/s, frame C).
+    com : float64[3]
+        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
+        components (m); zeros for a tree.
+    link_pose : float64[>= 1, 7]
+        Output: row 0 = ``[p_PE (m), q_PE]``, the ring frame E's pose in P.
+    link_twist : float64[>= 1, 6]
+        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    aC : float64[3, 3]
+        Output: alpha_C = R_C0.
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    """
     ring_dcm(xr[3], xr[4], xr[5], aC)
     # E's origin in frame 0: r_E = r_C - aC^T com
     e0 = xr[0] - (aC[0, 0] * com[0] + aC[1, 0] * com[1] + aC[2, 0] * com[2])
@@ -79,7 +100,62 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
     """Contact evaluation for the ring at ``xr`` on a base at ``kin`` ([Yaskevich 2018b, eq. 7],
     latches and sensors): wrench on the passive unit ``wrench_P`` (P, about P's origin) and
     the ring's contact wrench ``cw`` in the mechanism's input convention (frame C, about the ring's
-    centre of mass). Returns the number of contacts."""
+    centre of mass). Returns the number of contacts.
+
+    Parameters
+    ----------
+    kin : float64[KIN_LEN]
+        Kinematic record of the base A in P (``sim_stand.kin`` ``K_*``): pose, A's absolute
+        velocity (m/s) and angular velocity (rad/s), P's absolute twist ``K_VP`` (P components).
+    xr : float64[12]
+        Ring state relative to frame 0 = A (``sim_stand.mechanism.kernels`` ``ring_state``):
+        r_C (m), y-z-x angles (rad), v_C (m/s), omega_C (rad/s, frame C).
+    com : float64[3]
+        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
+        components (m); zeros for a tree.
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
+    featP : float64[nf, FW]
+        Workspace: the feature rows in P.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
+    mat : float64[n_mat, MW]
+        Contact materials (``M_*``).
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        Interface state before the call (contact seen, captured, latch / sensor states). Read
+        only.
+    cst_out : int64[S_LATCH0 + n_lat]
+        Output: the interface state after this evaluation.
+    rec : float64[max_contacts, CW]
+        Output: the contact records (``C_*``).
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Workspace: each link's R_PE.
+    cscr : float64[SCRATCH]
+        Workspace of the contact evaluation.
+    link_pose : float64[n_links, 7]
+        Output: row 0 = ``[p_PE (m), q_PE]``, the ring frame E's pose in P.
+    link_twist : float64[n_links, 6]
+        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    cw : float64[6]
+        Output: the ring's contact wrench ``[f; m]``, frame C, about the ring's centre of mass
+        (N, N m).
+    aC : float64[3, 3]
+        Output: alpha_C = R_C0.
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    """
     ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
     n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
                     wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
@@ -104,7 +180,18 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
 def sie_ring_update(xr, xdot, dt):
     """Semi-implicit (symplectic) Euler step of the ring state: the velocities [v_C, omega_C]
     from the accelerations in ``xdot``, then r_C and the y-z-x angles from the new velocities
-    (the angle rates of the ring in [Golubev & Yaskevich, §3])."""
+    (the angle rates of the ring in [Golubev & Yaskevich, §3]).
+
+    Parameters
+    ----------
+    xr : float64[12]
+        Ring state (``sim_stand.mechanism.kernels`` ``ring_state``), advanced in place.
+    xdot : float64[>= 12]
+        The ring state derivative (``out`` of ``mechanism_derivatives``); its accelerations
+        ``xdot[6:12]`` are read.
+    dt : float
+        Step (s).
+    """
     for i in range(3):
         xr[6 + i] += dt * xdot[6 + i]
         xr[9 + i] += dt * xdot[9 + i]
@@ -131,7 +218,68 @@ def mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_i
     """Contact evaluation for the mechanism at ``xr`` on a base at ``kin``
     ([Yaskevich 2018b, eq. 7], latches and sensors): wrench on the passive unit ``wrench_P`` (P,
     about P's origin) and the buffer link's contact wrench ``cw`` in the mechanism's input
-    convention. Returns the number of contacts."""
+    convention. Returns the number of contacts.
+
+    Parameters
+    ----------
+    kind : int
+        :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
+    kin : float64[KIN_LEN]
+        Kinematic record of the base A in P (``sim_stand.kin`` ``K_*``): pose, A's absolute
+        velocity (m/s) and angular velocity (rad/s), P's absolute twist ``K_VP`` (P components).
+    xr : float64[12] or float64[2n]
+        The mechanism's state: the ring's 12-state (parallel) or ``[p, pd]`` (tree).
+    com : float64[3]
+        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
+        components (m); zeros for a tree.
+    mp : float64[:]
+        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
+        of a tree).
+    mw : float64[:]
+        The mechanism's workspace (a tree's kinematics are written into it).
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
+    featP : float64[nf, FW]
+        Workspace: the feature rows in P.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
+    mat : float64[n_mat, MW]
+        Contact materials (``M_*``).
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        Interface state before the call (contact seen, captured, latch / sensor states). Read
+        only.
+    cst_out : int64[S_LATCH0 + n_lat]
+        Output: the interface state after this evaluation.
+    rec : float64[max_contacts, CW]
+        Output: the contact records (``C_*``).
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Workspace: each link's R_PE.
+    cscr : float64[SCRATCH]
+        Workspace of the contact evaluation.
+    link_pose : float64[n_links, 7]
+        Output: row 0 = ``[p_PE (m), q_PE]``, the buffer link frame E's pose in P.
+    link_twist : float64[n_links, 6]
+        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    cw : float64[6]
+        Output: the buffer link's contact wrench ``[f; m]`` (N, N m): frame C about the ring's
+        centre of mass (parallel), frame E about E's origin (tree).
+    aC : float64[3, 3]
+        Output: R_C0 (parallel); scratch, row 0 = omega_0 in frame 0 (tree).
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    """
     if kind != KIND_TREE:
         return dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
                             wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist, cw, aC, R_PE)
@@ -152,7 +300,20 @@ def mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_i
 
 @njit(**_JIT)
 def mech_sie_update(kind, xr, mout, dt):
-    """Semi-implicit Euler step of the mechanism's state from the derivative in ``mout``."""
+    """Semi-implicit Euler step of the mechanism's state from the derivative in ``mout``.
+
+    Parameters
+    ----------
+    kind : int
+        :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
+    xr : float64[12] or float64[2n]
+        The mechanism's state, advanced in place: the ring's 12-state (parallel) or ``[p, pd]``
+        (tree).
+    mout : float64[:]
+        The mechanism's outputs of the last evaluation; the state derivative leads them.
+    dt : float
+        Step (s).
+    """
     if kind == KIND_TREE:
         TK.tree_sie_update(xr, mout, dt)
     else:
@@ -162,7 +323,26 @@ def mech_sie_update(kind, xr, mout, dt):
 @njit(**_JIT)
 def mech_derivatives(kind, mp, mw, xr, bm, cw, mout):
     """The mechanism's state derivative into ``mout`` (after :func:`mech_contact` on the same
-    state for a tree). Returns the status (0 ok)."""
+    state for a tree). Returns the status (0 ok).
+
+    Parameters
+    ----------
+    kind : int
+        :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
+    mp : float64[:]
+        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
+        of a tree).
+    mw : float64[:]
+        The mechanism's workspace.
+    xr : float64[12] or float64[2n]
+        The mechanism's state: the ring's 12-state (parallel) or ``[p, pd]`` (tree).
+    bm : float64[12]
+        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g (m/s^2)]``, frame 0.
+    cw : float64[6]
+        Contact wrench on the buffer link from :func:`mech_contact` (N, N m).
+    mout : float64[:]
+        Output: the mechanism's outputs, the state derivative first.
+    """
     if kind == KIND_TREE:
         return TK.tree_finish(mp, mw, xr, bm, cw, mout)
     return mechanism_derivatives(mp, mw, xr, bm, cw, mout)
@@ -170,7 +350,16 @@ def mech_derivatives(kind, mp, mw, xr, bm, cw, mout):
 
 @njit(**_JIT)
 def base_wrench_offset(kind, mp):
-    """Offset in ``mout`` of the mechanism's wrench on its base ([f; m about O_0], frame 0)."""
+    """Offset in ``mout`` of the mechanism's wrench on its base ([f; m about O_0], frame 0).
+
+    Parameters
+    ----------
+    kind : int
+        :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
+    mp : float64[:]
+        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
+        of a tree).
+    """
     if kind == KIND_TREE:
         return 2 * int(mp[0])
     return int(mp[ML.H_OUT + 6])
@@ -178,7 +367,18 @@ def base_wrench_offset(kind, mp):
 
 @njit(**_JIT)
 def mech_absorbed_power(kind, mp, mout):
-    """Power the mechanism's dampers, brakes (and a tree's end stops) absorb (W, >= 0)."""
+    """Power the mechanism's dampers, brakes (and a tree's end stops) absorb (W, >= 0).
+
+    Parameters
+    ----------
+    kind : int
+        :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
+    mp : float64[:]
+        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
+        of a tree).
+    mout : float64[:]
+        The mechanism's outputs of the last evaluation; its device powers are read.
+    """
     if kind == KIND_TREE:
         return TK.absorbed_power(mp, mout)
     nl = int(mp[ML.H_NLEGS])

@@ -42,13 +42,43 @@ class SensorNoise:
 
 @njit(cache=True)
 def seed(s):
+    """Seed numba's random generator (the one :func:`ft_sample` draws from).
+
+    Parameters
+    ----------
+    s : int
+        The seed.
+    """
     np.random.seed(s)
 
 
 @njit(cache=True)
 def ft_sample(par, Cinv, R_PS, p_PS_P, w_P, drift, w_S, raw):
     """One sensor sample from the true wrench ``w_P``; updates ``drift`` (6), writes the noisy
-    sensor-frame wrench ``w_S`` (6) and integer-valued ``raw`` counts (N). Returns status bits."""
+    sensor-frame wrench ``w_S`` (6) and integer-valued ``raw`` counts (N). Returns status bits.
+
+    Parameters
+    ----------
+    par : float64[FP_LEN]
+        Noise parameters: force and torque sigma ``FP_SF``, ``FP_SM`` (N, N m), bias drift per
+        sqrt(s) ``FP_DF``, ``FP_DM``, sample period ``FP_DT`` (s), and the rating of each axis
+        of S from ``FP_RATING`` (Fx..Tz; N, N m).
+    Cinv : float64[N, 6]
+        Pseudo-inverse of the effective calibration matrix: sensor-frame wrench -> raw counts
+        (N = 6 or 8 gauge channels).
+    R_PS : float64[3, 3]
+        DCM of the sensor frame S in the passive unit frame P (S components -> P components).
+    p_PS_P : float64[3]
+        Position of S's origin relative to P's, P components (m).
+    w_P : float64[6]
+        True wrench ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    drift : float64[6]
+        Bias drift of each sensor axis (N, N m); advanced one random-walk step in place.
+    w_S : float64[6]
+        Output: the noisy, drifted, saturated wrench in S about S's origin (N, N m).
+    raw : float64[N]
+        Output: the raw gauge counts, rounded to integer values.
+    """
     fx, fy, fz = w_P[0], w_P[1], w_P[2]
     mx = w_P[3] - (p_PS_P[1] * fz - p_PS_P[2] * fy)
     my = w_P[4] - (p_PS_P[2] * fx - p_PS_P[0] * fz)

@@ -84,7 +84,27 @@ def new_state() -> np.ndarray:
 def grapple_eval(gp, kin, gs, wrench_P, go):
     """The snare's wrench on P (``wrench_P``: [f; m] in P about P's origin) from the kinematic
     record ``kin`` of A in P and the capture state ``gs`` (module docstring); ``go`` receives
-    |d|, |f| and the dissipated power. Returns |f|."""
+    |d|, |f| and the dissipated power. Returns |f|.
+
+    Parameters
+    ----------
+    gp : float64[GP_LEN]
+        Snare parameters (``GrappleContact.pack``): stiffness ``G_K`` (N/m), damping ``G_C``
+        (N s/m); the capture radius and pin point are not read here.
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin`` ``K_*`` layout): position ``K_P`` (m),
+        A's and P's absolute velocities ``K_V``, ``K_VP`` (m/s) and P's angular velocity
+        ``K_WP`` (rad/s), P components. Read only.
+    gs : float64[GS_LEN]
+        Capture state: captured flag ``GS_CAP`` (0/1), capture time, anchor ``d_0`` at
+        ``GS_D0`` (m, P components). Read only; nothing acts before the capture.
+    wrench_P : float64[6]
+        Output: the snare's wrench ``[f; m]`` on the passive unit, P components, about P's
+        origin (N, N m); zero before the capture.
+    go : float64[GO_LEN]
+        Output: separation ``|d|`` (m), force ``|f|`` (N) and the power the snare's damping
+        dissipates (W).
+    """
     for i in range(6):
         wrench_P[i] = 0.0
     go[GO_D] = 0.0
@@ -117,7 +137,22 @@ def grapple_eval(gp, kin, gs, wrench_P, go):
 @njit(cache=True, error_model="numpy")
 def grapple_capture(gp, kin, gs, t):
     """At a step's end: the snare closes when A's origin is within the capture radius of P's.
-    Returns True at the capture."""
+    Returns True at the capture.
+
+    Parameters
+    ----------
+    gp : float64[GP_LEN]
+        Snare parameters (``GrappleContact.pack``): capture radius ``G_RCAP`` (m) and the pin's
+        grasp point ``G_PIN`` (m, P components) are read.
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin``); only A's position ``K_P`` (m, P
+        components) is read.
+    gs : float64[GS_LEN]
+        Capture state; at the capture the flag ``GS_CAP`` is set, the time stored at ``GS_T`` and
+        the anchor ``d_0 = p_PA`` at ``GS_D0`` (m, P components). Untouched once captured.
+    t : float
+        Time of this step's end (s), recorded as the capture time.
+    """
     if gs[GS_CAP] != 0.0:
         return False
     rx, ry, rz = kin[K_P], kin[K_P + 1], kin[K_P + 2]

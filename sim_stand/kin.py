@@ -32,7 +32,19 @@ def kin_from_ports(ws, kin):
     gravity zero) from the two vehicles' port states in ``ws`` (``rt.dynamics.spacecraft``
     layout, row 0 = A, row 1 = P, all in I; [Yaskevich 2018b, contact forces]):
     ``p_PA = R_IP^T (p_IA - p_IP)``, ``R_PA = R_IP^T R_IA``, and ``R_IP^T`` times each of A's
-    and P's absolute velocity and angular velocity."""
+    and P's absolute velocity and angular velocity.
+
+    Parameters
+    ----------
+    ws : float64[2, WS_LEN]
+        The two vehicles' kinematic workspace (``rt.dynamics.spacecraft`` ``W_*`` layout), row 0
+        the active vehicle, row 1 the passive: port origin positions ``W_PI`` (m), port DCMs
+        ``R_ID`` at ``W_RID`` (row-major), absolute port velocities ``W_VI`` (m/s) and angular
+        velocities ``W_WI`` (rad/s), all in I components. Read only.
+    kin : float64[KIN_LEN]
+        Output: the kinematic record of A in P (``K_*`` layout); position, DCM, velocities and
+        gravity (set to zero) are written, the accelerations ``K_A``, ``K_E`` are left as they are.
+    """
     for i in range(3):
         d = 0.0
         va = 0.0

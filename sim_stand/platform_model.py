@@ -62,7 +62,29 @@ class PlatformParams:
 def servo_step(par, L, Ld, Ldd, ring, head, cmd):
     """Advance the six actuators by one physics step. ``cmd`` (6) is the command arriving now;
     it is pushed into the delay ring and the command from ``ndelay`` steps ago is tracked.
-    Returns (new head, fault bits)."""
+    Returns (new head, fault bits).
+
+    Parameters
+    ----------
+    par : float64[PP_LEN]
+        Packed servo parameters (``PlatformParams.pack``): natural frequency ``PP_WN`` (rad/s),
+        damping ratio, velocity and acceleration limits (m/s, m/s^2), stroke stops
+        ``PP_LMIN``/``PP_LMAX`` (m), physics step ``PP_DT`` (s), delay length ``PP_NDELAY``
+        (steps).
+    L : float64[6]
+        Actuator lengths (m); advanced in place and held at the stroke stops.
+    Ld : float64[6]
+        Actuator rates (m/s); advanced in place, zeroed at a stop.
+    Ldd : float64[6]
+        Output: actuator accelerations over this step (m/s^2), after the limits.
+    ring : float64[max(1, ndelay), 6]
+        Delay line of commanded lengths (m), one row per physics step; the newest command is
+        written at ``head``. Unused when ``ndelay`` is 0.
+    head : int
+        Ring slot this step's command is written to; the head returned is the next slot.
+    cmd : float64[6]
+        The six commanded actuator lengths arriving this step (m).
+    """
     nd = int(par[PP_NDELAY])
     wn, ze, vmax, amax = par[PP_WN], par[PP_ZETA], par[PP_VMAX], par[PP_AMAX]
     lmin, lmax, dt = par[PP_LMIN], par[PP_LMAX], par[PP_DT]

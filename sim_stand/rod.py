@@ -160,7 +160,23 @@ def rod_eval(rp, kin, wrench_P, ro):
     kinematic record ``kin`` of A in P (``sim_stand.kin``): the pose of A in P (``K_P``,
     ``K_R``), A's absolute velocity and angular velocity (``K_V``, ``K_W``) and the passive
     unit's (``K_VP``, ``K_WP``), all P components. ``ro`` (RO_LEN) receives delta, delta', the
-    force and the contact point. Returns the force."""
+    force and the contact point. Returns the force.
+
+    Parameters
+    ----------
+    rp : float64[ROD_LEN]
+        Rod parameters (``RodParams.pack``): stiffness ``R_K`` (N/m), damping ``R_C`` (N s/m),
+        tip offset along x_A ``R_TIP`` (m).
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin`` ``K_*`` layout); pose, A's and P's
+        absolute velocities and angular velocities, P components. Read only.
+    wrench_P : float64[6]
+        Output: the rod's wrench ``[f; m]`` on the passive unit, P components, about P's origin
+        (N, N m).
+    ro : float64[RO_LEN]
+        Output: penetration delta (m), its rate (m/s), the force (N) and the contact point on
+        the face (m, P components).
+    """
     t = rp[R_TIP]
     # tip c = p_PA + R_PA c_A, c_A = [t, 0, 0]: column 0 of R_PA
     cx = kin[K_P] + kin[K_R] * t
@@ -208,7 +224,38 @@ def _rod_from_ports(rp, ws, w_in, ro, kin):
 def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, kin):
     """State derivative of the two vehicles coupled by the rod: the rod wrench is evaluated from
     this very state (no hold), then rt.dynamics.spacecraft.derivatives with ``react = 1`` (the active unit
-    gets the opposite wrench on the same line of action)."""
+    gets the opposite wrench on the same line of action).
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``, ``P_*``
+        layout; row 0 the active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms and mean motion, the
+        optional port-to-port spring-damper.
+    rp : float64[ROD_LEN]
+        Rod parameters (``RodParams.pack``): stiffness (N/m), damping (N s/m), tip offset (m).
+    x : float64[2, NS]
+        State of both vehicles (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
+        (rad/s), modal coordinates and rates), one row each. Read only.
+    t : float
+        Time (s).
+    w_in : float64[2, 6]
+        Held inputs (``rt.dynamics.spacecraft`` module docstring); row 0 is overwritten with
+        the rod's wrench on the passive unit (P components, about P's origin; N, N m), row 1
+        (the extra wrench on the active unit) is zeroed.
+    xdot : float64[2, NS]
+        Output: the state derivative.
+    ws : float64[2, WS_LEN]
+        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*`` layout).
+    rel : float64[REL_LEN + 6]
+        Workspace of the relative kinematics and the coupling wrench.
+    ro : float64[RO_LEN]
+        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
+    kin : float64[KIN_LEN]
+        Scratch for A's and P's motion in P (a ``sim_stand.kin`` record; :func:`rod_scratch`).
+    """
     nm = (x.shape[1] - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
     S._port(par, x, 0, nm, hw, ws)
@@ -222,7 +269,41 @@ def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, kin):
 @njit(cache=True, error_model="numpy")
 def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, kin):
     """One classical RK4 step of the two vehicles with the rod force evaluated at every stage.
-    Afterwards ``w_in[0]`` and ``ro`` hold the rod at the new state. Quaternions renormalised."""
+    Afterwards ``w_in[0]`` and ``ro`` hold the rod at the new state. Quaternions renormalised.
+
+    Parameters
+    ----------
+    par : float64[2, L]
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``, ``P_*``
+        layout; row 0 the active vehicle, row 1 the passive).
+    env : float64[ENV_LEN]
+        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms and mean motion, the
+        optional port-to-port spring-damper.
+    rp : float64[ROD_LEN]
+        Rod parameters (``RodParams.pack``): stiffness (N/m), damping (N s/m), tip offset (m).
+    x : float64[2, NS]
+        State of both vehicles (``rt.dynamics.spacecraft`` layout), advanced by ``dt`` in place.
+    t : float
+        Time at the step's start (s).
+    dt : float
+        Step (s).
+    w_in : float64[2, 6]
+        Held inputs (``rt.dynamics.spacecraft`` module docstring); row 0 is overwritten with
+        the rod's wrench on the passive unit (P components, about P's origin; N, N m), row 1
+        (the extra wrench on the active unit) is zeroed.
+    k : float64[4, 2, NS]
+        Workspace: the four stage derivatives.
+    xt : float64[2, NS]
+        Workspace: the stage state.
+    ws : float64[2, WS_LEN]
+        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*`` layout).
+    rel : float64[REL_LEN + 6]
+        Workspace of the relative kinematics and the coupling wrench.
+    ro : float64[RO_LEN]
+        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
+    kin : float64[KIN_LEN]
+        Scratch for A's and P's motion in P (a ``sim_stand.kin`` record; :func:`rod_scratch`).
+    """
     ns = x.shape[1]
     rod_derivatives(par, env, rp, x, t, w_in, k[0], ws, rel, ro, kin)
     h = 0.5 * dt

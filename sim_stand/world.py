@@ -118,7 +118,17 @@ def gravity_in_P(stand, g: float) -> np.ndarray:
 @njit(**_JIT)
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
-    absolute kinematics in P ([Yaskevich 2018a, modified CRBA]; gravity zero in orbit)."""
+    absolute kinematics in P ([Yaskevich 2018a, modified CRBA]; gravity zero in orbit).
+
+    Parameters
+    ----------
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin`` ``K_*``): DCM R_PA, A's absolute
+        acceleration (m/s^2), angular velocity (rad/s) and angular acceleration (rad/s^2), and
+        gravity (m/s^2), P components. Read only.
+    bm : float64[12]
+        Output: ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0 = A.
+    """
     R = kin[K_R:K_R + 9]
     for blk in range(4):
         src = K_A if blk == 0 else (K_W if blk == 1 else (K_E if blk == 2 else K_G))
@@ -131,6 +141,16 @@ def dock_base_motion(kin, bm):
 
 @njit(**_JIT)
 def max_class1_penetration(rec, n):
+    """The deepest penetration of the class-1 contacts among the first ``n`` contact records
+    (m; 0.0 when there is none).
+
+    Parameters
+    ----------
+    rec : float64[max_contacts, CW]
+        Contact records of the last evaluation (``sim_stand.contact.kernel`` ``C_*``).
+    n : int
+        Contacts found by that evaluation (``info[2]``); rows beyond ``rec``'s are not read.
+    """
     m = 0.0
     for k in range(min(n, rec.shape[0])):
         if rec[k, CK.C_CLASS] == 1.0 and rec[k, CK.C_PEN] > m:
@@ -152,7 +172,29 @@ def _event(ev, istate, t, code, detail, value):
 @njit(**_JIT)
 def record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate):
     """Events of a committed contact evaluation (the same rules as ContactModel.commit), the
-    penetration-limit episodes; then the new latch states become current."""
+    penetration-limit episodes; then the new latch states become current.
+
+    Parameters
+    ----------
+    t : float
+        Time of the evaluation (s), stamped on the events.
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``sim_stand.contact.kernel`` ``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        The interface state before the evaluation; overwritten with ``cst_out`` on return.
+    cst_out : int64[S_LATCH0 + n_lat]
+        The interface state the evaluation produced.
+    info : int64[4]
+        The evaluation's [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        The evaluation's [offending penetration (m), its limit (m)].
+    rec : float64[max_contacts, CW]
+        The evaluation's contact records; the first one's pair names the first contact.
+    ev : float64[EV_MAX, 4]
+        Output: event rows ``[t (s), code, detail, value]``, appended at ``istate[I_NEV]``.
+    istate : int64[I_LEN]
+        Integer state: the event count ``I_NEV`` and the penetration flag ``I_PEN`` are updated.
+    """
     bits = info[3]
     if bits != 0:
         if bits & CK.EV_FIRST_CONTACT:
@@ -185,7 +227,33 @@ def record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate):
 def top_rates(base, top, pose, Ld, Ldd, twist, acc, J, J2, b6, Ltmp):
     """Twist ``[v; omega]`` (B) of the top from the actuator rates, ``J twist = L'``, and its
     acceleration from ``J [a; eps] = L'' - u . (omega x (omega x r)) - (|l'|^2 - L'^2) / L``
-    (the second derivative of L_i = |p + R t_i - b_i|). Returns False if J is singular."""
+    (the second derivative of L_i = |p + R t_i - b_i|). Returns False if J is singular.
+
+    Parameters
+    ----------
+    base : float64[6, 3]
+        Hexapod joint centres on the base, B components (m).
+    top : float64[6, 3]
+        Hexapod joint centres on the top, T components (m).
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``.
+    Ld : float64[6]
+        Actuator rates (m/s).
+    Ldd : float64[6]
+        Actuator accelerations (m/s^2).
+    twist : float64[6]
+        Output: ``[v (m/s); omega (rad/s)]`` of the top, B components.
+    acc : float64[6]
+        Output: ``[a (m/s^2); eps (rad/s^2)]`` of the top, B components.
+    J : float64[6, 6]
+        Output: the hexapod Jacobian at ``pose`` (``rt.stand.hexapod``).
+    J2 : float64[6, 6]
+        Scratch: a copy of J for the in-place solves.
+    b6 : float64[6]
+        Scratch: the right-hand sides.
+    Ltmp : float64[6]
+        Output: the leg lengths at ``pose`` (m).
+    """
     HX.inverse(base, top, pose, Ltmp, J)
     for i in range(6):
         b6[i] = Ld[i]
@@ -224,7 +292,23 @@ def platform_kin(wpar, pose, twist, acc, kin):
     """A's absolute kinematics in P (the record ``K_*``) from the top's pose, twist and
     acceleration in B (A rides on T at p_TA_T, R_TA; B and P are fixed in the lab W):
     p_PA = p_PB + R_PB (p_BT + r), r = R_BT p_TA; R_PA = R_PB R_BT R_TA;
-    v_A = R_PB (v_T + w x r); a_A = R_PB (a_T + eps x r + w x (w x r)); w, eps: R_PB w, R_PB eps."""
+    v_A = R_PB (v_T + w x r); a_A = R_PB (a_T + eps x r + w x (w x r)); w, eps: R_PB w, R_PB eps.
+
+    Parameters
+    ----------
+    wpar : float64[W_LEN]
+        World parameters (``W_*``); read here: gravity in P ``W_GP`` (m/s^2), B's origin in P
+        ``W_PPB`` (m) and R_PB ``W_RPB``, A's mount on T ``W_PTA`` (m) and R_TA ``W_RTA``.
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``.
+    twist : float64[6]
+        Top twist ``[v (m/s); omega (rad/s)]``, B components.
+    acc : float64[6]
+        Top acceleration ``[a (m/s^2); eps (rad/s^2)]``, B components.
+    kin : float64[KIN_LEN]
+        Output: the kinematic record of A in P (``sim_stand.kin`` ``K_*``); P's own velocities
+        are zero (fixed in the lab).
+    """
     b00, b01, b02, b10, b11, b12, b20, b21, b22 = HX.pose_dcm(pose)    # R_BT
     pta = wpar[W_PTA:W_PTA + 3]
     rta = wpar[W_RTA:W_RTA + 9]
@@ -272,7 +356,49 @@ def platform_step(wpar, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, tw
                   istate):
     """One physics step of the platform (the semantics of PlatformModel.step): servo with the
     transport delay line, forward kinematics warm-started at the last pose, top twist and
-    acceleration. Fault bits accumulate in istate[I_FAULT]."""
+    acceleration. Fault bits accumulate in istate[I_FAULT].
+
+    Parameters
+    ----------
+    wpar : float64[W_LEN]
+        World parameters (``W_*``): physics step (s), integrator, model, gravity in P, B's pose in
+        P, A's mount on T, ring centre of mass, forward-kinematics tolerance, top at reset, kind.
+    ppar : float64[PP_LEN]
+        Platform servo parameters (``sim_stand.platform_model.PlatformParams.pack``).
+    base : float64[6, 3]
+        Hexapod joint centres on the base, B components (m).
+    top : float64[6, 3]
+        Hexapod joint centres on the top, T components (m).
+    L : float64[6]
+        Actuator lengths (m), advanced in place.
+    Ld : float64[6]
+        Actuator rates (m/s), advanced in place.
+    Ldd : float64[6]
+        Output: actuator accelerations over the step (m/s^2).
+    ring : float64[max(1, ndelay), 6]
+        The platform's delay line of commanded lengths (m).
+    cmd : float64[6]
+        The commanded actuator lengths entering the delay line this step (m).
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``: the warm start, replaced by the new pose.
+    pose_g : float64[7]
+        Scratch: the forward kinematics' guess.
+    twist : float64[6]
+        Output: the top's twist ``[v (m/s); omega (rad/s)]``, B components.
+    acc : float64[6]
+        Output: the top's acceleration ``[a (m/s^2); eps (rad/s^2)]``, B components.
+    J, J2 : float64[6, 6]
+        Scratch: the hexapod Jacobian and its copy (:func:`top_rates`).
+    b6 : float64[6]
+        Scratch (:func:`top_rates`).
+    Ltmp : float64[6]
+        Scratch: leg lengths at the new pose (m).
+    fkw : float64[10, 6]
+        Forward-kinematics workspace (``rt.stand.hexapod.fk_workspace``).
+    istate : int64[I_LEN]
+        Integer state: the delay-ring head ``I_HEAD`` is advanced, fault bits are OR-ed into
+        ``I_FAULT``.
+    """
     head, f = servo_step(ppar, L, Ld, Ldd, ring, istate[I_HEAD], cmd)
     istate[I_HEAD] = head
     istate[I_FAULT] |= f
@@ -310,7 +436,25 @@ def step_stats(t, wrench_P, pen, power_new, dt, stats, captured):
     digital reference's): peak magnitudes of the force and the moment of the wrench on the
     passive unit (``wrench_P``, P, about P's origin), the penetration now and its maximum, the
     energy absorbed (trapezoid of the absorbed power over the step ``dt``: ``power_new`` at its
-    end), the time of capture (the first step with ``captured`` != 0), and ``t``."""
+    end), the time of capture (the first step with ``captured`` != 0), and ``t``.
+
+    Parameters
+    ----------
+    t : float
+        Time at the step's end (s).
+    wrench_P : float64[6]
+        Wrench ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    pen : float
+        The penetration now (m).
+    power_new : float
+        The power the model absorbs at the step's end (W, >= 0).
+    dt : float
+        The physics step (s).
+    stats : float64[ST_LEN]
+        The run statistics (``ST_*``), updated in place.
+    captured : int
+        Non-zero once the units are captured.
+    """
     f, m = SP.wrench_norms(wrench_P)
     if f > stats[ST_PEAKF]:
         stats[ST_PEAKF] = f
@@ -348,7 +492,129 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
     advance's command ``cmd[1]`` over the steps (``cmd[2]`` the step's command; ``cmd[1]`` is
     the new command on exit). On entry the model has been evaluated at the current state (its
     derivative is in ``mout``, its kinematics in ``kin0``); on exit likewise at the new state.
-    Returns 0, or the mechanism's non-zero status (the state is then that of the failing step)."""
+    Returns 0, or the mechanism's non-zero status (the state is then that of the failing step).
+
+    Parameters
+    ----------
+    nsteps : int
+        Number of physics steps.
+    wpar : float64[W_LEN]
+        World parameters (``W_*``): physics step (s), integrator, model, gravity in P, B's pose in
+        P, A's mount on T, ring centre of mass, forward-kinematics tolerance, top at reset, kind.
+    rp : float64[ROD_LEN]
+        Rod parameters (``sim_stand.rod``; the elastic-rod model).
+    ppar : float64[PP_LEN]
+        Platform servo parameters (``sim_stand.platform_model.PlatformParams.pack``).
+    base : float64[6, 3]
+        Hexapod joint centres on the base, B components (m).
+    top : float64[6, 3]
+        Hexapod joint centres on the top, T components (m).
+    L : float64[6]
+        Actuator lengths (m), advanced in place.
+    Ld : float64[6]
+        Actuator rates (m/s), advanced in place.
+    Ldd : float64[6]
+        Output: actuator accelerations over the step (m/s^2).
+    ring : float64[max(1, ndelay), 6]
+        The platform's delay line of commanded lengths (m).
+    cmd : float64[3, 6]
+        Actuator-length commands (m): this advance's [0], the last advance's [1] (set to [0] on
+        exit), scratch for the step's [2].
+    pose : float64[7]
+        Top pose ``[p_BT_B (m), q_BT]``, advanced in place.
+    pose_g : float64[7]
+        Scratch: the forward kinematics' guess.
+    twist : float64[6]
+        Output: the top's twist ``[v (m/s); omega (rad/s)]``, B components.
+    acc : float64[6]
+        Output: the top's acceleration ``[a (m/s^2); eps (rad/s^2)]``, B components.
+    J, J2 : float64[6, 6]
+        Scratch: the hexapod Jacobian and its copy.
+    b6 : float64[6]
+        Scratch.
+    Ltmp : float64[6]
+        Scratch: leg lengths (m).
+    fkw : float64[10, 6]
+        Forward-kinematics workspace (``rt.stand.hexapod.fk_workspace``).
+    kin0 : float64[KIN_LEN]
+        A's kinematic record in P at the current state on entry, at the new state on exit.
+    kin1 : float64[KIN_LEN]
+        Scratch: the record at a step's end.
+    kinm : float64[KIN_LEN]
+        Scratch: the record at a step's midpoint (RK4).
+    xr : float64[12] or float64[2n]
+        The mechanism's state (``sim_stand.dock_mechanism``), advanced in place.
+    mp : float64[:]
+        The mechanism's packed parameters.
+    mw : float64[:]
+        The mechanism's workspace.
+    mout : float64[:]
+        The mechanism's outputs: the evaluation at the current state on entry, at the new state
+        on exit.
+    bm : float64[12]
+        Output: the mechanism's base motion ``[a_0, omega_0, eps_0, g_0]``, frame 0 (SI).
+    cw : float64[6]
+        Output: the contact wrench on the buffer link (N, N m; ``dock_mechanism.mech_contact``).
+    kst : float64[4, len(xr)]
+        Scratch: the RK4 stage derivatives.
+    xt : float64[len(xr)]
+        Scratch: the RK4 stage state.
+    feat : float64[nf, FW]
+        Contact feature rows (``sim_stand.contact.geometry``).
+    featP : float64[nf, FW]
+        Workspace: the feature rows in P.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
+    mat : float64[n_mat, MW]
+        Contact materials (``M_*``).
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*``).
+    cst_in : int64[S_LATCH0 + n_lat]
+        The committed interface state (contact seen, captured, latches), updated once per step.
+    cst_out : int64[S_LATCH0 + n_lat]
+        Scratch: the state of a step's end evaluation before it is committed.
+    cst_tmp : int64[S_LATCH0 + n_lat]
+        Scratch: the state of the RK4 stage evaluations (never committed).
+    rec : float64[max_contacts, CW]
+        Output: contact records of the last evaluation.
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits, offending pair, contacts found, event bits].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Workspace: each link's R_PE.
+    cscr : float64[SCRATCH]
+        Workspace of the contact evaluation.
+    link_pose : float64[n_links, 7]
+        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
+    link_twist : float64[n_links, 6]
+        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    aC : float64[3, 3]
+        Scratch of ``dock_mechanism.mech_contact``.
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    ro : float64[RO_LEN]
+        Output (rod): penetration (m), its rate (m/s), force (N), contact point (m, P).
+    gp : float64[GP_LEN]
+        Snare parameters (``sim_stand.grapple``; the grapple model).
+    gs : float64[GS_LEN]
+        Snare capture state, updated at a capture.
+    go : float64[GO_LEN]
+        Output (grapple): separation (m), force (N), dissipated power (W).
+    istate : int64[I_LEN]
+        Integer state (``I_*``): delay-ring head, fault bits, event count, penetration flag,
+        step count, mechanism status, rod / snare contact.
+    stats : float64[ST_LEN]
+        Run statistics (``ST_*``), updated every step.
+    ev : float64[EV_MAX, 4]
+        Output: event rows ``[t (s), code, detail, value]``, appended at ``istate[I_NEV]``.
+    """
     dt = wpar[W_DT]
     model = int(wpar[W_MODEL])
     kind = int(wpar[W_KIND])

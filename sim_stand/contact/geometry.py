@@ -91,7 +91,16 @@ def _dot(a, i, b, j):
 def edge_plane(f, i):
     """Edge i of the polygon row ``f``: (offset of its first vertex in the row, inward edge
     normal m = nu x e), e the edge from vertex i to i+1 (vertices counter-clockwise about nu);
-    the prism of the face is the intersection of (p - v_i) . m_i >= 0."""
+    the prism of the face is the intersection of (p - v_i) . m_i >= 0.
+
+    Parameters
+    ----------
+    f : float64[FW]
+        Polygon feature row (``F_*`` layout): vertices from ``F_V``, count ``F_NV``, outward
+        normal ``F_NU``.
+    i : int
+        Edge index, 0 <= i < ``f[F_NV]``.
+    """
     k = F_V + 3 * i
     kn = k + 3 if i + 1 < int(f[F_NV]) else F_V
     ex = f[kn] - f[k]
@@ -127,7 +136,19 @@ def clip_to_face(f, ax, ay, az, bx, by, bz, tw):
     """Clip the segment a + t (b - a), t in [0, 1], to the prism of a one-sided face row ``f``
     (polygon: the edge half-spaces; annulus: nothing radial here) and to the slab
     -depth <= nu.(p - o) (the depth window). Writes [t0, t1] into ``tw`` and returns False
-    if nothing is left."""
+    if nothing is left.
+
+    Parameters
+    ----------
+    f : float64[FW]
+        One-sided face row (polygon or annulus/plane) in P, ``F_*`` layout.
+    ax, ay, az : float
+        The segment's start a, P components (m).
+    bx, by, bz : float
+        The segment's end b, P components (m).
+    tw : float64[>= 2]
+        Output: the clipped parameter interval [t0, t1] (written only when something is left).
+    """
     t0 = 0.0
     t1 = 1.0
     dx = bx - ax
@@ -164,7 +185,23 @@ def seg_face(s, f, face_is_active, tw, out):
     The deepest point of the segment part inside the face prism and depth window is an end of
     that part (the signed distance is linear along the segment), so the contact is exact for
     flat faces. ``face_is_active`` says which body owns the face: n_R = -nu for a passive face
-    (the segment on the active body pushes into it), n_R = +nu for an active face."""
+    (the segment on the active body pushes into it), n_R = +nu for an active face.
+
+    Parameters
+    ----------
+    s : float64[FW]
+        Point or segment feature row in P (``F_*`` layout), rounding radius ``F_RAD`` (m).
+    f : float64[FW]
+        One-sided polygon face row in P.
+    face_is_active : bool
+        True when the face belongs to the active body (n_R = +nu), False for a passive face
+        (n_R = -nu).
+    tw : float64[>= 2]
+        Workspace: the clip interval of :func:`clip_to_face`.
+    out : float64[>= 10]
+        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
+        undefined when there is no overlap.
+    """
     ax = s[F_A]
     ay = s[F_A + 1]
     az = s[F_A + 2]
@@ -249,7 +286,22 @@ def _face_contact(px, py, pz, d, r, nx, ny, nz, face_is_active, out):
 def seg_annulus(s, f, face_is_active, out):
     """Point or segment row ``s`` (ends only) against the one-sided annulus / plane ``f``:
     the deepest end whose foot lies within r_in <= radius <= r_out and inside the depth
-    window."""
+    window.
+
+    Parameters
+    ----------
+    s : float64[FW]
+        Point or segment feature row in P (``F_*`` layout); its ends and rounding radius are used.
+    f : float64[FW]
+        One-sided annulus / plane row in P: origin ``F_A``, normal ``F_NU``, radii ``F_RIN``,
+        ``F_ROUT`` (m), depth window ``F_DEPTH`` (m).
+    face_is_active : bool
+        True when the face belongs to the active body (n_R = +nu), False for a passive face
+        (n_R = -nu).
+    out : float64[>= 10]
+        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
+        undefined when there is no overlap.
+    """
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]
@@ -290,7 +342,22 @@ def circle_annulus(c, f, face_is_active, out):
     annulus / plane ``f``: the circle point deepest along -nu, i.e. c - rho w/|w| with
     w = nu - (nu.a) a. If the circle is parallel to the plane every point is equally deep
     and the point on the circle's first in-plane axis is taken; use several points for
-    seating of parallel faces (docs/models/contact.md §2.3)."""
+    seating of parallel faces (docs/models/contact.md §2.3).
+
+    Parameters
+    ----------
+    c : float64[FW]
+        Circle feature row in P (``F_*`` layout): centre ``F_A`` (m), unit axis ``F_NU``,
+        radius ``F_RIN`` (m), rounding ``F_RAD`` (m).
+    f : float64[FW]
+        One-sided annulus / plane row in P.
+    face_is_active : bool
+        True when the face belongs to the active body (n_R = +nu), False for a passive face
+        (n_R = -nu).
+    out : float64[>= 10]
+        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
+        undefined when there is no overlap.
+    """
     nx = f[F_NU]
     ny = f[F_NU + 1]
     nz = f[F_NU + 2]
@@ -331,7 +398,17 @@ def circle_annulus(c, f, face_is_active, out):
 @njit(**JIT)
 def closest_seg_seg(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z, tw):
     """Parameters (s, t) in [0, 1]^2 of the closest points of segments a and b (Ericson,
-    Real-Time Collision Detection §5.1.9), written into tw[0], tw[1]."""
+    Real-Time Collision Detection §5.1.9), written into tw[0], tw[1].
+
+    Parameters
+    ----------
+    a0x, a0y, a0z, a1x, a1y, a1z : float
+        Start and end of segment a (m, any one frame).
+    b0x, b0y, b0z, b1x, b1y, b1z : float
+        Start and end of segment b (m, the same frame).
+    tw : float64[>= 2]
+        Output: s on a, t on b.
+    """
     d1x = a1x - a0x
     d1y = a1y - a0y
     d1z = a1z - a0z
@@ -381,7 +458,20 @@ def seg_seg(sa, sp, tw, out):
     """Rounded segment ``sa`` (active) against rounded segment ``sp`` (passive): the closest
     points, Delta = r_a + r_p - distance, n_R from the active axis towards the passive one.
     If the axes intersect (distance 0) the normal is their common perpendicular, oriented
-    along +x of P (the approach direction); parallel intersecting axes use +x."""
+    along +x of P (the approach direction); parallel intersecting axes use +x.
+
+    Parameters
+    ----------
+    sa : float64[FW]
+        Active segment row in P (``F_*`` layout), rounding radius ``F_RAD`` (m).
+    sp : float64[FW]
+        Passive segment row in P, rounding radius ``F_RAD`` (m).
+    tw : float64[>= 2]
+        Workspace: the closest-point parameters of :func:`closest_seg_seg`.
+    out : float64[>= 10]
+        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
+        undefined when there is no overlap.
+    """
     closest_seg_seg(sa[F_A], sa[F_A + 1], sa[F_A + 2], sa[F_B], sa[F_B + 1], sa[F_B + 2],
                     sp[F_A], sp[F_A + 1], sp[F_A + 2], sp[F_B], sp[F_B + 1], sp[F_B + 2], tw)
     s = tw[0]
@@ -482,7 +572,16 @@ def revolved_distance(px, py, pz, f):
     free-side unit normal there (P): (d, N_x, N_y, N_z). d = -1e300 when the point's foot is off
     the generator segment or the point lies deeper than the depth window behind it. For a
     surface of revolution the nearest point lies in the meridian plane through the point, so
-    the 2-D distance to the generator is exact (docs/models/probe_cone.md §2)."""
+    the 2-D distance to the generator is exact (docs/models/probe_cone.md §2).
+
+    Parameters
+    ----------
+    px, py, pz : float
+        The point, P components (m).
+    f : float64[FW]
+        Revolved-band row in P (``K_REVOLVED``): axis origin ``F_A``, unit axis ``F_NU``,
+        generator from ``F_G`` (``G_*`` offsets), depth window ``F_DEPTH`` (m).
+    """
     a, rho, ux, uy, uz = _meridian(px, py, pz, f)
     a0 = f[F_G + G_A0]
     r0 = f[F_G + G_R0]
@@ -503,7 +602,16 @@ def revolved_distance(px, py, pz, f):
 @njit(inline="always", **JIT)
 def circle_distance(px, py, pz, f):
     """Distance of a point from the circle row ``f`` (centre F_A, axis F_NU, radius F_RIN) minus
-    its rounding F_RAD, and the unit direction from the circle to the point (P)."""
+    its rounding F_RAD, and the unit direction from the circle to the point (P).
+
+    Parameters
+    ----------
+    px, py, pz : float
+        The point, P components (m).
+    f : float64[FW]
+        Circle row in P (``K_CIRCLE``): centre ``F_A``, unit axis ``F_NU``, radius ``F_RIN``,
+        rounding ``F_RAD`` (m).
+    """
     a, rho, ux, uy, uz = _meridian(px, py, pz, f)
     qa = a
     qr = rho - f[F_RIN]
@@ -521,7 +629,18 @@ def point_surface(s, f, out):
     """Rounded point (or segment ends) ``s`` against a revolved band (one-sided, free side along
     its normal) or a rounded circle (a torus: an edge of the passive unit) ``f``: the deepest
     end, Delta = r_s - (signed distance to the surface), n_R = -N (the force on the passive
-    surface)."""
+    surface).
+
+    Parameters
+    ----------
+    s : float64[FW]
+        Rounded point or segment row in P (active side; ends and rounding radius ``F_RAD`` used).
+    f : float64[FW]
+        Passive revolved band (``K_REVOLVED``) or rounded circle (``K_CIRCLE``) row in P.
+    out : float64[>= 10]
+        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
+        undefined when there is no overlap.
+    """
     nend = 2 if s[F_KIND] == K_SEGMENT else 1
     rev = f[F_KIND] == K_REVOLVED
     best = 1e300
@@ -547,7 +666,17 @@ def point_surface_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a passive face of any kind (polygon, annulus,
     revolved band, rounded circle) and the face's free-side unit normal at the contact (P):
     (Delta, N_x, N_y, N_z); Delta = -1e300 where the face does not apply. Used by the latch
-    bisection ([Yaskevich 2018b, latches and sensors])."""
+    bisection ([Yaskevich 2018b, latches and sensors]).
+
+    Parameters
+    ----------
+    px, py, pz : float
+        The point, P components (m).
+    r : float
+        Rounding radius of the point (m).
+    f : float64[FW]
+        Passive face row in P of any kind (``F_*`` layout).
+    """
     k = f[F_KIND]
     if k == K_REVOLVED:
         d, nx, ny, nz = revolved_distance(px, py, pz, f)
@@ -564,7 +693,17 @@ def point_surface_depth(px, py, pz, r, f):
 def point_face_depth(px, py, pz, r, f):
     """Penetration of a rounded point into a one-sided face row (polygon or annulus), or
     -1e300 if the point is outside the face's prism / annulus or depth window. Used by the
-    latch bisection ([Yaskevich 2018b, latches and sensors]), where only Delta(p) is needed."""
+    latch bisection ([Yaskevich 2018b, latches and sensors]), where only Delta(p) is needed.
+
+    Parameters
+    ----------
+    px, py, pz : float
+        The point, P components (m).
+    r : float
+        Rounding radius of the point (m).
+    f : float64[FW]
+        One-sided polygon or annulus / plane row in P (``F_*`` layout).
+    """
     rx, ry, rz, d, nx, ny, nz = _along_normal(px, py, pz, f)
     # depth window; clip_to_face's own window test (d + depth < 0) can then never fire: d >=
     # -depth makes the exact sum >= 0, and rounding keeps it >= 0

@@ -174,7 +174,21 @@ def _point_to_P(feat, featP, i, k, R, px, py, pz):
 def transform_centres(feat, featP, link_pose, Rl):
     """The links' R_PE into ``Rl`` and every active feature's bounding-sphere centre (E_j) into
     P; the rest of each active row is marked stale (column ``F_STALE``) for :func:`transform_row`,
-    which the pair loop calls only for features that pass the broad phase."""
+    which the pair loop calls only for features that pass the broad phase.
+
+    Parameters
+    ----------
+    feat : float64[nf, FW]
+        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
+        ones in their buffer link's frame E_j. Read only.
+    featP : float64[nf, FW]
+        The feature rows in P: the active rows' bounding-sphere centres ``F_BC`` and stale
+        flags ``F_STALE`` are written.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Output: each link's DCM R_PE (E_j components -> P components).
+    """
     nl = link_pose.shape[0]
     for j in range(nl):
         spatial.quat_to_dcm(link_pose[j, 3:7], Rl[j])
@@ -189,7 +203,22 @@ def transform_centres(feat, featP, link_pose, Rl):
 @njit(**JIT)
 def transform_row(feat, featP, i, link_pose, Rl):
     """Active feature row i (E_j) -> P in ``featP``: points A, B, polygon vertices and the normal
-    (the centre is done by :func:`transform_centres`), once per evaluation."""
+    (the centre is done by :func:`transform_centres`), once per evaluation.
+
+    Parameters
+    ----------
+    feat : float64[nf, FW]
+        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
+        ones in their buffer link's frame E_j. Read only.
+    featP : float64[nf, FW]
+        The feature rows in P; row ``i`` is rewritten if still marked stale, then unmarked.
+    i : int
+        Index of an active feature row.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+    """
     if featP[i, F_STALE] == 0.0:
         return
     featP[i, F_STALE] = 0.0
@@ -214,7 +243,20 @@ def transform_row(feat, featP, i, link_pose, Rl):
 @njit(**JIT)
 def transform_active(feat, featP, link_pose, Rl):
     """Active feature rows (E_j) -> P rows in ``featP``, all of them (passive rows are left
-    untouched)."""
+    untouched).
+
+    Parameters
+    ----------
+    feat : float64[nf, FW]
+        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
+        ones in their buffer link's frame E_j. Read only.
+    featP : float64[nf, FW]
+        The feature rows in P: passive rows as in ``feat``, active rows rewritten here.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Output: each link's DCM R_PE (E_j components -> P components).
+    """
     transform_centres(feat, featP, link_pose, Rl)
     for i in range(feat.shape[0]):
         if feat[i, F_SIDE] != 0.0:
@@ -327,7 +369,23 @@ def _apply(out, link, cls, fn_given, m, mat, link_pose, link_twist, passive_twis
 @njit(inline="always", **JIT)
 def latch_tip(lat, l, p, link_pose, Rl, tmp):
     """Tip centre of latch ``l`` at deflection ``p``, in P, into tmp[0:3]; the derivative
-    dr/dp (P) into tmp[3:6]."""
+    dr/dp (P) into tmp[3:6].
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    p : float
+        Deflection of the latch: m for a translational latch, rad for a rotational one.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+    tmp : float64[>= 6]
+        Output: tip centre [0:3] (m, P) and dr/dp [3:6] (P; per m or per rad).
+    """
     j = int(lat[l, L_LINK])
     R = Rl[j]
     ax = lat[l, L_AX]
@@ -368,7 +426,23 @@ def latch_tip(lat, l, p, link_pose, Rl, tmp):
 @njit(inline="always", **JIT)
 def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     """Bit mask of the candidate faces of latch ``l`` whose bounding spheres the tip can reach
-    over its whole stroke (broad phase, once per evaluation)."""
+    over its whole stroke (broad phase, once per evaluation).
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    featP : float64[nf, FW]
+        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+    tmp : float64[>= 6]
+        Workspace of :func:`latch_tip`.
+    """
     latch_tip(lat, l, 0.0, link_pose, Rl, tmp)
     x0 = tmp[0]
     y0 = tmp[1]
@@ -403,7 +477,25 @@ def latch_affine(lat, l, mask, featP, tx, ty, tz, ux, uy, uz, aff):
 
     For a translational latch (u = dr/dp, the buffer link frozen) the rows are set up once per
     evaluation and every bisection step is a few multiply-adds per candidate; the direct form
-    (:func:`latch_depth`) sets them up at the tip's own position with u = 0."""
+    (:func:`latch_depth`) sets them up at the tip's own position with u = 0.
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    mask : int
+        Bit mask of the candidate faces to set up (:func:`latch_candidates`).
+    featP : float64[nf, FW]
+        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+    tx, ty, tz : float
+        Tip centre t at p = 0, P components (m).
+    ux, uy, uz : float
+        Tip direction u = dr/dp, P components (per m or per rad); zero for the direct form.
+    aff : float64[AFF_FACES * AW]
+        Output: one row per candidate (``A_*`` offsets).
+    """
     f0 = int(lat[l, L_FACE])
     b0 = int(lat[l, L_BACK])
     ns = 0
@@ -479,7 +571,25 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
     v = a n1 + b n2 the offset from the crest edge (a = (d1 - c d2)/(1 - c^2),
     b = (d2 - c d1)/(1 - c^2), c = n1.n2): a, b > 0 is the rounded crest edge,
     Delta = r_tip - |v| with normal v/|v|; otherwise the nearer plane,
-    Delta = r_tip - max(d1, d2)."""
+    Delta = r_tip - max(d1, d2).
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    p : float
+        Deflection at which Delta is evaluated (m or rad).
+    ns : int
+        Number of rows in ``aff`` (the value :func:`latch_affine` returned).
+    featP : float64[nf, FW]
+        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+    aff : float64[AFF_FACES * AW]
+        The affine rows of :func:`latch_affine`. Read only.
+    tmp : float64[>= 10]
+        Output: the deepest face's index [6] and its striker normal [7:10] (P).
+    """
     r = lat[l, L_RTIP]
     best = -1e300
     f0 = int(lat[l, L_FACE])
@@ -530,7 +640,29 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
 def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, aff):
     """Delta(p) of latch ``l`` evaluated directly at the tip's position (any latch, rotational
     ones included; outputs as :func:`latch_depth_affine`). A candidate that is not a polygon
-    (a sensor against the ring face's annulus) is tested by ``point_face_depth``."""
+    (a sensor against the ring face's annulus) is tested by ``point_face_depth``.
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    p : float
+        Deflection at which Delta is evaluated (m or rad).
+    mask : int
+        Bit mask of the candidate faces (:func:`latch_candidates`).
+    featP : float64[nf, FW]
+        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+    tmp : float64[>= 10]
+        Workspace: tip centre [0:3] (m, P), dr/dp [3:6] (P), deepest face [6], its normal [7:10].
+    aff : float64[AFF_FACES * AW]
+        Workspace: the affine rows of :func:`latch_affine` (``A_*`` offsets), one per candidate.
+    """
     latch_tip(lat, l, p, link_pose, Rl, tmp)
     ns = latch_affine(lat, l, mask, featP, tmp[0], tmp[1], tmp[2], 0.0, 0.0, 0.0, aff)
     if ns >= 0:
@@ -561,7 +693,27 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff):
     """Dichotomy of [Yaskevich 2018b, latches and sensors] for latch ``l``. res = [p, Delta(p),
     iterations, case, face, striker normal (3)] with case 0: no contact (p = 0), 1: contact found by
     bisection, 2: bottomed out (Delta(p_max) > 0, p = p_max). Delta(p) by :func:`latch_depth`, in
-    its affine form (:func:`latch_affine`, workspace ``aff``) for translational latches."""
+    its affine form (:func:`latch_affine`, workspace ``aff``) for translational latches.
+
+    Parameters
+    ----------
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout). Read only.
+    l : int
+        Index of the latch (or sensor) row.
+    featP : float64[nf, FW]
+        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    Rl : float64[n_links, 3, 3]
+        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+    tmp : float64[>= 10]
+        Workspace: tip centre [0:3] (m, P), dr/dp [3:6] (P), deepest face [6], its normal [7:10].
+    res : float64[8]
+        Output: [p (m or rad), Delta(p) (m), iterations, case, face, striker normal (3, P)].
+    aff : float64[AFF_FACES * AW]
+        Workspace: the affine rows of :func:`latch_affine` (``A_*`` offsets), one per candidate.
+    """
     p0 = 0.0
     pmax = lat[l, L_PMAX]
     res[4] = -1.0
@@ -628,7 +780,52 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff):
 def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist, state_in,
              rec, wrench_P, wrench_links, state_out, latch_p, info, info_f, Rl, scratch):
     """One full evaluation of the interface. Returns the number of contacts found (records
-    beyond ``rec.shape[0]`` are not written; ``info[0]`` then has ST_OVERFLOW)."""
+    beyond ``rec.shape[0]`` are not written; ``info[0]`` then has ST_OVERFLOW).
+
+    Parameters
+    ----------
+    feat : float64[nf, FW]
+        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
+        ones in their buffer link's frame E_j. Read only.
+    featP : float64[nf, FW]
+        The feature rows in P: passive rows as in ``feat``, active rows rewritten here.
+    pairs : int64[n_pairs, PW]
+        Primitive pair table (``P_*`` columns): type, active and passive feature, material,
+        gating latch, face owner.
+    mat : float64[n_mat, MW]
+        Materials (``M_*`` columns): stiffness k0 (N/m) and slope k1 (N/m^2), damping (N s/m),
+        friction coefficient, regularisation slip speed (m/s), penetration limit (m), push-only.
+    lat : float64[n_lat, LW]
+        Latch and sensor rows (``L_*`` layout).
+    link_pose : float64[n_links, 7]
+        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+    link_twist : float64[n_links, 6]
+        Absolute twist ``[v (m/s), omega (rad/s)]`` of each link's origin, P components.
+    passive_twist : float64[6]
+        Absolute twist ``[v_P (m/s), omega_P (rad/s)]`` of the passive unit, P components
+        (zeros on the stand).
+    state_in : int64[S_LATCH0 + n_lat]
+        Interface state before the call: contact seen, captured, each latch's / sensor's state
+        (``LAT_*``, ``SEN_*``). Read only.
+    rec : float64[max_contacts, CW]
+        Output: one contact record per row (``C_*`` offsets).
+    wrench_P : float64[6]
+        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
+    wrench_links : float64[n_links, 6]
+        Output: ``[f; m]`` on each buffer link, P components, about E_j's origin (N, N m).
+    state_out : int64[S_LATCH0 + n_lat]
+        Output: the interface state after this evaluation (same layout as ``state_in``).
+    latch_p : float64[n_lat]
+        Output: each latch's / sensor's deflection (m or rad).
+    info : int64[4]
+        Output: [status bits ``ST_*``, offending pair, contacts found, event bits ``EV_*``].
+    info_f : float64[2]
+        Output: [offending penetration (m), its limit (m)].
+    Rl : float64[n_links, 3, 3]
+        Output: each link's DCM R_PE (E_j components -> P components).
+    scratch : float64[SCRATCH]
+        Workspace (primitive output, clip parameters, latch tip, bisection result, affine rows).
+    """
     out = scratch[_OUT:_OUT + 10]
     tw = scratch[_TW:_TW + 2]
     tmp = scratch[_TMP:_TMP + 10]
@@ -830,7 +1027,19 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
 def link_wrench_in_link_frame(link_pose_j, wrench_P_j, Rtmp, out):
     """Wrench on a buffer link as the kernel gives it (P components, moment about E_j's
     origin) -> E_j components about E_j's origin: what the mechanism's ``contact_wrench``
-    input takes (force first)."""
+    input takes (force first).
+
+    Parameters
+    ----------
+    link_pose_j : float64[7]
+        The link's pose in P, ``[p_PE (m), q_PE]``; only ``q_PE`` is read.
+    wrench_P_j : float64[6]
+        Wrench ``[f; m]`` on the link, P components, about E_j's origin (N, N m).
+    Rtmp : float64[3, 3]
+        Workspace: R_PE.
+    out : float64[6]
+        Output: the same wrench in E_j components, about E_j's origin (N, N m).
+    """
     spatial.quat_to_dcm(link_pose_j[3:7], Rtmp)  # R_PE
     spatial.mattvec3(Rtmp, wrench_P_j[0:3], out[0:3])
     spatial.mattvec3(Rtmp, wrench_P_j[3:6], out[3:6])

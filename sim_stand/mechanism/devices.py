@@ -49,7 +49,17 @@ def _table_point(P, lo, s, n):
 
 @njit(cache=True)
 def spring_K(P, lo, s):
-    """K(s) = int_0^s k(sigma) d sigma (exact for the piecewise-linear table)."""
+    """K(s) = int_0^s k(sigma) d sigma (exact for the piecewise-linear table).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    """
     n = int(P[lo + L_SP_NT])
     if n == 0:
         return 0.0
@@ -62,7 +72,17 @@ def spring_K(P, lo, s):
 
 @njit(cache=True)
 def spring_force(P, lo, s):
-    """Linear spring with preload F0 and stroke-dependent stiffness:  F = F0 - K(s)."""
+    """Linear spring with preload F0 and stroke-dependent stiffness:  F = F0 - K(s).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    """
     if int(P[lo + L_SP_NT]) == 0:
         return 0.0
     return P[lo + L_SP_F0] - spring_K(P, lo, s)
@@ -71,7 +91,17 @@ def spring_force(P, lo, s):
 @njit(cache=True)
 def spring_potential(P, lo, s):
     """V(s) with F = -dV/ds, V(0) = 0:  V = -F0 s + int_0^s K (Simpson: exact, K is quadratic
-    on each table segment)."""
+    on each table segment).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    """
     n = int(P[lo + L_SP_NT])
     if n == 0:
         return 0.0
@@ -85,7 +115,17 @@ def spring_potential(P, lo, s):
 
 @njit(cache=True)
 def damper_force(P, lo, v):
-    """Viscous damper F = -c v."""
+    """Viscous damper F = -c v.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    v : float
+        Its rate (m/s or rad/s).
+    """
     return -P[lo + L_DA_C] * v
 
 
@@ -93,7 +133,17 @@ def damper_force(P, lo, v):
 def brake_force(P, lo, v):
     """Friction brake: Coulomb level Fc, break-away level Fb >= Fc reached near zero rate
     (Stribeck velocity vs), regularised by tanh(v / vr) so a fixed-step integrator stays
-    stable when dt < 2 m_eff vr / Fb.  F = -(Fc + (Fb - Fc) exp(-(v/vs)^2)) tanh(v/vr)."""
+    stable when dt < 2 m_eff vr / Fb.  F = -(Fc + (Fb - Fc) exp(-(v/vs)^2)) tanh(v/vr).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    v : float
+        Its rate (m/s or rad/s).
+    """
     fc = P[lo + L_BR_FC]
     if fc <= 0.0 and P[lo + L_BR_FB] <= 0.0:
         return 0.0
@@ -106,13 +156,39 @@ def brake_force(P, lo, v):
 def emd_force(P, lo, v):
     """Electromechanical damper (ball screw + gear + motor shorted through a resistor):
     back-EMF damping F = -(G^2 k_t k_e / R) v.  Its reflected rotor inertia J G^2 is added to
-    the leg's mass matrix on the device joint (not a force)."""
+    the leg's mass matrix on the device joint (not a force).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    v : float
+        Its rate (m/s or rad/s).
+    """
     return -P[lo + L_EM_C] * v
 
 
 @njit(cache=True)
 def drive_force(P, lo, s, v, s_cmd, v_cmd):
-    """Position/velocity drive (alignment, retraction): PD law saturated at +-Fmax."""
+    """Position/velocity drive (alignment, retraction): PD law saturated at +-Fmax.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    v : float
+        Its rate (m/s or rad/s).
+    s_cmd : float
+        The drive's commanded coordinate (m or rad).
+    v_cmd : float
+        The drive's commanded rate (m/s or rad/s).
+    """
     if P[lo + L_DR_ON] == 0.0:
         return 0.0
     f = P[lo + L_DR_KP] * (s_cmd - s) + P[lo + L_DR_KD] * (v_cmd - v)
@@ -126,7 +202,19 @@ def drive_force(P, lo, s, v, s_cmd, v_cmd):
 
 @njit(cache=True)
 def stop_force(P, lo, s, v):
-    """Hard end stops at the stroke limits: unilateral penalty spring-damper (never pulls)."""
+    """Hard end stops at the stroke limits: unilateral penalty spring-damper (never pulls).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    v : float
+        Its rate (m/s or rad/s).
+    """
     if P[lo + L_ST_ON] == 0.0:
         return 0.0
     smax = P[lo + L_ST_MAX]
@@ -147,7 +235,23 @@ def rate_slope(P, lo, s, v, s_cmd, v_cmd):
     """d F / d v of the sum of the leg's devices at (s, v): the damper's and EMD's -c, the brake's
     regularised core, the drive's -kd while unsaturated, an engaged end stop's -c. Its stiff
     part is the brake's: -F_b / v_r at v = 0 (1.1e5 N s/m on the peripheral preset), what caps an
-    explicit step near 1 ms once the brakes hold (docs/models/world.md §6)."""
+    explicit step near 1 ms once the brakes hold (docs/models/world.md §6).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    v : float
+        Its rate (m/s or rad/s).
+    s_cmd : float
+        The drive's commanded coordinate (m or rad).
+    v_cmd : float
+        The drive's commanded rate (m/s or rad/s).
+    """
     g = -P[lo + L_DA_C] - P[lo + L_EM_C]
     fc = P[lo + L_BR_FC]
     fb = P[lo + L_BR_FB]

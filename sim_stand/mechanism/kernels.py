@@ -66,7 +66,15 @@ def _ws(W, P, slot, n):
 
 @njit(**_JIT)
 def ring_dcm(psi, theta, phi, R):
-    """alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi) = R_C0 ([Golubev & Yaskevich, §3])."""
+    """alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi) = R_C0 ([Golubev & Yaskevich, §3]).
+
+    Parameters
+    ----------
+    psi, theta, phi : float
+        The ring's y-z-x angles relative to frame 0 (rad).
+    R : float64[3, 3]
+        Output: alpha_C = R_C0.
+    """
     cps, sps = math.cos(psi), math.sin(psi)
     cth, sth = math.cos(theta), math.sin(theta)
     cph, sph = math.cos(phi), math.sin(phi)
@@ -88,7 +96,31 @@ def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
 
     p: joint coordinates (n).  Fills tau[j] (DCM 0 -> body j, tau[0] = 1), beta[j-1]
     (body j-1 -> j), rloc[j-1] (r_{j-1,j}, frame j-1), r0[j] (O_j in frame 0), e0[j-1] (axis of
-    joint j in frame 0), rL (cut-joint centre in frame 0), lL0 (tau_n^T l^L)."""
+    joint j in frame 0), rL (cut-joint centre in frame 0), lL0 (tau_n^T l^L).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    p : float64[>= n]
+        The leg's joint coordinates (m for a prismatic joint, rad for a revolute one).
+    tau : float64[NMAX + 1, 3, 3]
+        Output: DCM frame 0 -> body j per body (index 0: the base, the identity).
+    beta : float64[NMAX, 3, 3]
+        Output: DCM body j-1 -> body j per joint (index j-1).
+    rloc : float64[NMAX, 3]
+        Output: r_{j-1,j}: joint-frame origin of body j from O_{j-1}, frame j-1 (m; index j-1).
+    r0 : float64[NMAX + 1, 3]
+        Output: body origins O_j in frame 0 (m; index 0: the base origin O_0).
+    e0 : float64[NMAX, 3]
+        Output: unit joint axes in frame 0 (index j-1).
+    rL : float64[3]
+        Output: cut-joint centre at the leg's end, frame 0 (m).
+    lL0 : float64[3]
+        Output: tau_n^T l^L: the cut-joint centre from the last body's origin, frame 0 (m).
+    """
     n = int(P[lo + L_N])
     for a in range(3):
         for b in range(3):
@@ -136,7 +168,31 @@ def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
 def leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd):
     """C^(d) (m x m) from the leg's kinematics: rows 0-2 = T^L_n (Jacobian of the cut-joint
     centre w.r.t. p'), row 3 (m = 4) = n_R^T R_n.  e1 (y axis of the last body), e2 (ring-side
-    z axis, set by the caller) and n_R = e1 x e2 are in frame 0."""
+    z axis, set by the caller) and n_R = e1 x e2 are in frame 0.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    tau : float64[NMAX + 1, 3, 3]
+        DCM frame 0 -> body j per body (index 0: the base, the identity).
+    r0 : float64[NMAX + 1, 3]
+        Body origins O_j in frame 0 (m; index 0: the base origin O_0).
+    e0 : float64[NMAX, 3]
+        Unit joint axes in frame 0 (index j-1).
+    rL : float64[3]
+        Cut-joint centre at the leg's end, frame 0 (m).
+    e1 : float64[3]
+        Output (m = 4 legs): y axis of the last body, frame 0.
+    e2 : float64[3]
+        Ring-side z axis of the cut joint, frame 0 (m = 4 legs; :func:`ring_e2`).
+    nR : float64[3]
+        Output (m = 4 legs): n_R = e1 x e2, frame 0.
+    Cd : float64[NMAX, NMAX]
+        Output: C^(d) in its m x m block.
+    """
     n = int(P[lo + L_N])
     m = int(P[lo + L_M])
     for i in range(n):
@@ -272,7 +328,23 @@ def _chart_yz(u0, u1, u2, out_p, i):
 def leg_ik(P, lo, rC, aC, p, Z, T):
     """Closed-form inverse kinematics of one leg ([Golubev & Yaskevich, §4]): joint coordinates p
     from the ring pose (r_C in frame 0, alpha_C = R_C0).  Z, T: 3x3 scratch.  Returns a status
-    code."""
+    code.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    rC : float64[3]
+        Ring centre of mass r_C relative to O_0, frame 0 (m).
+    aC : float64[3, 3]
+        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+    p : float64[>= n]
+        Output: the leg's joint coordinates (m or rad).
+    Z, T : float64[3, 3]
+        Scratch.
+    """
     typ = int(P[lo + L_TYPE])
     # ring joint centre in frame 0 and the ring-side U axis e2 (m = 4)
     lc0 = P[lo + L_LC]
@@ -385,7 +457,19 @@ def _twist_after(P, lo, aC, T, Z, p, i):
 
 @njit(**_JIT)
 def ring_e2(P, lo, aC, e2):
-    """Ring-side U axis (3rd axis of the cut-joint frame on the ring) in frame 0."""
+    """Ring-side U axis (3rd axis of the cut-joint frame on the ring) in frame 0.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    aC : float64[3, 3]
+        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+    e2 : float64[3]
+        Output: the axis, frame 0.
+    """
     gc = P[lo + L_GC: lo + L_GC + 9]
     for b in range(3):
         e2[b] = gc[6] * aC[0, b] + gc[7] * aC[1, b] + gc[8] * aC[2, b]
@@ -393,7 +477,41 @@ def ring_e2(P, lo, aC, e2):
 
 @njit(**_JIT)
 def leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR, f, Cd):
-    """Position-level closure f_k(p) (eq. 4.6) and its Jacobian C^(d)."""
+    """Position-level closure f_k(p) (eq. 4.6) and its Jacobian C^(d).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    rC : float64[3]
+        Ring centre of mass r_C relative to O_0, frame 0 (m).
+    aC : float64[3, 3]
+        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+    p : float64[>= n]
+        The leg's joint coordinates (m for a prismatic joint, rad for a revolute one).
+    tau : float64[NMAX + 1, 3, 3]
+        Output: DCM frame 0 -> body j per body (:func:`leg_fk`).
+    beta : float64[NMAX, 3, 3]
+        Output: DCM body j-1 -> body j per joint.
+    rloc : float64[NMAX, 3]
+        Output: r_{j-1,j}, frame j-1 (m).
+    r0 : float64[NMAX + 1, 3]
+        Output: body origins O_j, frame 0 (m).
+    e0 : float64[NMAX, 3]
+        Output: unit joint axes, frame 0.
+    rL : float64[3]
+        Output: the leg's cut-joint centre, frame 0 (m).
+    lL0 : float64[3]
+        Output: tau_n^T l^L, frame 0 (m).
+    e1, e2, nR : float64[3]
+        Output: the last body's y axis, the ring-side z axis and n_R, frame 0.
+    f : float64[>= m]
+        Output: the closure residual (m, and the cosine e1 . e2 for m = 4).
+    Cd : float64[NMAX, NMAX]
+        Output: the constraint Jacobian C^(d) (its m x m block).
+    """
     m = int(P[lo + L_M])
     leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0)
     ring_e2(P, lo, aC, e2)
@@ -411,7 +529,49 @@ def leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1,
 def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR,
                   f, Cd, LU, piv):
     """Newton iteration p <- p - C^(d)^{-1} f (eq. 4.6) from the initial p; returns
-    (iterations, status)."""
+    (iterations, status).
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    rC : float64[3]
+        Ring centre of mass r_C relative to O_0, frame 0 (m).
+    aC : float64[3, 3]
+        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+    p : float64[>= n]
+        The leg's joint coordinates (m or rad): the initial guess, refined in place.
+    tol : float
+        Stop once the largest residual entry is below it (m, or cosine).
+    maxit : int
+        Most iterations.
+    tau : float64[NMAX + 1, 3, 3]
+        Workspace: DCMs frame 0 -> body j (:func:`leg_fk`).
+    beta : float64[NMAX, 3, 3]
+        Workspace: DCMs body j-1 -> body j.
+    rloc : float64[NMAX, 3]
+        Workspace: r_{j-1,j}, frame j-1 (m).
+    r0 : float64[NMAX + 1, 3]
+        Workspace: body origins, frame 0 (m).
+    e0 : float64[NMAX, 3]
+        Workspace: joint axes, frame 0.
+    rL : float64[3]
+        Workspace: the cut-joint centre, frame 0 (m).
+    lL0 : float64[3]
+        Workspace: tau_n^T l^L, frame 0 (m).
+    e1, e2, nR : float64[3]
+        Workspace: the last body's y axis, the ring-side z axis and n_R, frame 0.
+    f : float64[>= m]
+        Workspace: the residual, then the Newton step.
+    Cd : float64[NMAX, NMAX]
+        Workspace: C^(d).
+    LU : float64[NMAX, NMAX]
+        Workspace: LU factors of C^(d).
+    piv : float64[NMAX]
+        Workspace: the row pivots (as floats).
+    """
     m = int(P[lo + L_M])
     for it in range(maxit):
         leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR, f, Cd)
@@ -433,7 +593,23 @@ def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0
 def leg_crba(P, lo, beta, rloc, A, tmp):
     """Leg mass matrix A_k by the CRBA of [Golubev & Yaskevich, §5] (body frames), plus
     the reflected rotor inertia of an electromechanical damper on the device joint.  tmp: (16, >=3)
-    scratch."""
+    scratch.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    beta : float64[NMAX, 3, 3]
+        DCM body j-1 -> body j per joint (index j-1).
+    rloc : float64[NMAX, 3]
+        r_{j-1,j}: joint-frame origin of body j from O_{j-1}, frame j-1 (m; index j-1).
+    A : float64[NMAX, NMAX]
+        Output: the leg's mass matrix in its n x n block (kg, kg m, kg m^2 by joint type).
+    tmp : float64[16, >= 3]
+        Scratch: the bodies' unit twists and momenta.
+    """
     n = int(P[lo + L_N])
     for jj in range(n):
         for b in range(jj, n):
@@ -530,7 +706,44 @@ def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, ea
     generalized forces at p'' = 0 with the actual p, p' and the base motion (omega_0, eps_0, w_0 =
     a_0 - g, frame 0), plus the active force Qdj on the device joint dj.  Stores
     the velocity-dependent d'Alembert wrenches fn0, mn0 (at O_j, frame j) and the absolute omega_j,
-    eps_j, w_j for the base-wrench pass."""
+    eps_j, w_j for the base-wrench pass.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    beta : float64[NMAX, 3, 3]
+        DCM body j-1 -> body j per joint (index j-1).
+    rloc : float64[NMAX, 3]
+        r_{j-1,j}: joint-frame origin of body j from O_{j-1}, frame j-1 (m; index j-1).
+    pd : float64[>= n]
+        The leg's joint rates (m/s or rad/s).
+    om0 : float64[3]
+        omega_0: angular velocity of frame 0 relative to the inertial frame, frame 0 (rad/s).
+    eps0 : float64[3]
+        eps_0: its angular acceleration, frame 0 (rad/s^2).
+    w0 : float64[3]
+        w_0 = a_0 - g: acceleration of O_0 less gravity, frame 0 (m/s^2).
+    dj : int
+        Index of the device joint.
+    Qdj : float
+        Active generalized force of the devices on that joint (N or N m).
+    b : float64[>= n]
+        Output: the bias b_k (N or N m per joint).
+    fn0, mn0 : float64[NMAX, 3]
+        Output: the velocity-dependent d'Alembert force (N) and moment (N m) of each body, at
+        O_j, frame j.
+    oab : float64[NMAX, 3]
+        Output: absolute angular velocity omega_j of each body, frame j (rad/s).
+    eab : float64[NMAX, 3]
+        Output: its absolute angular acceleration eps_j at p'' = 0, frame j (rad/s^2).
+    wab : float64[NMAX, 3]
+        Output: the absolute acceleration w_j of O_j at p'' = 0, less gravity, frame j (m/s^2).
+    tmp : float64[16, >= 3]
+        Scratch: the wrenches carried down the leg.
+    """
     n = int(P[lo + L_N])
     for b_ in range(n):
         ax = int(P[lo + L_JA + b_])
@@ -620,7 +833,25 @@ def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, ea
 
 @njit(**_JIT)
 def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
-    """Every device's generalized force on the device joint and its power; returns the sum."""
+    """Every device's generalized force on the device joint and its power; returns the sum.
+
+    Parameters
+    ----------
+    P : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+    lo : int
+        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+    s : float
+        Device-joint coordinate: stroke (m) or crank angle (rad).
+    v : float
+        Its rate (m/s or rad/s).
+    s_cmd, v_cmd : float
+        The drive's command: coordinate (m or rad) and rate (m/s or rad/s).
+    force : float64[NDEV]
+        Output: each device's generalized force (``DEV_*`` order; N or N m, + along the axis).
+    power : float64[NDEV]
+        Output: each device's power delivered to the mechanism (W; < 0 when it absorbs).
+    """
     force[DEV_SPRING] = dv.spring_force(P, lo, s)
     force[DEV_DAMPER] = dv.damper_force(P, lo, v)
     force[DEV_BRAKE] = dv.brake_force(P, lo, v)
@@ -673,7 +904,27 @@ def _fail(out, P, code, leg):
 def mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wrench, out):
     """One evaluation of the mechanism dynamics (in the order of [Golubev & Yaskevich, §7]).
     Returns the status code (also in ``out`` 'status'); on a non-zero status every other output is
-    zero (never NaN)."""
+    zero (never NaN).
+
+    Parameters
+    ----------
+    params : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``).
+    workspace : float64[ws_size(n_legs)]
+        Workspace (``layout.ws_layout``); its ``cmd`` block holds each leg's drive command
+        [stroke (m or rad), rate], set by the caller.
+    ring_state : float64[12]
+        ``[r_C (frame 0, m), psi, theta, phi (rad), v_C (frame 0, m/s), omega_C (frame C,
+        rad/s)]`` (module docstring).
+    base_motion : float64[12]
+        ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g (m/s^2)]``, all in frame 0.
+    contact_wrench : float64[6]
+        External wrench ``[f; m]`` on the ring, frame C, about the ring's centre of mass (N, N m).
+    out : float64[out_size(n_legs)]
+        Output (``layout.out_offsets``): the ring state derivative, u', leg coordinates, rates,
+        accelerations and multipliers, the wrench on the base, strokes, device forces and powers,
+        status.
+    """
     P = params
     W = workspace
     nl = int(P[H_NLEGS])
@@ -1083,7 +1334,20 @@ def damping_jacobian(params, workspace, out, G):
     6..11), h_k the device joint's row of leg k's H (p'_dj = h_k . u), dQ/dv from
     ``devices.rate_slope`` and A* the reduced mass matrix (its Cholesky factor, as the evaluation
     left it). The configuration is held: the part of the Jacobian a Rosenbrock-W step treats
-    implicitly (sim_stand.digital)."""
+    implicitly (sim_stand.digital).
+
+    Parameters
+    ----------
+    params : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``).
+    workspace : float64[ws_size(n_legs)]
+        The workspace of the last :func:`mechanism_derivatives` call: H, the Cholesky factor of
+        A*, the drive commands. Read only.
+    out : float64[out_size(n_legs)]
+        The outputs of that call: strokes and stroke rates are read.
+    G : float64[6, 6]
+        Output: d(u')/du (1/s).
+    """
     P = params
     W = workspace
     nl = int(P[H_NLEGS])
@@ -1122,7 +1386,32 @@ def mechanism_step_rk4(params, workspace, ring_state, base_motion, contact_wrenc
                        k_acc, x_tmp):
     """One classical RK4 step of the ring's 12-state in place (base motion and contact wrench
     held).  ``out`` holds the evaluation at the start of the step (outputs for logging);
-    k_acc (12), x_tmp (12): scratch.  Returns the worst status code met."""
+    k_acc (12), x_tmp (12): scratch.  Returns the worst status code met.
+
+    Parameters
+    ----------
+    params : float64[HDR + n_legs * LP]
+        The mechanism's packed parameters (``layout``).
+    workspace : float64[ws_size(n_legs)]
+        Workspace (``layout.ws_layout``); its ``cmd`` block holds each leg's drive command
+        [stroke (m or rad), rate], set by the caller.
+    ring_state : float64[12]
+        Advanced by ``dt`` in place: ``[r_C (frame 0, m), psi, theta, phi (rad), v_C (frame 0,
+        m/s), omega_C (frame C, rad/s)]`` (module docstring).
+    base_motion : float64[12]
+        ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g (m/s^2)]``, all in frame 0.
+    contact_wrench : float64[6]
+        External wrench ``[f; m]`` on the ring, frame C, about the ring's centre of mass (N, N m).
+    dt : float
+        Step (s).
+    out : float64[out_size(n_legs)]
+        Output: the evaluation's outputs (``layout.OutView``). Every stage writes them, so after
+        a successful step they are the fourth stage's (at the start state plus ``dt k3``).
+    k_acc : float64[12]
+        Scratch: the weighted sum of the stage derivatives.
+    x_tmp : float64[12]
+        Scratch: the stage state.
+    """
     st = mechanism_derivatives(params, workspace, ring_state, base_motion, contact_wrench, out)
     if st != STATUS_OK:
         return st

@@ -87,7 +87,26 @@ def _frame_scratch(mp, mw):
 def joint_forces(D, n, x, g, out, o_f, o_p):
     """g_j = the sum of joint j's device forces along its axis (spring, damper, brake within its
     engagement, end stops; sim_stand.mechanism.devices), and each device's force and power
-    (W, < 0 absorbed) into ``out``."""
+    (W, < 0 absorbed) into ``out``.
+
+    Parameters
+    ----------
+    D : float64[n * LP]
+        Per joint the device block (``sim_stand.mechanism.layout.L_*`` entries, and the brake's
+        engagement ``D_ENG_BELOW``, ``D_ENG_ONEWAY``).
+    n : int
+        Number of joints.
+    x : float64[2n]
+        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+    g : float64[n]
+        Output: the summed device force along each joint's axis (N or N m).
+    out : float64[out_size]
+        Output: each device's force (from ``o_f``) and power (from ``o_p``), n x NDEV each.
+    o_f : int
+        Offset of the device forces in ``out``.
+    o_p : int
+        Offset of the device powers in ``out``.
+    """
     for j in range(n):
         lo = j * ML.LP
         s = x[j]
@@ -116,7 +135,20 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
 @njit(**_JIT)
 def tree_kinematics_packed(mp, mw, x, omega0):
     """Pass 1 (of the ABA, [Yaskevich 2018a, open chains]): the tree's kinematics at ``x`` with
-    the base's angular velocity ``omega0`` (frame 0)."""
+    the base's angular velocity ``omega0`` (frame 0).
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch (module docstring); the kinematics are written into
+        its ``W``.
+    x : float64[2n]
+        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+    omega0 : float64[3]
+        Angular velocity of the base frame 0 relative to the inertial frame, frame 0 (rad/s).
+    """
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     tree_kinematics(P, W, x[:n], x[n:2 * n], omega0)
 
@@ -126,7 +158,25 @@ def tree_finish(mp, mw, x, bm, cw, out):
     """The rest of one evaluation after :func:`tree_kinematics_packed` (with ``omega0 =
     bm[3:6]``): the contact wrench moved from E to the buffer link's origin (m_j = m_E + c_E x f),
     s_j, joint devices, ABA with ``a_0 = [a_0 - g_0; eps_0]`` (free-fall trick for the stand's
-    gravity) and its base wrench. Returns the status (0 ok); on failure every output is zero."""
+    gravity) and its base wrench. Returns the status (0 ok); on failure every output is zero.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
+        docstring).
+    x : float64[2n]
+        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+    bm : float64[12]
+        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
+    cw : float64[6]
+        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    out : float64[out_size]
+        Output (:func:`out_offsets`): ``[xdot (2n), base_wrench (6), dev_force (n x NDEV),
+        dev_power (n x NDEV), status]``.
+    """
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     no = 2 * n
     o_f = no + 6
@@ -162,7 +212,25 @@ def tree_finish(mp, mw, x, bm, cw, out):
 @njit(**_JIT)
 def tree_derivatives(mp, mw, x, bm, cw, out):
     """One evaluation ([Yaskevich 2018a, open chains]): :func:`tree_kinematics_packed` then
-    :func:`tree_finish`. Returns the status."""
+    :func:`tree_finish`. Returns the status.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
+        docstring).
+    x : float64[2n]
+        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+    bm : float64[12]
+        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
+    cw : float64[6]
+        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    out : float64[out_size]
+        Output (:func:`out_offsets`): ``[xdot (2n), base_wrench (6), dev_force (n x NDEV),
+        dev_power (n x NDEV), status]``.
+    """
     tree_kinematics_packed(mp, mw, x, bm[3:6])
     return tree_finish(mp, mw, x, bm, cw, out)
 
@@ -170,7 +238,31 @@ def tree_derivatives(mp, mw, x, bm, cw, out):
 @njit(**_JIT)
 def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
     """Classical RK4 step of ``x`` with the base motion and the contact wrench held; ``k``
-    (4 x 2n) and ``xt`` (2n) are scratch. Returns the status of the first failing stage, or 0."""
+    (4 x 2n) and ``xt`` (2n) are scratch. Returns the status of the first failing stage, or 0.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
+        docstring).
+    x : float64[2n]
+        State ``[p, pd]``, advanced by ``dt`` in place: joint coordinates (m or rad) and rates
+        (m/s or rad/s).
+    bm : float64[12]
+        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
+    cw : float64[6]
+        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    out : float64[out_size]
+        Output (:func:`out_offsets`): each stage's evaluation, the last stage's after the step.
+    dt : float
+        Step (s).
+    k : float64[4, 2n]
+        Scratch: the stage derivatives.
+    xt : float64[2n]
+        Scratch: the stage state.
+    """
     m = x.shape[0]
     for s in range(4):
         h = 0.0 if s == 0 else (0.5 * dt if s < 3 else dt)
@@ -189,7 +281,33 @@ def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
 @njit(**_JIT)
 def tree_rk4_run(mp, mw, x, bm, cw, out, dt, nsteps, k, xt):
     """``nsteps`` RK4 steps (tests and benchmarks: energy drift, real-time factor). Returns the
-    status."""
+    status.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
+        docstring).
+    x : float64[2n]
+        State ``[p, pd]``, advanced by ``nsteps * dt`` in place: joint coordinates (m or rad) and
+        rates (m/s or rad/s).
+    bm : float64[12]
+        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
+    cw : float64[6]
+        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    out : float64[out_size]
+        Output (:func:`out_offsets`): the last stage's evaluation.
+    dt : float
+        Step (s).
+    nsteps : int
+        Number of steps.
+    k : float64[4, 2n]
+        Scratch: the stage derivatives.
+    xt : float64[2n]
+        Scratch: the stage state.
+    """
     for _ in range(nsteps):
         st = tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt)
         if st != 0:
@@ -200,7 +318,19 @@ def tree_rk4_run(mp, mw, x, bm, cw, out, dt, nsteps, k, xt):
 @njit(**_JIT)
 def tree_sie_update(x, xdot, dt):
     """Semi-implicit (symplectic) Euler step of ``x = [p, pd]``: pd from the accelerations, then
-    p from the new rates."""
+    p from the new rates.
+
+    Parameters
+    ----------
+    x : float64[2n]
+        State ``[p, pd]``, advanced in place: joint coordinates (m or rad) and rates (m/s or
+        rad/s).
+    xdot : float64[>= 2n]
+        The state derivative (``out`` of :func:`tree_finish`); its accelerations ``xdot[n:2n]``
+        are read.
+    dt : float
+        Step (s).
+    """
     n = x.shape[0] // 2
     for j in range(n):
         x[n + j] += dt * xdot[n + j]
@@ -213,7 +343,26 @@ def tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE):
     """Pose and absolute twist in P of the buffer link's frame E ([Yaskevich 2018b, contact forces])
     after :func:`tree_kinematics_packed`, from A's absolute kinematics ``kin`` (``K_*``, P
     components): p_PE = p_PA + R_PA o_E, R_PE = R_PA R_0E, v_E = v_A + w_A x (R_PA o_E) + R_PA
-    v_rel, w_E = w_A + R_PA w_rel. Also writes the link's quaternion into ``link_pose[0, 3:7]``."""
+    v_rel, w_E = w_A + R_PA w_rel. Also writes the link's quaternion into ``link_pose[0, 3:7]``.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+    mw : float64[:]
+        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
+        docstring).
+    kin : float64[KIN_LEN]
+        Kinematic record of A in P (``sim_stand.kin`` ``K_*``): position ``K_P`` (m), DCM
+        ``K_R``, A's absolute velocity ``K_V`` (m/s) and angular velocity ``K_W`` (rad/s), P
+        components.
+    link_pose : float64[>= 1, 7]
+        Output: row 0 = ``[p_PE (m), q_PE]``, the buffer link frame E's pose in P.
+    link_twist : float64[>= 1, 6]
+        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+    R_PE : float64[3, 3]
+        Output: DCM E -> P.
+    """
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     pose0, twist0 = _frame_scratch(mp, mw)
     tree_frame_state(P, W, int(E[E_BODY]), E[E_POS:E_POS + 3], pose0, twist0)
@@ -240,7 +389,16 @@ def tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE):
 
 @njit(**_JIT)
 def absorbed_power(mp, out):
-    """Power the dampers, brakes and end stops absorb (W, >= 0 absorbing), last evaluation."""
+    """Power the dampers, brakes and end stops absorb (W, >= 0 absorbing), last evaluation.
+
+    Parameters
+    ----------
+    mp : float64[:]
+        The tree's packed parameters ``[P | D | E]`` (module docstring); only the joint count is
+        read.
+    out : float64[out_size]
+        Outputs of the last evaluation (:func:`out_offsets`); the device powers are read.
+    """
     n = int(mp[H_N])
     o_p = 2 * n + 6 + n * ML.NDEV
     s = 0.0
