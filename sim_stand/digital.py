@@ -55,6 +55,7 @@ from rt.dynamics import berthing_flight as BF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.config.case import Case, load_case
+from rt.stand.frames import active_in_passive, gravity_in_P
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as CK
@@ -125,13 +126,10 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                     return st
             for s in range(2):
                 for i in range(ns):
-                    x[s, i] += dt / 6.0 * (kx[0, s, i] + 2.0 * (kx[1, s, i] + kx[2, s, i]) + kx[3, s, i])
-                qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
-                                     + x[s, S.S_Q + 3] ** 2)
-                for i in range(4):
-                    x[s, S.S_Q + i] *= qn
+                    x[s, i] += SP.rk4_increment(dt / 6.0, kx[0, s, i], kx[1, s, i], kx[2, s, i], kx[3, s, i])
+                SP.quat_normalize(x[s, S.S_Q:S.S_Q + 4])
             for i in range(nx):
-                xr[i] += dt / 6.0 * (kr[0, i] + 2.0 * (kr[1, i] + kr[2, i]) + kr[3, i])
+                xr[i] += SP.rk4_increment(dt / 6.0, kr[0, i], kr[1, i], kr[2, i], kr[3, i])
         istate[J_STEPS] += 1
         istate[J_FINE_STEPS] += 1
         t = istate[J_STEPS] * dt
@@ -310,7 +308,7 @@ def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
         return False
     for r in range(2):
         for i in range(ns):
-            x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
+            x[r, i] += SP.rk4_increment(dt / 6.0, k4[0, r, i], k4[1, r, i], k4[2, r, i], k4[3, r, i])
     BF.normalize_quaternions(x)
     _grapple_derivatives(a, gp, gs, go, x, w_in, k4[0], ws, rel, kin)
     return True
@@ -738,10 +736,9 @@ class DigitalSim:
 
 def stand_gravity_P(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
     """The stand's gravity in the passive unit's frame P (m/s^2), as the emulated stand has it
-    (``sim_stand.world.gravity_in_P``; -g x_P on the default stand, whose passive unit hangs
+    (``rt.stand.frames.gravity_in_P``; -g x_P on the default stand, whose passive unit hangs
     above the platform with x_P up). In A it follows the platform's attitude, i.e. the relative
     attitude: a 1 deg misalignment puts 0.17 m/s^2 across the mechanism."""
-    from sim_stand.world import gravity_in_P
     return gravity_in_P(stand, emu.gravity_m_per_s2 if emu is not None else 9.80665)
 
 
@@ -752,7 +749,7 @@ def stand_rest_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray
     home = np.asarray(stand.hexapod.home, dtype=np.float64)
     R_BT = np.empty((3, 3))
     SP.quat_to_dcm(home[3:7] / np.linalg.norm(home[3:7]), R_BT)
-    R_PA = stand.passive_mount.R.T @ stand.platform_base.R @ R_BT @ stand.active_mount.R
+    _, R_PA = active_in_passive(stand, home[:3], R_BT)
     return R_PA.T @ stand_gravity_P(stand, emu)
 
 

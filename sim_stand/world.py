@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from rt.stand import hexapod as HX
+from rt.stand.frames import base_in_passive, gravity_in_P
 from rt.jit import KERNEL
 from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
@@ -108,13 +109,6 @@ EVENT_CODE_NAMES = {**EVENT_NAMES, EV_PENETRATION: "penetration_limit", EV_PLATF
 
 
 # ====================================================================== shared kernels
-def gravity_in_P(stand, g: float) -> np.ndarray:
-    """The lab's gravity ``[0, 0, -g]`` (along -z of W) in the passive unit's frame P, which
-    hangs fixed in the lab: ``R_WP^T [0, 0, -g]``. Constant; the mechanism on the platform sees
-    it in A through the platform's attitude."""
-    return stand.passive_mount.R.T @ np.array([0.0, 0.0, -float(g)])
-
-
 @njit(**_JIT)
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
@@ -387,7 +381,7 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                     for i in range(nx):
                         kst[s, i] = mout[i]
                 for i in range(nx):
-                    xr[i] += dt / 6.0 * (kst[0, i] + 2.0 * (kst[1, i] + kst[2, i]) + kst[3, i])
+                    xr[i] += SP.rk4_increment(dt / 6.0, kst[0, i], kst[1, i], kst[2, i], kst[3, i])
             n = _mech_eval(wpar, kin1, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out,
                            rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist,
                            aC, R_PE)
@@ -466,11 +460,10 @@ class StandWorld(PlatformReadings):
         w[W_DT] = self.dt
         w[W_INTEG] = INTEG_RK4 if emu.integrator == "rk4" else INTEG_SIE
         w[W_MODEL] = {"elastic_rod": MODEL_ROD, "grapple": MODEL_GRAPPLE}.get(emu.model, MODEL_MECH)
-        R_WP, p_WP = stand.passive_mount.R, stand.passive_mount.p
-        R_WB, p_WB = stand.platform_base.R, stand.platform_base.p
         w[W_GP:W_GP + 3] = gravity_in_P(stand, emu.gravity_m_per_s2)
-        w[W_PPB:W_PPB + 3] = R_WP.T @ (p_WB - p_WP)
-        w[W_RPB:W_RPB + 9] = (R_WP.T @ R_WB).ravel()
+        p_PB, R_PB = base_in_passive(stand)
+        w[W_PPB:W_PPB + 3] = p_PB
+        w[W_RPB:W_RPB + 9] = R_PB.ravel()
         w[W_PTA:W_PTA + 3] = stand.active_mount.p
         w[W_RTA:W_RTA + 9] = np.asarray(stand.active_mount.R).ravel()
         w[W_HTOL] = 1e-13

@@ -182,7 +182,7 @@ def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
         for i in range(m):
             k[s, i] = out[i]
     for i in range(m):
-        x[i] += dt / 6.0 * (k[0, i] + 2.0 * (k[1, i] + k[2, i]) + k[3, i])
+        x[i] += SP.rk4_increment(dt / 6.0, k[0, i], k[1, i], k[2, i], k[3, i])
     return 0
 
 
