@@ -58,7 +58,7 @@ from rt.config.case import Case, load_case
 from rt.stand.frames import active_in_passive, gravity_in_P
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.dock_mechanism import (KIND_PARALLEL, KIND_TREE, load_dock_mechanism, mech_absorbed_power,
                                      mech_contact, mech_error, mech_sie_update, mechanism_rest_state)
 from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grapple_capture, grapple_eval
@@ -146,8 +146,8 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(t, wrench_P, max_class1_penetration(rec, ncont), mech_absorbed_power(kind, mp, mout), dt, stats,
-                   cst_in[CK.S_CAPTURED])
-        if info[0] & CK.ST_PENETRATION:
+                   cst_in[K.S_CAPTURED])
+        if info[0] & K.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
             break
     return 0
@@ -218,7 +218,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 istate[J_NEV] = evst[I_NEV]
                 stats[ST_POW] = mech_absorbed_power(kind, mp, mout)
                 step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
-                           cst_in[CK.S_CAPTURED])
+                           cst_in[K.S_CAPTURED])
                 if dpar[D_INTEG] == INTEG_ROSW:
                     continue        # the Rosenbrock-W branch writes this period's row
                 # finish this log period with fine steps
@@ -645,9 +645,9 @@ class DigitalSim:
             t, code, detail, value = self.ev[k]
             code = int(code)
             name = EVENT_CODE_NAMES.get(code, str(code))
-            if code == CK.EV_FIRST_CONTACT:
+            if code == K.EV_FIRST_CONTACT:
                 det = pk.contact_name(int(detail)) if detail >= 0 else ""
-            elif code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
+            elif code in (K.EV_LATCH_DEFLECTED, K.EV_LATCH_ENGAGED, K.EV_SENSOR):
                 det = pk.latch_names[int(detail)]
             elif code == EV_PENETRATION:
                 det = (f"contact pair {pk.contact_name(int(detail))!r}: penetration {value * 1e3:.3f} mm exceeds "

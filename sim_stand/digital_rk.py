@@ -9,7 +9,7 @@ from numba import njit
 
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMIN, D_KIND, D_TOL, D_TTOL,
                                      END_DIVERGED, END_MECHANISM, END_NONE, END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS,
                                      J_NEV, J_REJECTED, J_STATUS, J_STEPS, digital_eval)
@@ -214,8 +214,8 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), mech_absorbed_power(kind, mp, mout), hh, stats,
-                   cst_in[CK.S_CAPTURED])
-        if info[0] & CK.ST_PENETRATION:
+                   cst_in[K.S_CAPTURED])
+        if info[0] & K.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
             break
         hn = hh * fac

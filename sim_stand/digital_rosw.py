@@ -9,7 +9,7 @@ from numba import njit
 
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMIN, D_KIND, D_RWH, D_RWPEN, D_RWT,
                                      D_SETTLE, D_SPR, D_TEND, D_TOL, D_TTOL, END_DIVERGED, END_MECHANISM,
                                      END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS, J_NEV, J_REJECTED, J_STATUS,
@@ -419,8 +419,8 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
         record_events(tn, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(tn, wrench_P, max_class1_penetration(rec, info[2]), mech_absorbed_power(kind, mp, mout), hh, stats,
-                   cst_in[CK.S_CAPTURED])
-        pen_end = info[0] & CK.ST_PENETRATION
+                   cst_in[K.S_CAPTURED])
+        pen_end = info[0] & K.ST_PENETRATION
         _write_row(kind, rows2[1], lay, tn, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2], xr,
                    mout, mp, stats[ST_EABS], 1)
         fac = 0.9 * en ** (-1.0 / 3.0) if en > 1e-12 else 5.0
