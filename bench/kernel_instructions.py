@@ -96,14 +96,14 @@ def _physics(name: str):
     """A function ``f(n)`` that runs ``n`` calls of the kernel ``name`` (module docstring)."""
     import numpy as np
     if name in ("tree_aba", "pinocchio_aba_cpp"):
-        import bench.tree as T
+        import bench.tree as BT
         from sim_stand.tree.model import TreeMechanism
-        mech = TreeMechanism(T.PRESET)
+        mech = TreeMechanism(BT.PRESET)
         P, W = mech.tree.params, mech.tree.new_work()
-        p, pd, om, fext, grav, a0, g = T.bench_inputs(mech)
+        p, pd, om, fext, grav, a0, g = BT.bench_inputs(mech)
         pdd, S0 = np.zeros(mech.n), np.zeros(6)
         if name == "tree_aba":
-            return lambda n: T._aba_loop(P, W, p, pd, om, fext, a0, g, pdd, S0, n)
+            return lambda n: BT._aba_loop(P, W, p, pd, om, fext, a0, g, pdd, S0, n)
         from bench.pinocchio_cpp import load
         from rt.dynamics.tree_pinocchio import depth_first
         cpp, why = load(mech.tree, grav, depth_first(mech.tree))

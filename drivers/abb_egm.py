@@ -29,16 +29,16 @@ import math
 from google.protobuf.message import DecodeError
 
 from drivers import robot_pose as RP
-from drivers.egm import egm_pb2 as E
+from drivers.egm import egm_pb2
 from drivers.robot_platform import RobotPlatform, RobotState
 
-__all__ = ["AbbEgmPlatform", "decode_robot", "encode_sensor", "decode_sensor", "encode_robot", "E"]
+__all__ = ["AbbEgmPlatform", "decode_robot", "encode_sensor", "decode_sensor", "encode_robot", "egm_pb2"]
 
-DATA = E.EgmHeader.MSGTYPE_DATA
-CORRECTION = E.EgmHeader.MSGTYPE_CORRECTION
-MCI_RUNNING = E.EgmMCIState.MCI_RUNNING
-MOTORS_ON = E.EgmMotorState.MOTORS_ON
-_TYPE_NAMES = {v: k for k, v in E.EgmHeader.MessageType.items()}
+DATA = egm_pb2.EgmHeader.MSGTYPE_DATA
+CORRECTION = egm_pb2.EgmHeader.MSGTYPE_CORRECTION
+MCI_RUNNING = egm_pb2.EgmMCIState.MCI_RUNNING
+MOTORS_ON = egm_pb2.EgmMotorState.MOTORS_ON
+_TYPE_NAMES = {v: k for k, v in egm_pb2.EgmHeader.MessageType.items()}
 
 
 def _pose(p) -> tuple | str:
@@ -60,7 +60,7 @@ def decode_robot(data: bytes, msg=None):
     """An ``EgmRobot`` datagram -> :class:`drivers.robot_platform.RobotState` (``stamp_ms`` =
     header.tm, ``seq`` = header.seqno, ``running``: EGM running with the motors on), or a str
     naming why it is refused. ``msg``: a message object to reuse."""
-    m = E.EgmRobot() if msg is None else msg
+    m = egm_pb2.EgmRobot() if msg is None else msg
     try:
         m.ParseFromString(data)
     except DecodeError:
@@ -93,7 +93,7 @@ def decode_robot(data: bytes, msg=None):
 def encode_sensor(seqno: int, tm_ms: int, target, msg=None) -> bytes:
     """An ``EgmSensor`` with the absolute TCP target ``target`` (p m, q) (None: no target, the
     robot keeps the one it has)."""
-    m = E.EgmSensor() if msg is None else msg
+    m = egm_pb2.EgmSensor() if msg is None else msg
     m.Clear()
     h = m.header
     h.seqno = seqno & 0xFFFFFFFF
@@ -110,7 +110,7 @@ def encode_sensor(seqno: int, tm_ms: int, target, msg=None) -> bytes:
 # ---------------------------------------------------------------------- the robot's end
 def encode_robot(seqno: int, tm_ms: int, actual, planned, running: bool = True, msg=None) -> bytes:
     """An ``EgmRobot`` as the robot sends it (the emulated robot, tests)."""
-    m = E.EgmRobot() if msg is None else msg
+    m = egm_pb2.EgmRobot() if msg is None else msg
     m.Clear()
     h = m.header
     h.seqno = seqno & 0xFFFFFFFF
@@ -122,16 +122,16 @@ def encode_robot(seqno: int, tm_ms: int, actual, planned, running: bool = True, 
         p, q = pose
         dst.pos.x, dst.pos.y, dst.pos.z = p[0] * 1e3, p[1] * 1e3, p[2] * 1e3
         dst.orient.u0, dst.orient.u1, dst.orient.u2, dst.orient.u3 = q
-    m.motorState.state = MOTORS_ON if running else E.EgmMotorState.MOTORS_OFF
-    m.mciState.state = MCI_RUNNING if running else E.EgmMCIState.MCI_STOPPED
-    m.rapidExecState.state = E.EgmRapidCtrlExecState.RAPID_RUNNING
+    m.motorState.state = MOTORS_ON if running else egm_pb2.EgmMotorState.MOTORS_OFF
+    m.mciState.state = MCI_RUNNING if running else egm_pb2.EgmMCIState.MCI_STOPPED
+    m.rapidExecState.state = egm_pb2.EgmRapidCtrlExecState.RAPID_RUNNING
     return m.SerializeToString()
 
 
 def decode_sensor(data: bytes, msg=None):
     """An ``EgmSensor`` -> ``(seqno, tm, target (p m, q) or None)``, or a str naming why it is
     refused (the robot's end)."""
-    m = E.EgmSensor() if msg is None else msg
+    m = egm_pb2.EgmSensor() if msg is None else msg
     try:
         m.ParseFromString(data)
     except DecodeError:
@@ -162,8 +162,8 @@ class AbbEgmPlatform(RobotPlatform):
 
     def configure_options(self, opts: dict) -> None:
         super().configure_options(opts)
-        self._rx = E.EgmRobot()
-        self._tx = E.EgmSensor()
+        self._rx = egm_pb2.EgmRobot()
+        self._tx = egm_pb2.EgmSensor()
         self._tx_seq = 0
 
     def decode_state(self, data: bytes):

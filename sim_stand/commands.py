@@ -10,8 +10,8 @@ def add_parsers(sub) -> None:
     """emulate / simulate / demo; sim_stand.cli is imported only when one runs."""
     def lazy(name):
         def f(args):
-            import sim_stand.cli as S
-            return getattr(S, name)(args)
+            import sim_stand.cli as SC
+            return getattr(SC, name)(args)
         return f
 
     e = sub.add_parser("emulate", help="run the stand emulator on the stand config's endpoints")

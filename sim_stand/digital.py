@@ -55,9 +55,10 @@ from rt.dynamics import berthing_flight as BF
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.config.case import Case, load_case
+from rt.stand.frames import active_in_passive, gravity_in_P
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.dock_mechanism import (KIND_PARALLEL, KIND_TREE, load_dock_mechanism, mech_absorbed_power,
                                      mech_contact, mech_error, mech_sie_update, mechanism_rest_state)
 from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grapple_capture, grapple_eval
@@ -125,13 +126,10 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
                     return st
             for s in range(2):
                 for i in range(ns):
-                    x[s, i] += dt / 6.0 * (kx[0, s, i] + 2.0 * (kx[1, s, i] + kx[2, s, i]) + kx[3, s, i])
-                qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
-                                     + x[s, S.S_Q + 3] ** 2)
-                for i in range(4):
-                    x[s, S.S_Q + i] *= qn
+                    x[s, i] += SP.rk4_increment(dt / 6.0, kx[0, s, i], kx[1, s, i], kx[2, s, i], kx[3, s, i])
+                SP.quat_normalize(x[s, S.S_Q:S.S_Q + 4])
             for i in range(nx):
-                xr[i] += dt / 6.0 * (kr[0, i] + 2.0 * (kr[1, i] + kr[2, i]) + kr[3, i])
+                xr[i] += SP.rk4_increment(dt / 6.0, kr[0, i], kr[1, i], kr[2, i], kr[3, i])
         istate[J_STEPS] += 1
         istate[J_FINE_STEPS] += 1
         t = istate[J_STEPS] * dt
@@ -148,8 +146,8 @@ def _fine_steps(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in, 
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(t, wrench_P, max_class1_penetration(rec, ncont), mech_absorbed_power(kind, mp, mout), dt, stats,
-                   cst_in[CK.S_CAPTURED])
-        if info[0] & CK.ST_PENETRATION:
+                   cst_in[K.S_CAPTURED])
+        if info[0] & K.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
             break
     return 0
@@ -346,7 +344,7 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
                 istate[J_NEV] = evst[I_NEV]
                 stats[ST_POW] = mech_absorbed_power(kind, mp, mout)
                 step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), stats[ST_POW], 0.0, stats,
-                           cst_in[CK.S_CAPTURED])
+                           cst_in[K.S_CAPTURED])
                 if dpar[D_INTEG] == INTEG_ROSW:
                     continue        # the Rosenbrock-W branch writes this period's row
                 # finish this log period with fine steps
@@ -511,7 +509,7 @@ def grapple_rk4_step(a, gp, gs, go, x, dt, w_in, k4, xt4, ws, rel, kin):
         return False
     for r in range(2):
         for i in range(ns):
-            x[r, i] += dt / 6.0 * (k4[0, r, i] + 2.0 * (k4[1, r, i] + k4[2, r, i]) + k4[3, r, i])
+            x[r, i] += SP.rk4_increment(dt / 6.0, k4[0, r, i], k4[1, r, i], k4[2, r, i], k4[3, r, i])
     BF.normalize_quaternions(x)
     _grapple_derivatives(a, gp, gs, go, x, w_in, k4[0], ws, rel, kin)
     return True
@@ -889,9 +887,9 @@ class DigitalSim:
             t, code, detail, value = self.ev[k]
             code = int(code)
             name = EVENT_CODE_NAMES.get(code, str(code))
-            if code == CK.EV_FIRST_CONTACT:
+            if code == K.EV_FIRST_CONTACT:
                 det = pk.contact_name(int(detail)) if detail >= 0 else ""
-            elif code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
+            elif code in (K.EV_LATCH_DEFLECTED, K.EV_LATCH_ENGAGED, K.EV_SENSOR):
                 det = pk.latch_names[int(detail)]
             elif code == EV_PENETRATION:
                 det = (f"contact pair {pk.contact_name(int(detail))!r}: penetration {value * 1e3:.3f} mm exceeds "
@@ -980,10 +978,9 @@ class DigitalSim:
 
 def stand_gravity_P(stand, emu: EmulatorConfig | None = None) -> np.ndarray:
     """The stand's gravity in the passive unit's frame P (m/s^2), as the emulated stand has it
-    (``sim_stand.world.gravity_in_P``; -g x_P on the default stand, whose passive unit hangs
+    (``rt.stand.frames.gravity_in_P``; -g x_P on the default stand, whose passive unit hangs
     above the platform with x_P up). In A it follows the platform's attitude, i.e. the relative
     attitude: a 1 deg misalignment puts 0.17 m/s^2 across the mechanism."""
-    from sim_stand.world import gravity_in_P
     return gravity_in_P(stand, emu.gravity_m_per_s2 if emu is not None else 9.80665)
 
 
@@ -994,7 +991,7 @@ def stand_rest_gravity_A(stand, emu: EmulatorConfig | None = None) -> np.ndarray
     home = np.asarray(stand.hexapod.home, dtype=np.float64)
     R_BT = np.empty((3, 3))
     SP.quat_to_dcm(home[3:7] / np.linalg.norm(home[3:7]), R_BT)
-    R_PA = stand.passive_mount.R.T @ stand.platform_base.R @ R_BT @ stand.active_mount.R
+    _, R_PA = active_in_passive(stand, home[:3], R_BT)
     return R_PA.T @ stand_gravity_P(stand, emu)
 
 

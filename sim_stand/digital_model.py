@@ -12,10 +12,10 @@ from numba import njit
 from rt.dynamics import spacecraft as S
 from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.contact import geometry as G
 from sim_stand.dock_mechanism import KIND_TREE, base_wrench_offset, mech_contact, mech_derivatives
-from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism import layout as LAY
 from sim_stand.kin import K_A, K_E, K_G, kin_from_ports
 from rt.control import end_criteria as EC
 from rt.control.end_criteria import (END_DIVERGED, END_MECHANISM, END_NONE, END_PENETRATION,  # noqa: F401
@@ -362,22 +362,22 @@ def interface_gap(feat, lat, link_pose, R_PE, pmin):
         if x > amax:
             amax = x
     for l in range(lat.shape[0]):
-        tx, ty, tz = lat[l, CK.L_TIP], lat[l, CK.L_TIP + 1], lat[l, CK.L_TIP + 2]
+        tx, ty, tz = lat[l, K.L_TIP], lat[l, K.L_TIP + 1], lat[l, K.L_TIP + 2]
         x0 = px + R_PE[0, 0] * tx + R_PE[0, 1] * ty + R_PE[0, 2] * tz
-        if lat[l, CK.L_DOF] == 0.0:
+        if lat[l, K.L_DOF] == 0.0:
             # translational: the tip sweeps the segment tip0 .. tip0 + p_max u
-            pm = lat[l, CK.L_PMAX]
-            ux, uy, uz = lat[l, CK.L_AX], lat[l, CK.L_AX + 1], lat[l, CK.L_AX + 2]
+            pm = lat[l, K.L_PMAX]
+            ux, uy, uz = lat[l, K.L_AX], lat[l, K.L_AX + 1], lat[l, K.L_AX + 2]
             x1 = x0 + pm * (R_PE[0, 0] * ux + R_PE[0, 1] * uy + R_PE[0, 2] * uz)
-            x = (x0 if x0 > x1 else x1) + lat[l, CK.L_RTIP]
+            x = (x0 if x0 > x1 else x1) + lat[l, K.L_RTIP]
         else:
             # rotary: the tip stays within its arm of the pivot
-            ax = tx - lat[l, CK.L_PIV]
-            ay = ty - lat[l, CK.L_PIV + 1]
-            az = tz - lat[l, CK.L_PIV + 2]
+            ax = tx - lat[l, K.L_PIV]
+            ay = ty - lat[l, K.L_PIV + 1]
+            az = tz - lat[l, K.L_PIV + 2]
             arm = math.sqrt(ax * ax + ay * ay + az * az)
-            xp = px + R_PE[0, 0] * lat[l, CK.L_PIV] + R_PE[0, 1] * lat[l, CK.L_PIV + 1] + R_PE[0, 2] * lat[l, CK.L_PIV + 2]
-            x = xp + arm + lat[l, CK.L_RTIP]
+            xp = px + R_PE[0, 0] * lat[l, K.L_PIV] + R_PE[0, 1] * lat[l, K.L_PIV + 1] + R_PE[0, 2] * lat[l, K.L_PIV + 2]
+            x = xp + arm + lat[l, K.L_RTIP]
         if x > amax:
             amax = x
     return pmin - amax
@@ -410,7 +410,7 @@ def _row_head(row, lay, t, wrench_P, rel13, x):
 def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, ncont, xr, mout, mp, eabs, phase):
     S.relative_state(par, env, x, rel13, ws)
     _row_head(row, lay, t, wrench_P, rel13, x)
-    row[lay[5]] = cst[CK.S_CAPTURED]
+    row[lay[5]] = cst[K.S_CAPTURED]
     row[lay[6]] = pen
     row[lay[7]] = ncont
     for i in range(xr.shape[0]):
@@ -420,12 +420,12 @@ def _write_row(kind, row, lay, t, wrench_P, par, env, x, ws, rel13, cst, pen, nc
         fo = 2 * n + 6
         for j in range(n):
             f = 0.0
-            for k in range(ML.NDEV):
-                f += mout[fo + j * ML.NDEV + k]
+            for k in range(LAY.NDEV):
+                f += mout[fo + j * LAY.NDEV + k]
             row[lay[9] + j] = f
     else:
-        nl = int(mp[ML.H_NLEGS])
-        so = int(mp[ML.H_OUT + 7])
+        nl = int(mp[LAY.H_NLEGS])
+        so = int(mp[LAY.H_OUT + 7])
         for k in range(nl):
             row[lay[9] + k] = mout[so + k]
     bo = base_wrench_offset(kind, mp)

@@ -8,7 +8,8 @@ import math
 from numba import njit
 
 from rt.dynamics import spacecraft as S
-from sim_stand.contact import kernel as CK
+from rt.dynamics import spatial as SP
+from sim_stand.contact import kernel as K
 from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMIN, D_KIND, D_TOL, D_TTOL,
                                      END_DIVERGED, END_MECHANISM, END_NONE, END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS,
                                      J_NEV, J_REJECTED, J_STATUS, J_STEPS, digital_eval)
@@ -149,10 +150,7 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
             for i in range(ns):
                 x[s, i] = x0[s, i] + hh * (2.0 / 9.0 * kx[0, s, i] + 1.0 / 3.0 * kx[1, s, i]
                                            + 4.0 / 9.0 * kx[2, s, i])
-            qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
-                                 + x[s, S.S_Q + 3] ** 2)
-            for i in range(4):
-                x[s, S.S_Q + i] *= qn
+            SP.quat_normalize(x[s, S.S_Q:S.S_Q + 4])
         for i in range(nx):
             xr[i] = xr0[i] + hh * (2.0 / 9.0 * kr[0, i] + 1.0 / 3.0 * kr[1, i] + 4.0 / 9.0 * kr[2, i])
         if st == 0:
@@ -216,8 +214,8 @@ def _rk23_period(nsteps, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(t, wrench_P, max_class1_penetration(rec, info[2]), mech_absorbed_power(kind, mp, mout), hh, stats,
-                   cst_in[CK.S_CAPTURED])
-        if info[0] & CK.ST_PENETRATION:
+                   cst_in[K.S_CAPTURED])
+        if info[0] & K.ST_PENETRATION:
             istate[J_END] = END_PENETRATION
             break
         hn = hh * fac

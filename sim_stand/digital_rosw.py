@@ -8,7 +8,8 @@ import math
 from numba import njit
 
 from rt.dynamics import spacecraft as S
-from sim_stand.contact import kernel as CK
+from rt.dynamics import spatial as SP
+from sim_stand.contact import kernel as K
 from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMIN, D_KIND, D_RWH, D_RWPEN, D_RWT,
                                      D_SETTLE, D_SPR, D_TEND, D_TOL, D_TTOL, END_DIVERGED, END_MECHANISM,
                                      END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS, J_NEV, J_REJECTED, J_STATUS,
@@ -147,10 +148,7 @@ def _interp_row(kind, row, lay, t, th, hh, par, env, x0, xr0, fx0, fr0, x, xr, x
     for s in range(2):
         for i in range(ns):
             xs[s, i] = h00 * x0[s, i] + h10 * hh * fx0[s * ns + i] + h01 * x[s, i] + h11 * hh * xdot[s, i]
-        qn = 1.0 / math.sqrt(xs[s, S.S_Q] ** 2 + xs[s, S.S_Q + 1] ** 2 + xs[s, S.S_Q + 2] ** 2
-                             + xs[s, S.S_Q + 3] ** 2)
-        for i in range(4):
-            xs[s, S.S_Q + i] *= qn
+        SP.quat_normalize(xs[s, S.S_Q:S.S_Q + 4])
     for i in range(nx):
         xrs[i] = h00 * xr0[i] + h10 * hh * fr0[i] + h01 * xr[i] + h11 * hh * mout[i]
     a = rows2[0]
@@ -360,10 +358,7 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
                         r = abs(e) / _err_scale_x(i, nm, tol, ttol)
                         if not r <= en:
                             en = r
-                    qn = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
-                                         + x[s, S.S_Q + 3] ** 2)
-                    for i in range(4):
-                        x[s, S.S_Q + i] *= qn
+                    SP.quat_normalize(x[s, S.S_Q:S.S_Q + 4])
                 for i in range(nx):
                     acc = xr0[i]
                     e = 0.0
@@ -424,8 +419,8 @@ def _rosw_rows(maxrows, nrow, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, 
         record_events(tn, lat, cst_in, cst_out, info, info_f, rec, ev, evst)
         istate[J_NEV] = evst[I_NEV]
         step_stats(tn, wrench_P, max_class1_penetration(rec, info[2]), mech_absorbed_power(kind, mp, mout), hh, stats,
-                   cst_in[CK.S_CAPTURED])
-        pen_end = info[0] & CK.ST_PENETRATION
+                   cst_in[K.S_CAPTURED])
+        pen_end = info[0] & K.ST_PENETRATION
         _write_row(kind, rows2[1], lay, tn, wrench_P, par, env, x, ws, rel13, cst_in, stats[ST_PEN], info[2], xr,
                    mout, mp, stats[ST_EABS], 1)
         fac = 0.9 * en ** (-1.0 / 3.0) if en > 1e-12 else 5.0

@@ -19,10 +19,10 @@ import math
 import numpy as np
 from numba import njit
 
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from rt.dynamics import spatial as SP
 from sim_stand.kin import K_P, K_R, K_V, K_VP, K_W
-from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism import layout as LAY
 from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
 from sim_stand.tree import kernels as TK
 
@@ -157,7 +157,7 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
         Output: DCM E -> P.
     """
     ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
-    n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
+    n = K.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
                     wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
     # wrench_links[0]: P components, moment about E's origin -> C components about C's origin
     f0 = R_PE[0, 0] * wrench_links[0, 0] + R_PE[1, 0] * wrench_links[0, 1] + R_PE[2, 0] * wrench_links[0, 2]
@@ -288,7 +288,7 @@ def mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_i
         aC[0, i] = R[i] * kin[K_W] + R[3 + i] * kin[K_W + 1] + R[6 + i] * kin[K_W + 2]     # omega_0, frame 0
     TK.tree_kinematics_packed(mp, mw, xr, aC[0])
     TK.tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE)
-    n = CK.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
+    n = K.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
                     wrench_P, wrench_links, cst_out, latch_p, info, info_f, Rl, cscr)
     # wrench_links[0]: P components about E's origin -> E components (the tree's input)
     for i in range(3):
@@ -362,7 +362,7 @@ def base_wrench_offset(kind, mp):
     """
     if kind == KIND_TREE:
         return 2 * int(mp[0])
-    return int(mp[ML.H_OUT + 6])
+    return int(mp[LAY.H_OUT + 6])
 
 
 @njit(**_JIT)
@@ -381,12 +381,12 @@ def mech_absorbed_power(kind, mp, mout):
     """
     if kind == KIND_TREE:
         return TK.absorbed_power(mp, mout)
-    nl = int(mp[ML.H_NLEGS])
-    o = int(mp[ML.H_OUT + 10])
+    nl = int(mp[LAY.H_NLEGS])
+    o = int(mp[LAY.H_OUT + 10])
     s = 0.0
     for k in range(nl):
-        b = o + k * ML.NDEV
-        s -= mout[b + ML.DEV_DAMPER] + mout[b + ML.DEV_BRAKE] + mout[b + ML.DEV_EMD]
+        b = o + k * LAY.NDEV
+        s -= mout[b + LAY.DEV_DAMPER] + mout[b + LAY.DEV_BRAKE] + mout[b + LAY.DEV_EMD]
     return s
 
 

@@ -45,6 +45,7 @@ from drivers.ft_sensor import RdtDevice, SerialSensorDevice
 from drivers.motion_platform import Command, FaultCode, Mode, MotionPlatformDevice, PlatformState
 from drivers.transport import make_transport
 from rt.stand import hexapod as HX
+from rt.stand.frames import gravity_in_P
 from rt.config.stand import Stand
 from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorNoise
 from sim_stand.ft_sensor_model import seed as ft_seed
@@ -386,8 +387,7 @@ class Emulator:
         # the passive unit's weight, as the sensor feels it (removed by the controller's tare)
         m = float(getattr(emu, "passive_mass_kg", 0.0) or 0.0)
         c = np.asarray(getattr(emu, "passive_com_m", (0.1, 0.0, 0.0)), dtype=np.float64)
-        R_WP = stand.passive_mount.R
-        g_P = R_WP.T @ np.array([0.0, 0.0, -9.80665])
+        g_P = gravity_in_P(stand, 9.80665)
         self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
         self.w_true = np.zeros(6)
         self.status_sent = 0

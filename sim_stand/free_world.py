@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rt.dynamics import spatial as SP
+from rt.stand.frames import active_in_passive
 from rt.config.stand import Stand
 from sim_stand.platform_model import PlatformModel, PlatformParams, PlatformReadings
 
@@ -50,18 +51,12 @@ class FreeSpaceWorld(PlatformReadings):
 
     def relative_pose_PA(self) -> np.ndarray:
         """A in P from the platform pose and the stand geometry (B, P in W; A in T)."""
-        st = self.stand
-        R_WB, p_WB = st.platform_base.R, st.platform_base.p
         R_BT = np.zeros((3, 3))
         SP.quat_to_dcm(self.platform.pose[3:7], R_BT)
-        p_W_T = p_WB + R_WB @ self.platform.pose[:3]
-        R_WT = R_WB @ R_BT
-        p_W_A = p_W_T + R_WT @ st.active_mount.p
-        R_WA = R_WT @ st.active_mount.R
-        R_WP, p_WP = st.passive_mount.R, st.passive_mount.p
+        p_PA, R_PA = active_in_passive(self.stand, self.platform.pose[:3], R_BT)
         out = np.zeros(7)
-        out[:3] = R_WP.T @ (p_W_A - p_WP)
-        SP.dcm_to_quat(np.ascontiguousarray(R_WP.T @ R_WA), out[3:7])
+        out[:3] = p_PA
+        SP.dcm_to_quat(np.ascontiguousarray(R_PA), out[3:7])
         if out[3] < 0:
             out[3:7] *= -1.0
         return out

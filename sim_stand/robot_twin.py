@@ -87,8 +87,8 @@ class _EgmWire:
         from drivers import abb_egm as EGM
         self.EGM = EGM
         self.cycle_ms = int(opts["cycle_ms"])
-        self._tx = EGM.E.EgmRobot()
-        self._rx = EGM.E.EgmSensor()
+        self._tx = EGM.egm_pb2.EgmRobot()
+        self._rx = EGM.egm_pb2.EgmSensor()
 
     def state(self, k: int, actual, commanded, start, late: int, running: bool) -> tuple[bytes, int]:
         tm = IPOC0 + k * self.cycle_ms

@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics import spacecraft as S
+from rt.dynamics import spatial as SP
 from sim_stand.kin import K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN, kin_from_ports
 
 # rod parameter array
@@ -322,11 +323,8 @@ def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, kin):
     h6 = dt / 6.0
     for s in range(2):
         for i in range(ns):
-            x[s, i] += h6 * (k[0, s, i] + 2.0 * (k[1, s, i] + k[2, s, i]) + k[3, s, i])
-        n = 1.0 / math.sqrt(x[s, S.S_Q] ** 2 + x[s, S.S_Q + 1] ** 2 + x[s, S.S_Q + 2] ** 2
-                            + x[s, S.S_Q + 3] ** 2)
-        for i in range(4):
-            x[s, S.S_Q + i] *= n
+            x[s, i] += SP.rk4_increment(h6, k[0, s, i], k[1, s, i], k[2, s, i], k[3, s, i])
+        SP.quat_normalize(x[s, S.S_Q:S.S_Q + 4])
     # the rod at the new state (for logging and statistics)
     nm = (ns - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0

@@ -41,11 +41,12 @@ import numpy as np
 from numba import njit
 
 from rt.stand import hexapod as HX
+from rt.stand.frames import base_in_passive, gravity_in_P
 from rt.jit import KERNEL
 from rt.dynamics import spatial as SP
 from rt.config.stand import Stand
 from sim_stand.contact import build_interface, load_interface
-from sim_stand.contact import kernel as CK
+from sim_stand.contact import kernel as K
 from sim_stand.contact.model import EVENT_NAMES, latch_state_names
 from sim_stand.kin import K_A, K_E, K_G, K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN  # the kinematic record of A in P
 from sim_stand.dock_mechanism import (KIND_TREE, dock_contact, load_dock_mechanism, mech_absorbed_power,
@@ -108,13 +109,6 @@ EVENT_CODE_NAMES = {**EVENT_NAMES, EV_PENETRATION: "penetration_limit", EV_PLATF
 
 
 # ====================================================================== shared kernels
-def gravity_in_P(stand, g: float) -> np.ndarray:
-    """The lab's gravity ``[0, 0, -g]`` (along -z of W) in the passive unit's frame P, which
-    hangs fixed in the lab: ``R_WP^T [0, 0, -g]``. Constant; the mechanism on the platform sees
-    it in A through the platform's attitude."""
-    return stand.passive_mount.R.T @ np.array([0.0, 0.0, -float(g)])
-
-
 @njit(**_JIT)
 def dock_base_motion(kin, bm):
     """The mechanism's base motion ``[a_0, omega_0, eps_0, g_0]`` in frame 0 = A from A's
@@ -153,8 +147,8 @@ def max_class1_penetration(rec, n):
     """
     m = 0.0
     for k in range(min(n, rec.shape[0])):
-        if rec[k, CK.C_CLASS] == 1.0 and rec[k, CK.C_PEN] > m:
-            m = rec[k, CK.C_PEN]
+        if rec[k, K.C_CLASS] == 1.0 and rec[k, K.C_PEN] > m:
+            m = rec[k, K.C_PEN]
     return m
 
 
@@ -197,22 +191,22 @@ def record_events(t, lat, cst_in, cst_out, info, info_f, rec, ev, istate):
     """
     bits = info[3]
     if bits != 0:
-        if bits & CK.EV_FIRST_CONTACT:
-            _event(ev, istate, t, CK.EV_FIRST_CONTACT, rec[0, CK.C_PAIR] if info[2] > 0 else -1.0, 0.0)
+        if bits & K.EV_FIRST_CONTACT:
+            _event(ev, istate, t, K.EV_FIRST_CONTACT, rec[0, K.C_PAIR] if info[2] > 0 else -1.0, 0.0)
         for l in range(lat.shape[0]):
-            prev = cst_in[CK.S_LATCH0 + l]
-            new = cst_out[CK.S_LATCH0 + l]
-            sensor = lat[l, CK.L_KIND] == 1.0
-            if (bits & CK.EV_LATCH_DEFLECTED) and not sensor and prev == CK.LAT_FREE and (
-                    new == CK.LAT_DEFLECTED or new == CK.LAT_BOTTOMED):
-                _event(ev, istate, t, CK.EV_LATCH_DEFLECTED, l, 0.0)
-            if (bits & CK.EV_LATCH_ENGAGED) and not sensor and new == CK.LAT_ENGAGED and prev != CK.LAT_ENGAGED:
-                _event(ev, istate, t, CK.EV_LATCH_ENGAGED, l, 0.0)
-            if (bits & CK.EV_SENSOR) and sensor and new == CK.SEN_TRIGGERED and prev != CK.SEN_TRIGGERED:
-                _event(ev, istate, t, CK.EV_SENSOR, l, 0.0)
-        if bits & CK.EV_SOFT_CAPTURE:
-            _event(ev, istate, t, CK.EV_SOFT_CAPTURE, -1.0, 0.0)
-    if info[0] & CK.ST_PENETRATION:
+            prev = cst_in[K.S_LATCH0 + l]
+            new = cst_out[K.S_LATCH0 + l]
+            sensor = lat[l, K.L_KIND] == 1.0
+            if (bits & K.EV_LATCH_DEFLECTED) and not sensor and prev == K.LAT_FREE and (
+                    new == K.LAT_DEFLECTED or new == K.LAT_BOTTOMED):
+                _event(ev, istate, t, K.EV_LATCH_DEFLECTED, l, 0.0)
+            if (bits & K.EV_LATCH_ENGAGED) and not sensor and new == K.LAT_ENGAGED and prev != K.LAT_ENGAGED:
+                _event(ev, istate, t, K.EV_LATCH_ENGAGED, l, 0.0)
+            if (bits & K.EV_SENSOR) and sensor and new == K.SEN_TRIGGERED and prev != K.SEN_TRIGGERED:
+                _event(ev, istate, t, K.EV_SENSOR, l, 0.0)
+        if bits & K.EV_SOFT_CAPTURE:
+            _event(ev, istate, t, K.EV_SOFT_CAPTURE, -1.0, 0.0)
+    if info[0] & K.ST_PENETRATION:
         if istate[I_PEN] == 0:
             _event(ev, istate, t, EV_PENETRATION, info[1], info_f[0])
         istate[I_PEN] = 1
@@ -475,7 +469,7 @@ def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
     """:func:`step_stats` of the stand (captured: the contact state's flag, if it has one) and
     the platform top's largest excursion from its position at reset."""
     step_stats(t, wrench_P, pen, power_new, dt, stats,
-               1 if cst_in.shape[0] > CK.S_CAPTURED and cst_in[CK.S_CAPTURED] != 0 else 0)
+               1 if cst_in.shape[0] > K.S_CAPTURED and cst_in[K.S_CAPTURED] != 0 else 0)
     d = math.sqrt((pose[0] - wpar[W_TOP0]) ** 2 + (pose[1] - wpar[W_TOP0 + 1]) ** 2
                   + (pose[2] - wpar[W_TOP0 + 2]) ** 2)
     if d > stats[ST_MAXEXC]:
@@ -653,7 +647,7 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
                     for i in range(nx):
                         kst[s, i] = mout[i]
                 for i in range(nx):
-                    xr[i] += dt / 6.0 * (kst[0, i] + 2.0 * (kst[1, i] + kst[2, i]) + kst[3, i])
+                    xr[i] += SP.rk4_increment(dt / 6.0, kst[0, i], kst[1, i], kst[2, i], kst[3, i])
             n = _mech_eval(wpar, kin1, xr, mp, mw, mout, bm, cw, feat, featP, pairs, mat, lat, cst_in, cst_out,
                            rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose, link_twist,
                            aC, R_PE)
@@ -667,8 +661,8 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
         elif model == MODEL_GRAPPLE:
             if grapple_capture(gp, kin1, gs, t):
                 istate[I_CONTACT] = 1
-                _event(ev, istate, t, CK.EV_FIRST_CONTACT, -1.0, 0.0)
-                _event(ev, istate, t, CK.EV_SOFT_CAPTURE, -1.0, 0.0)
+                _event(ev, istate, t, K.EV_FIRST_CONTACT, -1.0, 0.0)
+                _event(ev, istate, t, K.EV_SOFT_CAPTURE, -1.0, 0.0)
             grapple_eval(gp, kin1, gs, wrench_P, go)
             _stats_update(t, wpar, pose, wrench_P, go[GO_D], go[GO_POW], dt, stats, cst_in)
             if gs[GS_CAP] != 0.0 and stats[ST_TCAP] < 0.0:
@@ -677,7 +671,7 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
             f = rod_eval(rp, kin1, wrench_P, ro)
             if f > 0.0 and istate[I_CONTACT] == 0:
                 istate[I_CONTACT] = 1
-                _event(ev, istate, t, CK.EV_FIRST_CONTACT, -1.0, 0.0)
+                _event(ev, istate, t, K.EV_FIRST_CONTACT, -1.0, 0.0)
             pw = rp[R_C] * ro[RO_RATE] * ro[RO_RATE] if f > 0.0 else 0.0
             _stats_update(t, wpar, pose, wrench_P, ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats,
                           cst_in)
@@ -691,11 +685,11 @@ def contact_buffers(pk) -> dict:
     """The preallocated arrays of one contact evaluation of a packed interface (inputs, records,
     wrenches, latch state in/out, scratch), shared by the emulated world and the reference."""
     nl = pk.lat.shape[0]
-    cst = np.zeros(CK.S_LATCH0 + nl, dtype=np.int64)
-    return {"featP": pk.feat.copy(), "rec": np.zeros((pk.max_contacts, CK.CW)), "wrench_P": np.zeros(6),
+    cst = np.zeros(K.S_LATCH0 + nl, dtype=np.int64)
+    return {"featP": pk.feat.copy(), "rec": np.zeros((pk.max_contacts, K.CW)), "wrench_P": np.zeros(6),
             "wrench_links": np.zeros((pk.n_links, 6)), "cst": cst, "cst_out": np.zeros_like(cst),
             "cst_tmp": np.zeros_like(cst), "latch_p": np.zeros(nl), "info": np.zeros(4, dtype=np.int64),
-            "info_f": np.zeros(2), "Rl": np.zeros((pk.n_links, 3, 3)), "cscr": np.zeros(CK.SCRATCH),
+            "info_f": np.zeros(2), "Rl": np.zeros((pk.n_links, 3, 3)), "cscr": np.zeros(K.SCRATCH),
             "link_pose": np.zeros((pk.n_links, 7)), "link_twist": np.zeros((pk.n_links, 6))}
 
 
@@ -732,11 +726,10 @@ class StandWorld(PlatformReadings):
         w[W_DT] = self.dt
         w[W_INTEG] = INTEG_RK4 if emu.integrator == "rk4" else INTEG_SIE
         w[W_MODEL] = {"elastic_rod": MODEL_ROD, "grapple": MODEL_GRAPPLE}.get(emu.model, MODEL_MECH)
-        R_WP, p_WP = stand.passive_mount.R, stand.passive_mount.p
-        R_WB, p_WB = stand.platform_base.R, stand.platform_base.p
         w[W_GP:W_GP + 3] = gravity_in_P(stand, emu.gravity_m_per_s2)
-        w[W_PPB:W_PPB + 3] = R_WP.T @ (p_WB - p_WP)
-        w[W_RPB:W_RPB + 9] = (R_WP.T @ R_WB).ravel()
+        p_PB, R_PB = base_in_passive(stand)
+        w[W_PPB:W_PPB + 3] = p_PB
+        w[W_RPB:W_RPB + 9] = R_PB.ravel()
         w[W_PTA:W_PTA + 3] = stand.active_mount.p
         w[W_RTA:W_RTA + 9] = np.asarray(stand.active_mount.R).ravel()
         w[W_HTOL] = 1e-13
@@ -878,7 +871,7 @@ class StandWorld(PlatformReadings):
         n = int(self.istate[I_NEV])
         for k in range(self._ev_read, min(n, EV_MAX)):
             t, code, detail, value = self.ev[k]
-            if int(code) == CK.EV_SOFT_CAPTURE and self.capture_position_P is None:
+            if int(code) == K.EV_SOFT_CAPTURE and self.capture_position_P is None:
                 # where A was in P at the capture: back from the period's end at its velocity
                 k0 = self.kin0
                 self.capture_position_P = [float(k0[K_P + i] - k0[K_V + i] * (self.t - t)) for i in range(3)]
@@ -889,13 +882,13 @@ class StandWorld(PlatformReadings):
 
     def _detail(self, code: int, detail: float, value: float) -> str:
         pk = self.packed
-        if code == CK.EV_FIRST_CONTACT:
+        if code == K.EV_FIRST_CONTACT:
             if self.model == "grapple":
                 return "snare closed on the grapple fixture"
             return "rod" if self.model == "elastic_rod" else (pk.contact_name(int(detail)) if detail >= 0 else "")
-        if code in (CK.EV_LATCH_DEFLECTED, CK.EV_LATCH_ENGAGED, CK.EV_SENSOR):
+        if code in (K.EV_LATCH_DEFLECTED, K.EV_LATCH_ENGAGED, K.EV_SENSOR):
             return pk.latch_names[int(detail)]
-        if code == CK.EV_SOFT_CAPTURE:
+        if code == K.EV_SOFT_CAPTURE:
             return "all latches engaged"
         if code == EV_PENETRATION:
             return f"contact pair {pk.contact_name(int(detail))!r}: penetration {value * 1e3:.3f} mm exceeds its limit"
@@ -919,7 +912,7 @@ class StandWorld(PlatformReadings):
     def captured(self) -> bool:
         if self.model == "grapple":
             return bool(self.gs[GS_CAP])
-        return self.model == "mechanism" and bool(self.cst[CK.S_CAPTURED])
+        return self.model == "mechanism" and bool(self.cst[K.S_CAPTURED])
 
     @property
     def ring_state(self) -> np.ndarray:
@@ -959,8 +952,8 @@ class StandWorld(PlatformReadings):
         if self.model != "mechanism":
             return ()
         lat = self.packed.lat
-        return tuple(bool(self.cst[CK.S_LATCH0 + l] == CK.LAT_ENGAGED) for l in range(lat.shape[0])
-                     if lat[l, CK.L_KIND] == 0.0)
+        return tuple(bool(self.cst[K.S_LATCH0 + l] == K.LAT_ENGAGED) for l in range(lat.shape[0])
+                     if lat[l, K.L_KIND] == 0.0)
 
     def release_mechanism(self, on: bool) -> bool:
         """The mechanism's release output (its control unit's coil; the controller's UNDOCK):
@@ -973,16 +966,16 @@ class StandWorld(PlatformReadings):
         lat = self.packed.lat
         changed = False
         for l in range(lat.shape[0]):
-            if lat[l, CK.L_KIND] != 0.0:
+            if lat[l, K.L_KIND] != 0.0:
                 continue
-            i = CK.S_LATCH0 + l
+            i = K.S_LATCH0 + l
             cur = self.cst[i]
-            new = CK.LAT_RELEASED if on else (CK.LAT_FREE if cur == CK.LAT_RELEASED else cur)
+            new = K.LAT_RELEASED if on else (K.LAT_FREE if cur == K.LAT_RELEASED else cur)
             if new != cur:
                 self.cst[i] = self.cst_out[i] = new
                 changed = True
-        if on and self.cst[CK.S_CAPTURED]:
-            self.cst[CK.S_CAPTURED] = self.cst_out[CK.S_CAPTURED] = 0
+        if on and self.cst[K.S_CAPTURED]:
+            self.cst[K.S_CAPTURED] = self.cst_out[K.S_CAPTURED] = 0
             changed = True
         if changed:
             name = "latches released" if on else "release output cleared"

@@ -37,7 +37,7 @@ from drivers.framing import MAX_FRAME, OVERHEAD
 from drivers.ft_sensor import FtSensor
 from drivers.motion_platform import Command, MotionPlatform, PlatformState
 from rt.config.stand import Stand, with_endpoints
-from rt.control import cycle_store as CD
+from rt.control import cycle_store as CS
 from rt.control import failsafe as FS
 from rt.control import kernels as CK
 from rt.control import mechanism_link as ML
@@ -110,7 +110,7 @@ class Controller:
         self.stop_when: Callable[["Controller"], bool] | None = None
         # numeric state (allocated once; resized only when a case with other mode count loads)
         n_raw = self.sensing.n_raw
-        CD.allocate(self, n_raw, SCM.N_RIGID)
+        CS.allocate(self, n_raw, SCM.N_RIGID)
         PR.init_state(self)       # the phase, clocks, trip, pending command (rt.control.procedures)
         # the cycle's link state, shared with the compiled kernels (rt.control.kernels IN_*);
         # allocated once: its counters' previous values outlive a reallocation of the record

@@ -29,7 +29,7 @@ import uuid
 import numpy as np
 
 from drivers.motion_platform import Command, PlatformState
-from rt.control import cycle_store as CD
+from rt.control import cycle_store as CS
 from rt.control import end_criteria as EC
 from rt.control.cycle_store import pack_cycle
 from rt.control import kernels as CK
@@ -62,7 +62,7 @@ def after_command(ctl, name: str, args: dict) -> None:
         ctl.sc = flight_from_case(ctl.case)
         ctl._hil_pack = None
         if 2 * ctl.sc.ns != ctl.fields["x"]:
-            CD.allocate(ctl, ctl.sensing.n_raw, ctl.sc.ns)
+            CS.allocate(ctl, ctl.sensing.n_raw, ctl.sc.ns)
             if ctl.telemetry is not None:
                 ctl.telemetry.fields = dict(ctl.fields)
                 ctl.telemetry.width = ctl.row.size

@@ -25,7 +25,6 @@ its recursion's scratch) are views of row 0 of the caller's ``ws`` past the spac
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
@@ -333,9 +332,7 @@ def flight_eval(a, x, w_in, xdot, ws, rel):
 
 @njit(**KERNEL)
 def _normalize(x, r, o):
-    s = 1.0 / math.sqrt(x[r, o] ** 2 + x[r, o + 1] ** 2 + x[r, o + 2] ** 2 + x[r, o + 3] ** 2)
-    for i in range(4):
-        x[r, o + i] *= s
+    SP.quat_normalize(x[r, o:o + 4])
 
 
 @njit(**KERNEL)
@@ -390,7 +387,7 @@ def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
         return False
     for r in range(2):
         for i in range(ns):
-            x[r, i] += dt / 6.0 * (k[0, r, i] + 2.0 * (k[1, r, i] + k[2, r, i]) + k[3, r, i])
+            x[r, i] += SP.rk4_increment(dt / 6.0, k[0, r, i], k[1, r, i], k[2, r, i], k[3, r, i])
     normalize_quaternions(x)
     return True
 

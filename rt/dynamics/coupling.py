@@ -212,8 +212,8 @@ def predict_pose(out, tau, mode, dt):
                            out[w + 1] * tau + out[a + 4] * h + out[j + 4] * c,
                            out[w + 2] * tau + out[a + 5] * h + out[j + 5] * c)
     q0, q1, q2, q3 = SP.quat_mul_entries(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
-    n = 1.0 / math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
-    out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0 * n, q1 * n, q2 * n, q3 * n
+    q0, q1, q2, q3, _ = SP.quat_normalize_entries(q0, q1, q2, q3)
+    out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0, q1, q2, q3
 
 
 @njit(**KERNEL)

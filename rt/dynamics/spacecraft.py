@@ -702,10 +702,8 @@ def rk4_step(par, env, x, t, dt, w_in, react, k, xt, ws, rel):
     h6 = dt / 6.0
     for s in range(2):
         for i in range(ns):
-            x[s, i] += h6 * (k0[s, i] + 2.0 * (k1[s, i] + k2[s, i]) + k3[s, i])
-        n = 1.0 / math.sqrt(x[s, S_Q] ** 2 + x[s, S_Q + 1] ** 2 + x[s, S_Q + 2] ** 2 + x[s, S_Q + 3] ** 2)
-        for i in range(4):
-            x[s, S_Q + i] *= n
+            x[s, i] += spatial.rk4_increment(h6, k0[s, i], k1[s, i], k2[s, i], k3[s, i])
+        spatial.quat_normalize(x[s, S_Q:S_Q + 4])
 
 
 @njit(**_JIT)

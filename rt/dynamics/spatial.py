@@ -211,21 +211,58 @@ def quat_conj(q, out):
     out[3] = -q[3]
 
 
-@njit(**KERNEL)
+@njit(inline="always", **KERNEL)
+def quat_normalize_entries(w, x, y, z):
+    """The unit quaternion of ``[w, x, y, z]`` and the norm it had, ``(w, x, y, z, n)``: each
+    entry times ``1/n``, ``n = sqrt(w^2 + x^2 + y^2 + z^2)``; a zero quaternion is returned as
+    it is. Scalars in and out (no array); inlined into the caller (its compile options).
+
+    Parameters
+    ----------
+    w, x, y, z : float
+        The quaternion's entries, scalar first.
+    """
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if n > 0.0:
+        inv = 1.0 / n
+        return w * inv, x * inv, y * inv, z * inv, n
+    return w, x, y, z, n
+
+
+@njit(inline="always", **KERNEL)
 def quat_normalize(q):
-    """Normalise q in place; returns the norm it had (0.0 leaves q untouched).
+    """Normalise the quaternion ``q`` in place; returns the norm it had (0.0 leaves q untouched).
+
+    The one quaternion normalisation of the project (integrators after each step, poses
+    before they are sent). Inlined into the caller at numba IR level, so that it compiles
+    with the caller's options (fastmath, error model) and a caller's results do not depend on
+    whether it normalises through this function or wrote the lines itself.
 
     Parameters
     ----------
     q : float64[4]
-        The quaternion, scalar first; scaled to unit norm in place.
-    """
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n > 0.0:
-        inv = 1.0 / n
-        for i in range(4):
-            q[i] *= inv
+        Scalar-first quaternion ``[w, x, y, z]`` (any frame pair); a view into a state or pose
+        array (e.g. ``x[s, S_Q:S_Q + 4]``) is normalised in that array."""
+    q[0], q[1], q[2], q[3], n = quat_normalize_entries(q[0], q[1], q[2], q[3])
     return n
+
+
+@njit(inline="always", **KERNEL)
+def rk4_increment(h6, k1, k2, k3, k4):
+    """The classical Runge–Kutta step's increment of one state entry,
+    ``h/6 (k1 + 2 (k2 + k3) + k4)`` (Hairer, Nørsett & Wanner, Solving ODEs I, II.1), the one
+    implementation of the RK4 combination (every fixed-step RK4 integrator of the project).
+    Inlined into the caller (the caller's compile options), so it adds no call.
+
+    Parameters
+    ----------
+    h6 : float
+        The step over six, ``h / 6`` (s).
+    k1, k2, k3, k4 : float
+        The four stage derivatives of the entry (its unit per second), at t, t + h/2 (twice)
+        and t + h.
+    """
+    return h6 * (k1 + 2.0 * (k2 + k3) + k4)
 
 
 @njit(inline="always", **KERNEL)
@@ -295,13 +332,7 @@ def dcm_quat_entries(m00, m01, m02, m10, m11, m12, m20, m21, m22):
         qw, qx, qy, qz = (m10 - m01) / s, (m02 + m20) / s, (m12 + m21) / s, 0.25 * s
     if qw < 0.0:
         qw, qx, qy, qz = -qw, -qx, -qy, -qz
-    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    if n > 0.0:
-        inv = 1.0 / n
-        qw *= inv
-        qx *= inv
-        qy *= inv
-        qz *= inv
+    qw, qx, qy, qz, _ = quat_normalize_entries(qw, qx, qy, qz)
     return qw, qx, qy, qz
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from rt.dynamics import linalg as LA
-from rt.dynamics import spatial as S
+from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
 
 POSE_SIZE = 7
@@ -163,7 +163,7 @@ def pose_dcm(pose):
         Top pose ``[p_BT_B (m), q_BT]``; only q_BT (entries 3..6) is read.
     """
     qw, qx, qy, qz = pose_quat(pose)
-    return S.quat_dcm_entries(qw, qx, qy, qz)
+    return SP.quat_dcm_entries(qw, qx, qy, qz)
 
 
 @njit(**KERNEL)
@@ -321,7 +321,7 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
     for i in range(7):
         if not math.isfinite(guess[i]):
             return 3, 0
-    if S.quat_normalize(pose_out[3:7]) == 0.0:
+    if SP.quat_normalize(pose_out[3:7]) == 0.0:
         return 3, 0
     it = 0
     while it < max_iter:
@@ -336,7 +336,7 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
         if not solve6(J, res, dx):
             for i in range(7):
                 pose_out[i] = guess[i]
-            S.quat_normalize(pose_out[3:7])
+            SP.quat_normalize(pose_out[3:7])
             return 2, it
         it += 1
         smax = 0.0
@@ -347,10 +347,10 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
         pose_out[1] += dx[1]
         pose_out[2] += dx[2]
         # q <- exp(dphi) (x) q  (dphi in B)
-        S.quat_from_rotvec(dx[3:6], dq)
-        pose_out[3], pose_out[4], pose_out[5], pose_out[6] = S.quat_mul_entries(
+        SP.quat_from_rotvec(dx[3:6], dq)
+        pose_out[3], pose_out[4], pose_out[5], pose_out[6] = SP.quat_mul_entries(
             dq[0], dq[1], dq[2], dq[3], pose_out[3], pose_out[4], pose_out[5], pose_out[6])
-        S.quat_normalize(pose_out[3:7])
+        SP.quat_normalize(pose_out[3:7])
         if rmax < tol_m and smax < 1e3 * tol_m:
             if pose_out[3] < 0.0:
                 for i in range(3, 7):
@@ -359,7 +359,7 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
     # not converged (or diverged to non-finite): hand back the guess
     for i in range(7):
         pose_out[i] = guess[i]
-    S.quat_normalize(pose_out[3:7])
+    SP.quat_normalize(pose_out[3:7])
     return 1, it
 
 

@@ -47,7 +47,7 @@ from numba import njit
 
 from drivers.motion_platform import FaultCode
 from rt.stand import hexapod as HX
-from rt.dynamics import spatial as S
+from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
 
 
@@ -530,9 +530,9 @@ def safe_stop_eval(state, t, pose_out, twist_out, rv, dq):
         rv[i] = state[10 + i] * s
         twist_out[i] = state[7 + i] * sd
         twist_out[3 + i] = state[10 + i] * sd
-    S.quat_from_rotvec(rv, dq)
-    S.quat_mul(dq, state[3:7], pose_out[3:7])  # exp(phi) (x) q0, phi in B
-    S.quat_normalize(pose_out[3:7])
+    SP.quat_from_rotvec(rv, dq)
+    SP.quat_mul(dq, state[3:7], pose_out[3:7])  # exp(phi) (x) q0, phi in B
+    SP.quat_normalize(pose_out[3:7])
 
 
 @njit(**KERNEL)

@@ -7,8 +7,8 @@ from __future__ import annotations
 def add_parsers(sub) -> None:
     def lazy(name):
         def f(args):
-            import sim_stand.campaign.cli as C
-            return getattr(C, name)(args)
+            import sim_stand.campaign.cli as CC
+            return getattr(CC, name)(args)
         return f
 
     c = sub.add_parser("campaign", help="Monte Carlo campaigns of the all-digital reference on Dask")

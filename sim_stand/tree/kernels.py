@@ -29,11 +29,11 @@ from rt.dynamics.tree import tree_aba, tree_body_bias, tree_frame_state, tree_ki
 from rt.dynamics.tree_model import H_N, H_PSIZE, H_WSIZE
 from sim_stand.kin import K_P, K_R, K_V, K_W
 from sim_stand.mechanism import devices as DV
-from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism import layout as LAY
 
-D_ENG_BELOW = ML.L_ST_C + 1      # the brake works below this coordinate (inf: everywhere)
-D_ENG_ONEWAY = ML.L_ST_C + 2     # 1: only while the coordinate decreases
-assert D_ENG_ONEWAY < ML.LP
+D_ENG_BELOW = LAY.L_ST_C + 1      # the brake works below this coordinate (inf: everywhere)
+D_ENG_ONEWAY = LAY.L_ST_C + 2     # 1: only while the coordinate decreases
+assert D_ENG_ONEWAY < LAY.LP
 
 E_BODY = 0          # buffer link index
 E_POS = 1           # E's origin in the link frame (3)
@@ -45,8 +45,8 @@ _JIT = dict(cache=True, error_model="numpy")
 
 
 def out_offsets(n: int) -> dict[str, tuple[int, tuple[int, ...]]]:
-    shapes = [("xdot", (2 * n,)), ("base_wrench", (6,)), ("dev_force", (n, ML.NDEV)),
-              ("dev_power", (n, ML.NDEV)), ("status", (1,))]
+    shapes = [("xdot", (2 * n,)), ("base_wrench", (6,)), ("dev_force", (n, LAY.NDEV)),
+              ("dev_power", (n, LAY.NDEV)), ("status", (1,))]
     out, off = {}, 0
     for name, shp in shapes:
         out[name] = (off, shp)
@@ -58,7 +58,7 @@ def out_offsets(n: int) -> dict[str, tuple[int, tuple[int, ...]]]:
 def packed_sizes(P) -> tuple[int, int]:
     """(len(mp), len(mw)) for a tree's params ``P``."""
     n = int(P[H_N])
-    return int(P[H_PSIZE]) + n * ML.LP + E_LEN, int(P[H_WSIZE]) + 7 * n + 6 + 18
+    return int(P[H_PSIZE]) + n * LAY.LP + E_LEN, int(P[H_WSIZE]) + 7 * n + 6 + 18
 
 
 @njit(inline="always", **_JIT)
@@ -67,8 +67,8 @@ def _unpack(mp, mw):
     ps = int(mp[H_PSIZE])
     ws = int(mp[H_WSIZE])
     P = mp[:ps]
-    D = mp[ps:ps + n * ML.LP]
-    E = mp[ps + n * ML.LP:ps + n * ML.LP + E_LEN]
+    D = mp[ps:ps + n * LAY.LP]
+    E = mp[ps + n * LAY.LP:ps + n * LAY.LP + E_LEN]
     W = mw[:ws]
     g = mw[ws:ws + n]
     a0 = mw[ws + n:ws + n + 6]
@@ -108,7 +108,7 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
         Offset of the device powers in ``out``.
     """
     for j in range(n):
-        lo = j * ML.LP
+        lo = j * LAY.LP
         s = x[j]
         v = x[n + j]
         fs = DV.spring_force(D, lo, s)
@@ -118,18 +118,18 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
             fb = DV.brake_force(D, lo, v)
         fe = DV.stop_force(D, lo, s, v)
         g[j] = fs + fd + fb + fe
-        b = j * ML.NDEV
-        for k in range(ML.NDEV):
+        b = j * LAY.NDEV
+        for k in range(LAY.NDEV):
             out[o_f + b + k] = 0.0
             out[o_p + b + k] = 0.0
-        out[o_f + b + ML.DEV_SPRING] = fs
-        out[o_f + b + ML.DEV_DAMPER] = fd
-        out[o_f + b + ML.DEV_BRAKE] = fb
-        out[o_f + b + ML.DEV_STOP] = fe
-        out[o_p + b + ML.DEV_SPRING] = fs * v
-        out[o_p + b + ML.DEV_DAMPER] = fd * v
-        out[o_p + b + ML.DEV_BRAKE] = fb * v
-        out[o_p + b + ML.DEV_STOP] = fe * v
+        out[o_f + b + LAY.DEV_SPRING] = fs
+        out[o_f + b + LAY.DEV_DAMPER] = fd
+        out[o_f + b + LAY.DEV_BRAKE] = fb
+        out[o_f + b + LAY.DEV_STOP] = fe
+        out[o_p + b + LAY.DEV_SPRING] = fs * v
+        out[o_p + b + LAY.DEV_DAMPER] = fd * v
+        out[o_p + b + LAY.DEV_BRAKE] = fb * v
+        out[o_p + b + LAY.DEV_STOP] = fe * v
 
 
 @njit(**_JIT)
@@ -180,8 +180,8 @@ def tree_finish(mp, mw, x, bm, cw, out):
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     no = 2 * n
     o_f = no + 6
-    o_p = o_f + n * ML.NDEV
-    o_s = o_p + n * ML.NDEV
+    o_p = o_f + n * LAY.NDEV
+    o_s = o_p + n * LAY.NDEV
     for j in range(n):
         for q in range(6):
             ext[j, q] = 0.0
@@ -274,7 +274,7 @@ def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
         for i in range(m):
             k[s, i] = out[i]
     for i in range(m):
-        x[i] += dt / 6.0 * (k[0, i] + 2.0 * (k[1, i] + k[2, i]) + k[3, i])
+        x[i] += SP.rk4_increment(dt / 6.0, k[0, i], k[1, i], k[2, i], k[3, i])
     return 0
 
 
@@ -400,9 +400,9 @@ def absorbed_power(mp, out):
         Outputs of the last evaluation (:func:`out_offsets`); the device powers are read.
     """
     n = int(mp[H_N])
-    o_p = 2 * n + 6 + n * ML.NDEV
+    o_p = 2 * n + 6 + n * LAY.NDEV
     s = 0.0
     for j in range(n):
-        b = o_p + j * ML.NDEV
-        s -= out[b + ML.DEV_DAMPER] + out[b + ML.DEV_BRAKE] + out[b + ML.DEV_STOP]
+        b = o_p + j * LAY.NDEV
+        s -= out[b + LAY.DEV_DAMPER] + out[b + LAY.DEV_BRAKE] + out[b + LAY.DEV_STOP]
     return s

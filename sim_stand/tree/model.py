@@ -11,9 +11,9 @@ from rt.dynamics import tree as T
 from rt.dynamics.tree_model import TreeModel
 from rt.config._schema import ConfigError
 from sim_stand.mechanism import devices as DV
-from sim_stand.mechanism import layout as ML
+from sim_stand.mechanism import layout as LAY
 from sim_stand.mechanism.model import pack_devices
-from sim_stand.tree import kernels as K
+from sim_stand.tree import kernels as TK
 from sim_stand.tree.config import TreeMechanismConfig, load_tree_mechanism
 
 
@@ -28,7 +28,7 @@ class TreeOut:
     """Named views into an ``out`` array (no copies)."""
 
     def __init__(self, out: np.ndarray, n: int):
-        for name, (off, shp) in K.out_offsets(n).items():
+        for name, (off, shp) in TK.out_offsets(n).items():
             if name != "_size":
                 setattr(self, name, out[off:off + int(np.prod(shp))].reshape(shp))
         self.n = n
@@ -50,24 +50,24 @@ class TreeMechanism:
                                   "electromechanical dampers and drives are not modelled on tree joints")
         self.tree = TreeModel(list(cfg.bodies))
         n = self.n = self.tree.n
-        psize, wsize = K.packed_sizes(self.tree.params)
+        psize, wsize = TK.packed_sizes(self.tree.params)
         mp = np.zeros(psize)
         ps = self.tree.params.shape[0]
         mp[:ps] = self.tree.params
         for j, (d, e) in enumerate(zip(cfg.devices, cfg.engagement)):
-            B = mp[ps + j * ML.LP:ps + (j + 1) * ML.LP]
+            B = mp[ps + j * LAY.LP:ps + (j + 1) * LAY.LP]
             pack_devices(B, d)
-            B[K.D_ENG_BELOW] = e.below
-            B[K.D_ENG_ONEWAY] = 1.0 if e.one_way else 0.0
-        E = mp[ps + n * ML.LP:]
-        E[K.E_BODY] = cfg.contact_body
-        E[K.E_POS:K.E_POS + 3] = cfg.contact_position
+            B[TK.D_ENG_BELOW] = e.below
+            B[TK.D_ENG_ONEWAY] = 1.0 if e.one_way else 0.0
+        E = mp[ps + n * LAY.LP:]
+        E[TK.E_BODY] = cfg.contact_body
+        E[TK.E_POS:TK.E_POS + 3] = cfg.contact_position
         mp.flags.writeable = False
         self.params = mp                       # [P | D | E]
         self.workspace = np.zeros(wsize)       # [W | g | a0 | ext]
-        self.devices = mp[ps:ps + n * ML.LP]
+        self.devices = mp[ps:ps + n * LAY.LP]
         self.work = self.workspace[:self.tree.work_size]
-        self.out = np.zeros(K.out_offsets(n)["_size"][0])
+        self.out = np.zeros(TK.out_offsets(n)["_size"][0])
         self.k = np.zeros((4, 2 * n))
         self.xt = np.zeros(2 * n)
         self.view = TreeOut(self.out, n)
@@ -88,7 +88,7 @@ class TreeMechanism:
     def evaluate(self, x, bm=None, cw=None) -> TreeOut:
         bm = self.base_motion_static() if bm is None else np.asarray(bm, dtype=float)
         cw = np.zeros(6) if cw is None else np.asarray(cw, dtype=float)
-        st = K.tree_derivatives(self.params, self.workspace, np.asarray(x, dtype=float), bm, cw, self.out)
+        st = TK.tree_derivatives(self.params, self.workspace, np.asarray(x, dtype=float), bm, cw, self.out)
         if st:
             raise TreeMechanismError(st)
         return self.view
@@ -97,7 +97,7 @@ class TreeMechanism:
         """``nsteps`` RK4 steps of ``x`` in place (base motion and contact wrench held)."""
         bm = self.base_motion_static() if bm is None else np.asarray(bm, dtype=float)
         cw = np.zeros(6) if cw is None else np.asarray(cw, dtype=float)
-        st = K.tree_rk4_run(self.params, self.workspace, x, bm, cw, self.out, dt, nsteps, self.k, self.xt)
+        st = TK.tree_rk4_run(self.params, self.workspace, x, bm, cw, self.out, dt, nsteps, self.k, self.xt)
         if st:
             raise TreeMechanismError(st)
         return x
@@ -121,7 +121,7 @@ class TreeMechanism:
         n = self.n
         p, pd = np.asarray(x[:n], float), np.asarray(x[n:], float)
         kin = 0.5 * pd @ self.mass_matrix(x) @ pd
-        spring = sum(DV.spring_potential(self.devices, j * ML.LP, p[j]) for j in range(n))
+        spring = sum(DV.spring_potential(self.devices, j * LAY.LP, p[j]) for j in range(n))
         g0 = self.cfg.gravity_0 if gravity_0 is None else np.asarray(gravity_0, float)
         v = self.tree.work_views(self.work)
         grav = 0.0

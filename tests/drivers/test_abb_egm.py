@@ -49,9 +49,9 @@ def test_the_shipped_module_is_the_schema_compiled_now(independent):
     # the descriptor protoc embeds in the module it generates now is the shipped module's
     lit = re.search(rb"AddSerializedFile\((b'.*?')\)", fresh.read_bytes(), re.S)
     assert lit is not None
-    assert ast.literal_eval(lit.group(1).decode("ascii")) == EGM.E.DESCRIPTOR.serialized_pb
+    assert ast.literal_eval(lit.group(1).decode("ascii")) == EGM.egm_pb2.DESCRIPTOR.serialized_pb
     # and the descriptor set's file is the same schema (its json names filled in)
-    shipped = descriptor_pb2.FileDescriptorProto.FromString(EGM.E.DESCRIPTOR.serialized_pb)
+    shipped = descriptor_pb2.FileDescriptorProto.FromString(EGM.egm_pb2.DESCRIPTOR.serialized_pb)
     for m in fdp.message_type:
         for f in m.field:
             f.ClearField("json_name")

@@ -268,18 +268,18 @@ def test_trip_pose_limit(rig, tmp_path, monkeypatch):
     below the box's floor): the arming move heads there; the command that would leave the box
     is never sent, the trip comes within 2 cycles of the first command computed outside it,
     and the safe stop after it respects the limits."""
-    from rt.control import controller as RC
+    from rt.control import controller as CTRL
     box_lo, box_hi = rig.stand.hexapod.box[0:3], rig.stand.hexapod.box[3:6]
     case = _case_with_position(tmp_path, [-1.20, 0.02, -0.01])
     c = rig.ctl
     computed = []                           # (cycle, pose) of every arming-move command computed
-    move_eval = RC.CK.move_eval
+    move_eval = CTRL.CK.move_eval
 
     def spy(mv, t, pose, scr):
         done = move_eval(mv, t, pose, scr)
         computed.append((c.loop.cycles, pose.copy()))
         return done
-    monkeypatch.setattr(RC.CK, "move_eval", spy)
+    monkeypatch.setattr(CTRL.CK, "move_eval", spy)
     rig.run(3)
     assert c.command("load_case", case=str(case)).ok
     assert c.command("arm").ok

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from rt.dynamics import coupling as C
+from rt.dynamics import coupling as CP
 from rt.dynamics import spacecraft as S
 from rt.config.case import load_case
 from rt.config.vehicle import Control, Vehicle
@@ -21,13 +21,13 @@ def unit(q):
     return q / np.linalg.norm(q)
 
 
-GEO = C.pack_geometry([0.1, -0.2, 1.5], unit([0.9, 0.1, -0.2, 0.3]), [-0.3, 0.05, 0.0], unit([0.8, 0.0, 0.5, 0.1]))
+GEO = CP.pack_geometry([0.1, -0.2, 1.5], unit([0.9, 0.1, -0.2, 0.3]), [-0.3, 0.05, 0.0], unit([0.8, 0.0, 0.5, 0.1]))
 
 
 def test_constant_wrench_reproduces_the_spacecraft_kernel_exactly():
     case = load_case("config/cases/nominal.toml")
     ref = S.Spacecraft.from_case(case)
-    cp = C.Coupling(S.Spacecraft.from_case(case), GEO, tau_s=0.005)
+    cp = CP.Coupling(S.Spacecraft.from_case(case), GEO, tau_s=0.005)
     w = np.array([200.0, -30.0, 15.0, 4.0, -8.0, 2.0])
     w_in = np.zeros((2, 6))
     w_in[0] = w
@@ -40,7 +40,7 @@ def test_constant_wrench_reproduces_the_spacecraft_kernel_exactly():
     # controller and `dockstand recompute` both go through coupling_update, bit for bit)
     assert np.max(np.abs(ref.x - cp.sc.x)) <= 1e-13 * np.max(np.abs(ref.x))
     rel = ref.relative()
-    assert np.allclose(cp.out[C.O_REL:C.O_REL + S.REL_LEN], rel, rtol=0.0, atol=1e-12)
+    assert np.allclose(cp.out[CP.O_REL:CP.O_REL + S.REL_LEN], rel, rtol=0.0, atol=1e-12)
 
 
 def test_prediction_is_exact_for_constant_acceleration():
@@ -50,45 +50,45 @@ def test_prediction_is_exact_for_constant_acceleration():
     sc = S.Spacecraft(veh(5000.0, [0.0, 0.0, 0.0]), veh(80000.0, [0.0, 0.0, 0.0]))
     sc.x[0, S.S_R:S.S_R + 3] = [-0.3, 0.02, 0.01]
     sc.x[0, S.S_V:S.S_V + 3] = [0.1, -0.01, 0.02]
-    cp = C.Coupling(sc, GEO, tau_s=0.012)
+    cp = CP.Coupling(sc, GEO, tau_s=0.012)
     w = np.array([150.0, 20.0, -40.0, 0.0, 0.0, 0.0])
     dt = 1e-3
     cp.update(0.0, dt, w)
-    pred = cp.out[C.O_RPRED:C.O_RPRED + 3].copy()
-    acc = cp.out[C.O_ACC:C.O_ACC + 3]
+    pred = cp.out[CP.O_RPRED:CP.O_RPRED + 3].copy()
+    acc = cp.out[CP.O_ACC:CP.O_ACC + 3]
     assert np.allclose(acc, -w[:3] / 5000.0 - w[:3] / 80000.0, rtol=1e-9)
     for i in range(12):
         cp.update((i + 1) * dt, dt, w)
-    assert np.allclose(cp.out[C.O_REL + S.REL_R:C.O_REL + S.REL_R + 3], pred, atol=1e-12, rtol=0)
+    assert np.allclose(cp.out[CP.O_REL + S.REL_R:CP.O_REL + S.REL_R + 3], pred, atol=1e-12, rtol=0)
     # compensation off commands the current pose
-    cp.mode = C.MODE_OFF
+    cp.mode = CP.MODE_OFF
     cp.update(0.013, dt, w)
-    assert np.array_equal(cp.out[C.O_RPRED:C.O_RPRED + 3], cp.out[C.O_REL:C.O_REL + 3])
+    assert np.array_equal(cp.out[CP.O_RPRED:CP.O_RPRED + 3], cp.out[CP.O_REL:CP.O_REL + 3])
 
 
 def test_predicted_rotation_for_constant_rate():
-    out = np.zeros(C.OUT_LEN)
+    out = np.zeros(CP.OUT_LEN)
     q0 = unit([0.95, 0.1, 0.2, -0.1])
-    out[C.O_REL + S.REL_Q:C.O_REL + S.REL_Q + 4] = q0
+    out[CP.O_REL + S.REL_Q:CP.O_REL + S.REL_Q + 4] = q0
     w = np.array([0.02, -0.05, 0.03])
-    out[C.O_REL + S.REL_W:C.O_REL + S.REL_W + 3] = w
+    out[CP.O_REL + S.REL_W:CP.O_REL + S.REL_W + 3] = w
     tau = 0.5
-    C.predict_pose(out, tau, C.MODE_PREDICT, 0.0)
+    CP.predict_pose(out, tau, CP.MODE_PREDICT, 0.0)
     # rotating at constant w (P components) for tau: R(t+tau) = exp([w]x tau) R(t)
     a = np.linalg.norm(w) * tau
     u = w / np.linalg.norm(w)
     K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
     Rexp = np.eye(3) + math.sin(a) * K + (1 - math.cos(a)) * K @ K
-    assert np.allclose(dcm(out[C.O_QPRED:C.O_QPRED + 4]), Rexp @ dcm(q0), atol=1e-14)
+    assert np.allclose(dcm(out[CP.O_QPRED:CP.O_QPRED + 4]), Rexp @ dcm(q0), atol=1e-14)
 
 
 def test_platform_pose_composes_stand_frames():
-    out = np.zeros(C.OUT_LEN)
+    out = np.zeros(CP.OUT_LEN)
     r = np.array([-0.25, 0.03, -0.02])
     q = unit([0.99, 0.02, -0.03, 0.05])
-    out[C.O_RPRED:C.O_RPRED + 3] = r
-    out[C.O_QPRED:C.O_QPRED + 4] = q
-    C.platform_pose(GEO, out)
+    out[CP.O_RPRED:CP.O_RPRED + 3] = r
+    out[CP.O_QPRED:CP.O_QPRED + 4] = q
+    CP.platform_pose(GEO, out)
 
     def T(p, qq):
         M = np.eye(4)
@@ -96,17 +96,17 @@ def test_platform_pose_composes_stand_frames():
         return M
 
     ref = T(GEO[0:3], GEO[3:7]) @ T(r, q) @ T(GEO[7:10], GEO[10:14])
-    assert np.allclose(out[C.O_PCMD:C.O_PCMD + 3], ref[:3, 3], atol=1e-14)
-    assert np.allclose(dcm(out[C.O_QCMD:C.O_QCMD + 4]), ref[:3, :3], atol=1e-14)
+    assert np.allclose(out[CP.O_PCMD:CP.O_PCMD + 3], ref[:3, 3], atol=1e-14)
+    assert np.allclose(dcm(out[CP.O_QCMD:CP.O_QCMD + 4]), ref[:3, :3], atol=1e-14)
 
 
 def _feed_cubic(out, j, t, dt):
     """The relative state of x(t) = j t^3 / 6 (each axis its own j) at t, with the acceleration
     of one cycle earlier (the held wrench's: rt.dynamics.coupling.LAG_CYCLES)."""
-    out[C.O_REL + S.REL_R:C.O_REL + S.REL_R + 3] = j * t ** 3 / 6.0
-    out[C.O_REL + S.REL_V:C.O_REL + S.REL_V + 3] = j * t ** 2 / 2.0
-    out[C.O_REL + S.REL_Q] = 1.0
-    out[C.O_ACC:C.O_ACC + 3] = j * (t - C.LAG_CYCLES * dt)
+    out[CP.O_REL + S.REL_R:CP.O_REL + S.REL_R + 3] = j * t ** 3 / 6.0
+    out[CP.O_REL + S.REL_V:CP.O_REL + S.REL_V + 3] = j * t ** 2 / 2.0
+    out[CP.O_REL + S.REL_Q] = 1.0
+    out[CP.O_ACC:CP.O_ACC + 3] = j * (t - CP.LAG_CYCLES * dt)
 
 
 def test_jerk_predictor_is_exact_for_a_cubic_motion():
@@ -114,30 +114,30 @@ def test_jerk_predictor_is_exact_for_a_cubic_motion():
     predicted exactly, once three differences of the accelerations are held; until then the
     prediction is the constant-acceleration one. The constant-acceleration predictor misses
     j tau^3 / 6 + (its acceleration's cycle of lag) j dt tau^2 / 2."""
-    out = np.zeros(C.OUT_LEN)
-    ca = np.zeros(C.OUT_LEN)
+    out = np.zeros(CP.OUT_LEN)
+    ca = np.zeros(CP.OUT_LEN)
     j = np.array([120.0, -40.0, 7.5])
     dt, tau = 1e-3, 4.8e-3
     for k in range(6):
         t = 0.01 + k * dt
         _feed_cubic(out, j, t, dt)
         _feed_cubic(ca, j, t, dt)
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-        C.predict_pose(ca, tau, C.MODE_PREDICT, dt)
+        CP.predict_pose(out, tau, CP.MODE_JERK, dt)
+        CP.predict_pose(ca, tau, CP.MODE_PREDICT, dt)
         exact = j * (t + tau) ** 3 / 6.0
         if k < 3:
-            assert np.array_equal(out[C.O_RPRED:C.O_RPRED + 3], ca[C.O_RPRED:C.O_RPRED + 3])
+            assert np.array_equal(out[CP.O_RPRED:CP.O_RPRED + 3], ca[CP.O_RPRED:CP.O_RPRED + 3])
         else:
-            assert np.allclose(out[C.O_RPRED:C.O_RPRED + 3], exact, rtol=0, atol=1e-15)
+            assert np.allclose(out[CP.O_RPRED:CP.O_RPRED + 3], exact, rtol=0, atol=1e-15)
     miss = j * (tau ** 3 / 6.0 + dt * tau ** 2 / 2.0)
-    assert np.allclose(exact - ca[C.O_RPRED:C.O_RPRED + 3], miss, rtol=1e-9, atol=0)
+    assert np.allclose(exact - ca[CP.O_RPRED:CP.O_RPRED + 3], miss, rtol=1e-9, atol=0)
     # a new run forgets the memory: constant-acceleration prediction again
-    C.reset_memory(out)
+    CP.reset_memory(out)
     _feed_cubic(out, j, 0.5, dt)
     _feed_cubic(ca, j, 0.5, dt)
-    C.predict_pose(out, tau, C.MODE_JERK, dt)
-    C.predict_pose(ca, tau, C.MODE_PREDICT, dt)
-    assert np.array_equal(out[C.O_RPRED:C.O_RPRED + 3], ca[C.O_RPRED:C.O_RPRED + 3])
+    CP.predict_pose(out, tau, CP.MODE_JERK, dt)
+    CP.predict_pose(ca, tau, CP.MODE_PREDICT, dt)
+    assert np.array_equal(out[CP.O_RPRED:CP.O_RPRED + 3], ca[CP.O_RPRED:CP.O_RPRED + 3])
 
 
 def test_jerk_predictor_ignores_a_step_of_the_force():
@@ -145,31 +145,31 @@ def test_jerk_predictor_ignores_a_step_of_the_force():
     passing its withheld impulse) is no jerk: a difference that disagrees with the one before
     gives way to the median of three, and the prediction stays the constant-acceleration one,
     the right one after a step. So does a pulse (the gate's withheld impulse) before a step."""
-    out = np.zeros(C.OUT_LEN)
-    out[C.O_REL + S.REL_Q] = 1.0
+    out = np.zeros(CP.OUT_LEN)
+    out[CP.O_REL + S.REL_Q] = 1.0
     dt, tau = 1e-3, 4.8e-3
     for k in range(10):
         # m/s^2, rad/s^2: a step at k = 4, a pulse and a step at k = 7
-        out[C.O_ACC:C.O_ACC + 6] = 0.0 if k < 4 else (3.0 if k < 7 else (9.0 if k == 7 else 6.0))
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
-        assert np.array_equal(out[C.O_JERK:C.O_JERK + 6], np.zeros(6)), k
-        a = out[C.O_ACC]
-        assert out[C.O_RPRED] == a * tau * tau / 2.0
+        out[CP.O_ACC:CP.O_ACC + 6] = 0.0 if k < 4 else (3.0 if k < 7 else (9.0 if k == 7 else 6.0))
+        CP.predict_pose(out, tau, CP.MODE_JERK, dt)
+        assert np.array_equal(out[CP.O_JERK:CP.O_JERK + 6], np.zeros(6)), k
+        a = out[CP.O_ACC]
+        assert out[CP.O_RPRED] == a * tau * tau / 2.0
 
 
 def test_jerk_predictor_rotation_uses_the_angular_jerk():
     """The angular part: a constant angular jerk about a fixed axis (angular velocity and
     acceleration along it) gives the rotation angle's cubic exactly."""
-    out = np.zeros(C.OUT_LEN)
+    out = np.zeros(CP.OUT_LEN)
     u = np.array([0.6, 0.0, 0.8])
     jw, dt, tau = 50.0, 1e-3, 4.0e-3
     for k in range(5):
         t = 0.02 + k * dt
-        out[C.O_REL + S.REL_Q:C.O_REL + S.REL_Q + 4] = [1.0, 0.0, 0.0, 0.0]
-        out[C.O_REL + S.REL_W:C.O_REL + S.REL_W + 3] = u * jw * t ** 2 / 2.0
-        out[C.O_ACC + 3:C.O_ACC + 6] = u * jw * (t - C.LAG_CYCLES * dt)
-        C.predict_pose(out, tau, C.MODE_JERK, dt)
+        out[CP.O_REL + S.REL_Q:CP.O_REL + S.REL_Q + 4] = [1.0, 0.0, 0.0, 0.0]
+        out[CP.O_REL + S.REL_W:CP.O_REL + S.REL_W + 3] = u * jw * t ** 2 / 2.0
+        out[CP.O_ACC + 3:CP.O_ACC + 6] = u * jw * (t - CP.LAG_CYCLES * dt)
+        CP.predict_pose(out, tau, CP.MODE_JERK, dt)
     angle = jw * ((t + tau) ** 3 - t ** 3) / 6.0
-    q = out[C.O_QPRED:C.O_QPRED + 4]
+    q = out[CP.O_QPRED:CP.O_QPRED + 4]
     assert math.isclose(2.0 * math.atan2(np.linalg.norm(q[1:]), q[0]), angle, rel_tol=1e-12)
     assert np.allclose(q[1:] / np.linalg.norm(q[1:]), u, atol=1e-14)

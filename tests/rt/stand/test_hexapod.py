@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from numba import njit
 
 from rt.stand import hexapod as H
-from rt.dynamics import spatial as S
+from rt.dynamics import spatial as SP
 
 G = H.default_geometry()
 HEX = H.Hexapod(G)
@@ -16,13 +16,13 @@ HEX = H.Hexapod(G)
 
 def pose_from(dp, rotvec):
     q = np.empty(4)
-    S.quat_from_rotvec(np.asarray(rotvec, float), q)
+    SP.quat_from_rotvec(np.asarray(rotvec, float), q)
     return np.concatenate([G.home[:3] + np.asarray(dp, float), q])
 
 
 def ref_lengths(pose):
     R = np.empty((3, 3))
-    S.quat_to_dcm(pose[3:] / np.linalg.norm(pose[3:]), R)
+    SP.quat_to_dcm(pose[3:] / np.linalg.norm(pose[3:]), R)
     return np.linalg.norm(pose[:3] + G.top @ R.T - G.base, axis=1)
 
 
@@ -105,9 +105,9 @@ def test_jacobian_against_finite_differences(x):
             p = pose.copy()
             p[:3] += sgn * d[:3]
             dq = np.empty(4)
-            S.quat_from_rotvec(sgn * d[3:], dq)
+            SP.quat_from_rotvec(sgn * d[3:], dq)
             q = np.empty(4)
-            S.quat_mul(dq, pose[3:], q)  # exp(dphi) (x) q: rotation vector in B
+            SP.quat_mul(dq, pose[3:], q)  # exp(dphi) (x) q: rotation vector in B
             p[3:] = q
             cols.append(ref_lengths(p))
         Jn[:, k] = (cols[0] - cols[1]) / (2 * h)
@@ -197,7 +197,7 @@ def test_pose_dcm_is_r_bt_of_the_normalised_quaternion(x, scale):
     before = pose.copy()
     R = np.empty((3, 3))
     q = pose[3:] / np.linalg.norm(pose[3:])
-    S.quat_to_dcm(q, R)
+    SP.quat_to_dcm(q, R)
     assert np.allclose(np.array(_pose_dcm(pose)), R.ravel(), atol=1e-15, rtol=0)
     assert np.allclose(np.array(_pose_quat(pose)), q, atol=1e-15, rtol=0)
     assert np.array_equal(pose, before)

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from rt.stand import hexapod as HX
-from rt.dynamics import spatial as S
+from rt.dynamics import spatial as SP
 from rt.stand.safety import Reason, SafeStop, SafetyLimits, SafetyMonitor
 
 G = HX.default_geometry()
@@ -31,7 +31,7 @@ def run(mon, n=1, **kw):
 
 def rot(rv):
     q = np.empty(4)
-    S.quat_from_rotvec(np.asarray(rv, float), q)
+    SP.quat_from_rotvec(np.asarray(rv, float), q)
     return q
 
 
@@ -125,11 +125,11 @@ DT = 1e-3
 def rv_rel(q, q0):
     """Rotation vector of q (x) q0^-1 (in B)."""
     c = np.empty(4)
-    S.quat_conj(q0, c)
+    SP.quat_conj(q0, c)
     d = np.empty(4)
-    S.quat_mul(q, c, d)
+    SP.quat_mul(q, c, d)
     out = np.empty(3)
-    S.quat_to_rotvec(d, out)
+    SP.quat_to_rotvec(d, out)
     return out
 
 
