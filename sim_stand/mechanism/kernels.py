@@ -1385,7 +1385,8 @@ def damping_jacobian(params, workspace, out, G):
 def mechanism_step_rk4(params, workspace, ring_state, base_motion, contact_wrench, dt, out,
                        k_acc, x_tmp):
     """One classical RK4 step of the ring's 12-state in place (base motion and contact wrench
-    held).  ``out`` holds the evaluation at the start of the step (outputs for logging);
+    held).  ``out`` holds the last stage's evaluation (at the step's end time, from the third
+stage's state; outputs for logging);
     k_acc (12), x_tmp (12): scratch.  Returns the worst status code met.
 
     Parameters
