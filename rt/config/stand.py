@@ -3,8 +3,8 @@ delays, real-time options, telemetry. ``load_stand(path) -> Stand`` (kind ``"sta
 
 Transport tables (``[sensor.link]``, ``[platform.link]``) stay plain dicts
 ``{"transport": kind, **options}`` in :class:`Stand`; they are validated through
-``drivers.transport.validate_options`` (which raises a ``ValueError`` naming the bad key) when
-the drivers package provides it, and that error becomes ``ConfigError(file, key, reason)``.
+``drivers.transport.validate_options`` (which raises a ``ValueError`` naming the bad key), and
+that error becomes ``ConfigError(file, key, reason)``; the kinds are its registry's.
 Opening happens later, in the controller (``drivers.transport.open_transport(kind, **options)``).
 """
 from __future__ import annotations
@@ -15,13 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from drivers.transport import KINDS as TRANSPORT_KINDS, validate_options
 from rt.stand import hexapod as HX
 from rt.config._common import read_pose
 from rt.config._schema import ConfigError, Table, expect_kind
 from rt.stand.safety import SafetyLimits
 from rt.stand.sensing import SensingParams, lowpass_group_delay_s
-
-TRANSPORT_KINDS = ("serial", "zmq", "udp", "memory")
 
 
 @dataclass(frozen=True)
@@ -258,19 +257,14 @@ def _transport(t: Table, name: str, framing: str | None = None, why: str = "") -
     opts = {k: v for k, v in lt.data.items() if k != "transport"}
     lt._used.update(opts)
     try:
-        from drivers.transport import validate_options  # the drivers engineer's validator
-    except ImportError:
-        validate_options = None
-    if validate_options is not None:
-        try:
-            full = validate_options(kind, dict(opts))
-        except ValueError as e:
-            key = getattr(e, "key", None) or _first_key(str(e), opts) or "transport"
-            reason = getattr(e, "reason", None) or str(e)
-            raise ConfigError(t.file, lt.key(key), reason) from None
-        if framing is not None and full["framing"] != framing:
-            raise ConfigError(t.file, lt.key("framing"), f"{why} needs framing = '{framing}' (the {kind} link's is "
-                                                         f"'{full['framing']}')")
+        full = validate_options(kind, dict(opts))
+    except ValueError as e:
+        key = getattr(e, "key", None) or _first_key(str(e), opts) or "transport"
+        reason = getattr(e, "reason", None) or str(e)
+        raise ConfigError(t.file, lt.key(key), reason) from None
+    if framing is not None and full["framing"] != framing:
+        raise ConfigError(t.file, lt.key("framing"), f"{why} needs framing = '{framing}' (the {kind} link's is "
+                                                     f"'{full['framing']}')")
     lt.done()
     return {"transport": kind, **opts}
 

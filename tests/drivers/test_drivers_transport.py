@@ -80,6 +80,69 @@ def test_sensor_and_platform_config_errors_name_the_key():
                               "framing": "raw"})
 
 
+
+def test_each_backend_declares_its_options_once_and_the_docs_name_them():
+    """Every registered backend's schema: keys its own (none of the common ones, none twice),
+    known types, defaults that pass their own row; docs/protocols.md's table row of the kind
+    names every key; and validate_options returns exactly the common keys then the schema's."""
+    from pathlib import Path
+
+    from drivers.transport import COMMON_OPTIONS, KINDS, TRANSPORTS, Option
+    assert KINDS == ("serial", "zmq", "udp", "memory") and tuple(TRANSPORTS) == KINDS
+    common = [o.key for o in COMMON_OPTIONS]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocols.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| ")}
+    for kind, cls in TRANSPORTS.items():
+        assert cls.kind == kind
+        keys = [o.key for o in cls.option_schema]
+        assert len(set(keys)) == len(keys) and not set(keys) & set(common), kind
+        for o in cls.option_schema:
+            assert isinstance(o, Option) and o.type in ("number", "integer", "string", "text", "flag"), o
+            if o.default is not None:
+                assert o.validate(o.default) == o.default, o
+            assert f"`{o.key}`" in rows[kind], f"docs/protocols.md: the {kind} row does not name {o.key!r}"
+        base = {"serial": {"port": "p"}, "zmq": {"endpoint": "inproc://x"}, "udp": {"local_port": 0},
+                "memory": {"name": "n"}}[kind]
+        assert list(validate_options(kind, base)) == common + keys
+
+
+def test_validate_options_dispatches_to_the_registered_backend(monkeypatch):
+    """A new backend is a class with its own schema and one registry entry: validate_options,
+    make_transport and the unknown-kind message find it there, and its own rules apply."""
+    import drivers.transport as T
+    from drivers.transport import Option, Transport
+
+    class Carrier(Transport):
+        kind = "pigeon"
+        option_schema = (Option("loft", "string", required=True),
+                         Option("birds", "integer", 2, lo=1, hi=12))
+        default_framing = "raw"
+
+        @classmethod
+        def check_options(cls, o):
+            super().check_options(o)
+            if o["loft"] == "sea":
+                raise T.TransportConfigError("loft", "pigeons do not fly over the sea")
+
+    with pytest.raises(TransportConfigError, match="^transport: unknown transport kind 'pigeon'; "
+                                                   "known: serial, zmq, udp, memory$"):
+        validate_options("pigeon", {})
+    monkeypatch.setitem(T.TRANSPORTS, "pigeon", Carrier)
+    o = validate_options("pigeon", {"loft": "roof"})
+    assert o == {"link_timeout_s": 0.25, "framing": "raw", "seq_check": False, "loft": "roof", "birds": 2}
+    assert isinstance(make_transport("pigeon", loft="roof"), Carrier)
+    for options, message in [({}, "loft: required for transport 'pigeon'"),
+                             ({"loft": "roof", "birds": 13}, "birds: must be <= 12, got 13"),
+                             ({"loft": "roof", "bird": 1}, "bird: unknown option for transport 'pigeon'; "
+                                                           "known: birds, framing, link_timeout_s, loft, seq_check"),
+                             ({"loft": "sea"}, "loft: pigeons do not fly over the sea")]:
+        with pytest.raises(TransportConfigError) as e:
+            validate_options("pigeon", options)
+        assert str(e.value) == message
+    with pytest.raises(TransportConfigError, match="known: serial, zmq, udp, memory, pigeon$"):
+        validate_options("owl", {})
+
+
 # ----------------------------------------------------------------------------- memory
 
 def test_memory_pair_checks_crc_sequence_and_link():
