@@ -209,6 +209,14 @@ class Transport:
     def poll(self) -> list[bytes]:
         raise NotImplementedError
 
+    def wait_readable(self, timeout_s: float) -> bool:
+        """Block at most ``timeout_s`` (s) until there is something to read; True if there is.
+        Each backend waits on what it owns (a descriptor, a socket's poll, a queue); this
+        default, for a link with nothing to wait on, naps 20 µs and says no. Not real-time:
+        the lockstep gate, the emulator and tests use it (``rt.control.links.wait_readable``)."""
+        time.sleep(min(timeout_s, 20e-6))
+        return False
+
     def delegate_checks(self, seq_state) -> None:
         """From now on the consumer checks the frames (CRC, version, sequence) and keeps the
         counters of what it refuses: ``poll`` and ``poll_messages`` deliver every message

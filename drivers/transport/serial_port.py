@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import termios
 import time
 
@@ -128,6 +129,13 @@ class SerialTransport(Transport):
             if len(b) < chunk:
                 break
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def wait_readable(self, timeout_s: float) -> bool:
+        """``select`` on the tty's descriptor (a port opened without one: the base's nap)."""
+        if self._fd is None:
+            return super().wait_readable(timeout_s)
+        r, _, _ = select.select([self._fd], [], [], timeout_s)
+        return bool(r)
 
     def poll(self) -> list[bytes]:
         if not self._open:

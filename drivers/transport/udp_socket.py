@@ -2,6 +2,7 @@
 listening (local_port) and answering whoever sent the last datagram."""
 from __future__ import annotations
 
+import select
 import socket
 import time
 
@@ -101,6 +102,13 @@ class UdpTransport(Transport):
             self.counters.link_errors += 1
         self._peer_ok = False
         self.last_error = f"udp endpoint {self.host}:{self.port}: {e.strerror or e}"
+
+    def wait_readable(self, timeout_s: float) -> bool:
+        """``select`` on the socket (closed: the base's nap)."""
+        if self._sock is None:
+            return super().wait_readable(timeout_s)
+        r, _, _ = select.select([self._sock], [], [], timeout_s)
+        return bool(r)
 
     def poll(self) -> list[bytes]:
         sock = self._sock

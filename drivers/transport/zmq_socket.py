@@ -171,6 +171,12 @@ class ZmqTransport(Transport):
                 self.last_error = f"zmq endpoint {self.endpoint!r}: event {e} value {ev.get('value')}"
             self._peer_ok = self._peers > 0
 
+    def wait_readable(self, timeout_s: float) -> bool:
+        """The socket's own poll, in whole milliseconds (closed: the base's nap)."""
+        if self._sock is None:
+            return super().wait_readable(timeout_s)
+        return bool(self._sock.poll(int(timeout_s * 1000) + 1))
+
     def poll(self) -> list[bytes]:
         sock = self._sock
         if sock is None:

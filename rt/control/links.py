@@ -16,7 +16,6 @@ not real-time.
 from __future__ import annotations
 
 import math
-import select
 import time
 
 import numpy as np
@@ -218,40 +217,13 @@ class Links:
 
 def wait_readable(transport, t_end: float) -> bool:
     """Block (bounded by the wall-clock instant ``t_end``) until ``transport`` has something to
-    read. zmq: socket poll; serial/udp: select on the descriptor; memory: the queue. Not
-    real-time: the lockstep gate and the emulator use it."""
+    read, in waits of at most 50 ms on what the backend owns (its ``wait_readable``: a
+    descriptor, a socket's poll, a queue). Not real-time: the lockstep gate and the emulator
+    use it."""
     while True:
         left = t_end - time.monotonic()
         if left <= 0:
             return False
-        sock = getattr(transport, "_sock", None)
-        if sock is not None and hasattr(sock, "poll") and transport.kind == "zmq":
-            if sock.poll(int(min(left, 0.05) * 1000) + 1):
-                return True
-            continue
-        fd = _fileno(transport)
-        if fd is not None:
-            r, _, _ = select.select([fd], [], [], min(left, 0.05))
-            if r:
-                return True
-            continue
-        ch = getattr(transport, "_ch", None)
-        if ch is not None and ch.queues[transport._end]:
+        if transport.wait_readable(min(left, 0.05)):
             return True
-        time.sleep(20e-6)
-
-
-def _fileno(transport):
-    for name in ("_sock", "_port", "_fd"):
-        o = getattr(transport, name, None)
-        if o is None:
-            continue
-        if isinstance(o, int):
-            return o
-        f = getattr(o, "fileno", None)
-        if f is not None:
-            try:
-                return f()
-            except Exception:  # noqa: BLE001
-                return None
     return None
