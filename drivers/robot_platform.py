@@ -49,7 +49,6 @@ file), :meth:`configure`, :meth:`activate`, :meth:`deactivate`: not real-time.
 from __future__ import annotations
 
 import math
-import socket
 import struct
 import time
 
@@ -109,29 +108,14 @@ class RobotUdpLink(UdpTransport):
     def receive(self, out: list) -> None:
         """Every datagram waiting, appended to ``out`` as ``(bytes, address)`` (oversize
         datagrams counted and dropped; never raises, never blocks)."""
-        sock = self._sock
-        if sock is None:
+        if self._sock is None:
             return
-        c = self.counters
-        buf = self._buf
-        cap = self.max_datagram
         for _ in range(64):
-            try:
-                n, addr = sock.recvfrom_into(buf, cap, socket.MSG_TRUNC)
-            except BlockingIOError:
+            got = self.receive_datagram()
+            if got is None:
                 return
-            except ConnectionRefusedError as e:
-                self._refused(e)
-                return
-            except OSError as e:
-                self.last_error = f"{self.describe()}: {e}"
-                c.link_errors += 1
-                return
-            c.bytes_rx += n
-            if n > cap:
-                c.oversize += 1
-                continue
-            out.append((bytes(buf[:n]), addr))
+            if got[0] is not None:
+                out.append(got)
 
     def send_to(self, data: bytes, addr) -> bool:
         """One datagram to ``addr`` (never raises)."""

@@ -110,33 +110,42 @@ class UdpTransport(Transport):
         r, _, _ = select.select([self._sock], [], [], timeout_s)
         return bool(r)
 
+    def receive_datagram(self):
+        """One waiting datagram as ``(bytes, sender address)``; ``(None, address)`` for an
+        oversize one (counted, dropped); None when nothing waits or the socket failed (a
+        refused peer or an error: counted and kept in ``last_error``). Never raises, never
+        blocks; the socket must be open."""
+        try:
+            n, addr = self._sock.recvfrom_into(self._buf, self.max_datagram, socket.MSG_TRUNC)
+        except BlockingIOError:
+            return None
+        except ConnectionRefusedError as e:
+            self._refused(e)
+            return None
+        except OSError as e:
+            self.last_error = f"{self.describe()}: {e}"
+            self.counters.link_errors += 1
+            return None
+        c = self.counters
+        c.bytes_rx += n
+        if n > self.max_datagram:
+            c.oversize += 1
+            return None, addr
+        return bytes(self._buf[:n]), addr
+
     def poll(self) -> list[bytes]:
-        sock = self._sock
-        if sock is None:
+        if self._sock is None:
             return []
         out = []
-        c = self.counters
-        buf = self._buf
-        cap = self.max_datagram
         connected = self.host is not None
         shadow = None
         for _ in range(100000):
-            try:
-                n, addr = sock.recvfrom_into(buf, cap, socket.MSG_TRUNC)
-            except BlockingIOError:
+            got = self.receive_datagram()
+            if got is None:
                 break
-            except ConnectionRefusedError as e:
-                self._refused(e)
-                break
-            except OSError as e:
-                self.last_error = f"{self.describe()}: {e}"
-                c.link_errors += 1
-                break
-            c.bytes_rx += n
-            if n > cap:
-                c.oversize += 1
+            msg, addr = got
+            if msg is None:
                 continue
-            msg = bytes(buf[:n])
             if not self._check_message(msg):
                 continue
             if not connected:
