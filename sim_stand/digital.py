@@ -59,8 +59,10 @@ from rt.stand.frames import active_in_passive, gravity_in_P
 from rt.record.runlog import RunLogWriter
 from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as K
-from sim_stand.dock_mechanism import (KIND_PARALLEL, KIND_TREE, load_dock_mechanism, mech_absorbed_power,
-                                     mech_contact, mech_error, mech_sie_update, mechanism_rest_state)
+from sim_stand.dock_mechanism import (load_dock_mechanism, mech_absorbed_power, mech_contact, mech_error,
+                                     mech_sie_update, mechanism_rest_state)
+from sim_stand.mechanism_kinds import (KIND_PARALLEL, KIND_TREE, MODEL_GRAPPLE, MODEL_MECH, MODEL_ROD, by_world_model,
+                                       kind_of, kinds_of_model)
 from sim_stand.grapple import GO_D, GO_F, GO_LEN, GO_POW, GS_CAP, GS_LEN, grapple_capture, grapple_eval
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_rk4_step, rod_scratch
 from sim_stand.kin import KIN_LEN, kin_from_ports
@@ -78,6 +80,10 @@ from sim_stand.digital_model import (_JIT, D_COARSE, D_COM, D_DT, D_DTC, D_GA, D
                                      _write_row, digital_eval, passive_min_x, run_clock, sc_sie_update)
 from sim_stand.digital_rk import _rk23_period, _rk_stage
 from sim_stand.digital_rosw import _rosw_rows, rosw_scratch_len
+
+
+#: why an integrator is for some mechanism kinds only (MechanismKind.digital_integrators refuses it)
+_INTEGRATOR_SCOPE = {"rosw": "treats a leg mechanism's device damping implicitly"}
 
 
 @njit(**_JIT)
@@ -671,11 +677,16 @@ class DigitalSim:
         if integrator is not None and integrator not in INTEGRATOR_CODES and integrator != "auto":
             raise ValueError(f"integrator must be 'auto', 'rosw', 'rk23', 'semi_implicit_euler' or 'rk4', "
                              f"got {integrator!r}")
-        if self.model != "mechanism":
-            if integrator not in (None, "rk4", "auto"):
+        # the kinds of one contact model share its world model (sim_stand.mechanism_kinds); a
+        # docking mechanism's kind is known once its file is loaded (_init_mechanism)
+        model_kind = kinds_of_model(self.model)[0]
+        if not model_kind.has_mechanism:
+            self.kind = model_kind
+            only = model_kind.digital_integrators
+            if integrator not in (None, "auto", *only):
                 raise ValueError(f"integrator {integrator!r} is for a docking mechanism's run; the {self.model} model "
-                                 f"integrates with RK4 at the physics step")
-            self.integrator = "rk4"
+                                 f"integrates with {' or '.join(i.upper() for i in only)} at the physics step")
+            self.integrator = only[0]
         elif integrator is not None:
             self.integrator = integrator
         else:
@@ -743,36 +754,42 @@ class DigitalSim:
         self.k4 = np.zeros((4, 2, self.ns))
         self.xt4 = np.zeros((2, self.ns))
         self.zero_w = np.zeros((2, 6))
-        if self.model == "mechanism":
-            self._init_mechanism()
+        if model_kind.berthing and case.berthing is None:
+            raise ValueError(f"case {case.name!r}: the {self.model} contact needs a berthing case ([berthing])")
+        init, self._rows = by_world_model({MODEL_MECH: (self._init_mechanism, self._rows_mechanism),
+                                           MODEL_GRAPPLE: (self._init_snare, self._rows_snare),
+                                           MODEL_ROD: (self._init_rod, self._rows_rod)}, model_kind,
+                                          "the digital reference (sim_stand.digital)")
+        init()
+        if self.kind.has_mechanism:
             if self.integrator == "auto":
                 # the Rosenbrock-W step for a leg mechanism (its devices' damping in W), rk23 for a tree
-                self.integrator = "rosw" if self.mech_kind == KIND_PARALLEL else "rk23"
-            if self.integrator == "rosw" and self.mech_kind != KIND_PARALLEL:
-                raise ValueError("integrator 'rosw' treats a leg mechanism's device damping implicitly; this "
-                                 "mechanism is a tree: use 'rk23'")
+                self.integrator = self.kind.digital_integrators[0]
+            if self.integrator not in self.kind.digital_integrators:
+                raise ValueError(f"integrator {self.integrator!r} {_INTEGRATOR_SCOPE.get(self.integrator, 'is not for it')}; "
+                                 f"this mechanism is a {self.kind.structure}: use {self.kind.digital_integrators[0]!r}")
             d[D_INTEG] = INTEGRATOR_CODES[self.integrator]
             if rk23_max_step_s is None:
                 d[D_HMAX] = 0.01 if self.integrator == "rosw" else self.spr * self.dt
-        elif self.model == "grapple":
-            if case.berthing is None:
-                raise ValueError(f"case {case.name!r}: the grapple contact needs a berthing case ([berthing])")
-            self.gp = emu.grapple.pack()
-            self.gs = np.zeros(GS_LEN)
-            self.go = np.zeros(GO_LEN)
-            self.kin = np.zeros(KIN_LEN)
-            self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
-                           "penetration": 1, "snare_force": 1, "energy_absorbed": 1}
-        else:
-            self.rp = emu.rod.pack()
-            self.ro = np.zeros(RO_LEN)
-            self.tmp = rod_scratch()
-            self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
-                           "penetration": 1, "rod_force": 1, "rod_rate": 1, "energy_absorbed": 1}
         self._layout()
         self.events: list[tuple[float, str]] = []
         self.event_details: list[tuple[float, str, str]] = []
         self._ev_read = 0
+
+    def _init_snare(self) -> None:
+        self.gp = self.emu.grapple.pack()
+        self.gs = np.zeros(GS_LEN)
+        self.go = np.zeros(GO_LEN)
+        self.kin = np.zeros(KIN_LEN)
+        self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                       "penetration": 1, "snare_force": 1, "energy_absorbed": 1}
+
+    def _init_rod(self) -> None:
+        self.rp = self.emu.rod.pack()
+        self.ro = np.zeros(RO_LEN)
+        self.tmp = rod_scratch()
+        self.fields = {"t": 1, "w_P": 6, "rel_pose": 7, "rel_twist": 6, "x": 2 * self.ns, "captured": 1,
+                       "penetration": 1, "rod_force": 1, "rod_rate": 1, "energy_absorbed": 1}
 
     def _init_mechanism(self) -> None:
         emu = self.emu
@@ -783,6 +800,7 @@ class DigitalSim:
             com = np.asarray(self.mechanism_config.ring_com_R, dtype=np.float64)
         else:
             self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path)
+        self.kind = kind_of(self.model, self.mech_kind)
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
         self.dpar[D_KIND] = self.mech_kind
@@ -849,36 +867,41 @@ class DigitalSim:
 
     def advance_rows(self, buf: np.ndarray) -> int:
         """Integrate up to ``len(buf)`` log periods, one row each; returns the rows written."""
-        x = self.sc.x
-        if self.model == "mechanism":
-            pk = self.packed
-            mech = self.mech
-            n = digital_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, x, self.xr, mech.params,
-                            mech.workspace, mech.out, self.bm, self.cw, self.bwp, self.w_in, self.xdot, self.sc.ws.ws,
-                            self.sc.ws.rel, self.rel13, self.kin, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
-                            self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
-                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
-                            self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.bwp0, self.k4, self.xt4,
-                            self.zero_w, self.rw, self.rows2,
-                            self.istate, self.stats, self.ev, self.evst, buf, self.lay)
-            self._drain_events()
-        elif self.model == "grapple":
-            n = grapple_run(buf.shape[0], self.dpar, self.sc.par[0], self.gp, self.gs, self.go, x, self.w_in,
-                            self.k4, self.xt4, self.sc.ws.ws, self.sc.ws.rel, self.kin, self.istate,
-                            self.stats, buf, self.lay)
-            if self.stats[ST_FIRST] >= 0.0 and not self.events:
-                t = float(self.stats[ST_FIRST])
-                self.events += [(t, "first_contact"), (t, "soft_capture")]
-                self.event_details += [(t, "first_contact", "snare closed on the grapple fixture"),
-                                       (t, "soft_capture", "snare closed on the grapple fixture")]
-        else:
-            n = rod_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, self.rp, x, self.w_in, self.k4, self.xt4,
-                        self.sc.ws.ws, self.sc.ws.rel, self.rel13, self.ro, self.tmp, self.istate, self.stats, buf,
-                        self.lay)
-            if self.stats[ST_FIRST] >= 0.0 and not self.events:
-                self.events.append((float(self.stats[ST_FIRST]), "first_contact"))
-                self.event_details.append((float(self.stats[ST_FIRST]), "first_contact", "rod"))
-        return int(n)
+        return int(self._rows(buf))
+
+    def _rows_mechanism(self, buf: np.ndarray) -> int:
+        pk = self.packed
+        mech = self.mech
+        n = digital_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, self.sc.x, self.xr, mech.params,
+                        mech.workspace, mech.out, self.bm, self.cw, self.bwp, self.w_in, self.xdot, self.sc.ws.ws,
+                        self.sc.ws.rel, self.rel13, self.kin, pk.feat, self.featP, pk.pairs, pk.mat, pk.lat,
+                        self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
+                        self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
+                        self.aC, self.R_PE, self.kx, self.kr, self.xs, self.xrs, self.bwp0, self.k4, self.xt4,
+                        self.zero_w, self.rw, self.rows2,
+                        self.istate, self.stats, self.ev, self.evst, buf, self.lay)
+        self._drain_events()
+        return n
+
+    def _rows_snare(self, buf: np.ndarray) -> int:
+        n = grapple_run(buf.shape[0], self.dpar, self.sc.par[0], self.gp, self.gs, self.go, self.sc.x, self.w_in,
+                        self.k4, self.xt4, self.sc.ws.ws, self.sc.ws.rel, self.kin, self.istate,
+                        self.stats, buf, self.lay)
+        if self.stats[ST_FIRST] >= 0.0 and not self.events:
+            t = float(self.stats[ST_FIRST])
+            self.events += [(t, "first_contact"), (t, "soft_capture")]
+            self.event_details += [(t, "first_contact", self.kind.first_contact),
+                                   (t, "soft_capture", self.kind.first_contact)]
+        return n
+
+    def _rows_rod(self, buf: np.ndarray) -> int:
+        n = rod_run(buf.shape[0], self.dpar, self.sc.par, self.sc.env, self.rp, self.sc.x, self.w_in, self.k4, self.xt4,
+                    self.sc.ws.ws, self.sc.ws.rel, self.rel13, self.ro, self.tmp, self.istate, self.stats, buf,
+                    self.lay)
+        if self.stats[ST_FIRST] >= 0.0 and not self.events:
+            self.events.append((float(self.stats[ST_FIRST]), "first_contact"))
+            self.event_details.append((float(self.stats[ST_FIRST]), "first_contact", self.kind.first_contact))
+        return n
 
     def _drain_events(self) -> None:
         n = int(self.istate[J_NEV])
@@ -913,15 +936,15 @@ class DigitalSim:
             hdr = {"case": self.case.source or self.case.name, "case_digest": self.case.digest, "kind": "digital", "model": self.model,
                    "integrator": self.integrator, "dt_s": self.dt, "log_period_s": self.spr * self.dt,
                    "config": {"emulator": str(self.emu.file) if self.emu.file else None,
-                              "mechanism": str(self.emu.mechanism_path) if self.model == "mechanism" else None,
-                              "interface": str(self.emu.interface_path) if self.model == "mechanism" else None,
-                              "rod": vars(self.emu.rod) if self.emu.rod is not None and self.model == "elastic_rod"
+                              "mechanism": str(self.emu.mechanism_path) if self.kind.has_mechanism else None,
+                              "interface": str(self.emu.interface_path) if self.kind.has_mechanism else None,
+                              "rod": vars(self.emu.rod) if self.emu.rod is not None and self.kind.world_model == MODEL_ROD
                               else None,
-                              "grapple": vars(self.emu.grapple) if self.model == "grapple" else None},
+                              "grapple": vars(self.emu.grapple) if self.kind.world_model == MODEL_GRAPPLE else None},
                    "stand_conditions": bool(self.dpar[D_HILC] != 0.0),
                    "gravity_P": [float(v) for v in self.dpar[D_GA:D_GA + 3]],
                    "mechanism_state": ("given" if self.initial_mechanism_state is not None else "rest")
-                   if self.model == "mechanism" else None}
+                   if self.kind.has_mechanism else None}
             hdr.update(header or {})
             writer = RunLogWriter(log_path, self.fields, header=hdr, threaded=False,
                                   capacity=max(1 << 14, 2 * block_rows), flush_interval_s=0.1)
@@ -952,7 +975,7 @@ class DigitalSim:
         end = int(self.istate[J_END])
         msg = ""
         if end == END_MECHANISM:
-            msg = (str(mech_error(self.mech, int(self.istate[J_STATUS]))) if self.model == "mechanism"
+            msg = (str(mech_error(self.mech, int(self.istate[J_STATUS]))) if self.kind.has_mechanism
                    else "the arm's mass matrix is not positive definite (the berthing flight diverged)")
         elif end == END_DIVERGED:
             msg = (f"the state stopped being finite at t = {self.t:.6f} s even at the physics step (the "
@@ -961,7 +984,7 @@ class DigitalSim:
             pens = [d for (_, n, d) in self.event_details if n == "penetration_limit"]
             msg = pens[-1] if pens else "penetration limit exceeded"
         rel = self.sc.relative()
-        if self.model == "mechanism" or self.model == "grapple":
+        if self.kind.world_model != MODEL_ROD:          # a mechanism's or the snare's first-contact event
             first = next((t for t, n in self.events if n == "first_contact"), None)
         else:
             first = float(s[ST_FIRST]) if s[ST_FIRST] >= 0.0 else None

@@ -14,7 +14,8 @@ from rt.dynamics import spatial as SP
 from rt.jit import KERNEL
 from sim_stand.contact import kernel as K
 from sim_stand.contact import geometry as G
-from sim_stand.dock_mechanism import KIND_TREE, base_wrench_offset, mech_contact, mech_derivatives
+from sim_stand.dock_mechanism import base_wrench_offset, mech_contact, mech_derivatives
+from sim_stand.mechanism_kinds import KIND_TREE
 from sim_stand.mechanism import layout as LAY
 from sim_stand.kin import K_A, K_E, K_G, kin_from_ports
 from rt.control import end_criteria as EC
@@ -43,7 +44,7 @@ D_COM = 10        # ring centre of mass in the ring frame (3)
 D_GA = 13         # gravity on the mechanism in P (3): zero in orbit; the stand's 1 g for HIL comparisons
 D_HILC = 16       # 1: HIL coupling (the vehicles feel the contact wrench only, as the controller applies it)
 D_R0 = 17         # initial r_DPA (3)
-D_KIND = 20       # mechanism kind (sim_stand.dock_mechanism KIND_*)
+D_KIND = 20       # mechanism slot code (sim_stand.mechanism_kinds KIND_*)
 D_TOL = 21        # adaptive integrator: local error tolerance, m (positions; angles per m of lever)
 D_TTOL = 22       # adaptive integrator: time scale turning the tolerance into velocities' (s)
 D_H = 23          # adaptive integrator: the next step's size (state, s; 0 before the first step)

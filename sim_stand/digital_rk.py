@@ -13,7 +13,8 @@ from sim_stand.contact import kernel as K
 from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMIN, D_KIND, D_TOL, D_TTOL,
                                      END_DIVERGED, END_MECHANISM, END_NONE, END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS,
                                      J_NEV, J_REJECTED, J_STATUS, J_STEPS, digital_eval)
-from sim_stand.dock_mechanism import KIND_TREE, mech_absorbed_power
+from sim_stand.dock_mechanism import mech_absorbed_power
+from sim_stand.mechanism_kinds import KIND_TREE
 from sim_stand.world import I_NEV, max_class1_penetration, record_events, step_stats
 
 

@@ -15,7 +15,8 @@ from sim_stand.digital_model import (_JIT, D_COM, D_DT, D_GA, D_H, D_HMAX, D_HMI
                                      END_PENETRATION, J_END, J_EVALS, J_FINE_STEPS, J_NEV, J_REJECTED, J_STATUS,
                                      J_STEPS, _end_from_relative, _write_row, digital_eval)
 from sim_stand.digital_rk import _err_scale_r, _err_scale_x
-from sim_stand.dock_mechanism import KIND_TREE, mech_absorbed_power
+from sim_stand.dock_mechanism import mech_absorbed_power
+from sim_stand.mechanism_kinds import KIND_TREE
 from sim_stand.mechanism.kernels import damping_jacobian
 from sim_stand.world import I_NEV, ST_EABS, ST_PEN, ST_TCAP, max_class1_penetration, record_events, step_stats
 

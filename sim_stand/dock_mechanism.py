@@ -4,11 +4,12 @@ mechanism ([Yaskevich 2018a], ``sim_stand.tree``: ``[p, pd]``), so the emulated 
 (``sim_stand.world``) and the digital reference (``sim_stand.digital``) carry either in the same
 arrays (``mp``, ``mw``, ``mout``, state ``xr``) with one code path.
 
-Each function takes the kind first (:data:`KIND_PARALLEL` or :data:`KIND_TREE`). For a tree,
+Each function takes the kind first (:data:`KIND_PARALLEL` or :data:`KIND_TREE`, the codes of
+``sim_stand.mechanism_kinds``). For a tree,
 :func:`mech_contact` runs the tree's kinematics (pass 1 of [Yaskevich 2018a, open chains], with
 the base's angular velocity from ``kin``) before the contact evaluation and :func:`mech_derivatives`
 finishes that evaluation: call them in this order, on the same state. Python helpers:
-:func:`load_dock_mechanism` and :func:`mechanism_rest_state`.
+:func:`load_dock_mechanism`, :func:`mechanism_code` and :func:`mechanism_rest_state`.
 """
 from __future__ import annotations
 
@@ -22,11 +23,11 @@ from numba import njit
 from sim_stand.contact import kernel as K
 from rt.dynamics import spatial as SP
 from sim_stand.kin import K_P, K_R, K_V, K_VP, K_W
+from sim_stand.mechanism_kinds import KIND_PARALLEL, KIND_TREE
 from sim_stand.mechanism import layout as LAY
 from sim_stand.mechanism.kernels import mechanism_derivatives, ring_dcm
 from sim_stand.tree import kernels as TK
 
-KIND_PARALLEL, KIND_TREE = 0, 1
 # allocation-free kernels: no NRT reference counting (rt/jit.py)
 _JIT = dict(cache=True, error_model="numpy", _nrt=False)
 
@@ -391,15 +392,22 @@ def mech_absorbed_power(kind, mp, mout):
 
 
 # ====================================================================== Python helpers
+def mechanism_code(path: str | Path) -> int:
+    """The mechanism slot's code of a mechanism file: :data:`KIND_TREE` for a tree
+    (``[[bodies]]``), else :data:`KIND_PARALLEL` (``sim_stand.mechanism_kinds``). Config errors
+    are ``ConfigError`` (file, key, reason)."""
+    from sim_stand.tree.config import is_tree_file
+    return KIND_TREE if is_tree_file(path) else KIND_PARALLEL
+
+
 def load_dock_mechanism(path: str | Path, cfg=None):
     """(mechanism, kind, ring centre of mass in the ring frame) from a mechanism file: a tree
     (``[[bodies]]``, :class:`sim_stand.tree.model.TreeMechanism`) or a parallel mechanism
     (:class:`sim_stand.mechanism.Mechanism`; ``cfg``: its config given, e.g. a campaign's
     dispersed one, instead of the file's). Config errors are ``ConfigError`` (file, key, reason)."""
     from sim_stand.mechanism import Mechanism, load_mechanism
-    from sim_stand.tree.config import is_tree_file
     from sim_stand.tree.model import TreeMechanism
-    if is_tree_file(path):
+    if mechanism_code(path) == KIND_TREE:
         return TreeMechanism(path), KIND_TREE, np.zeros(3)
     mech = Mechanism(cfg if cfg is not None else load_mechanism(path))
     return mech, KIND_PARALLEL, np.asarray(mech.cfg.ring_com_R, dtype=np.float64)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sim_stand.mechanism_kinds import model_has_mechanism
+
 
 def _kind(log_path) -> str | None:
     from rt.record.runlog import read_log
@@ -63,7 +65,7 @@ def mechanism_state_from_run(log_path: str | Path, stand, emu, mechanism=None, c
     started = np.flatnonzero(np.isfinite(t) & (t >= 0.0))
     if started.size == 0 or started[0] == 0:
         raise PrehistoryError(f"{log_path}: no records before the dynamics (the arming is not in the log)")
-    if emu.model != "mechanism":
+    if not model_has_mechanism(emu.model):
         raise PrehistoryError(f"the emulator config's model is {emu.model!r}: no docking mechanism to replay")
     world = StandWorld(stand, emu, mechanism=mechanism)
     period = 1.0 / float(stand.rate_hz)

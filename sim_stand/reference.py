@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sim_stand.mechanism_kinds import model_has_mechanism
+
 
 def reference_of_run(case, stand, emu, out, run_log=None, *, require_state: bool = False, on_rows=None):
     """The all-digital reference a HIL run of ``case`` on ``stand`` / ``emu`` is judged against,
@@ -22,7 +24,7 @@ def reference_of_run(case, stand, emu, out, run_log=None, *, require_state: bool
     kw = stand_conditions(stand, emu)
     if run_log is not None:
         kw["log_rate_hz"] = 1.0 / emu.physics_dt_s
-    if run_log is not None and emu.model == "mechanism":
+    if run_log is not None and model_has_mechanism(emu.model):
         try:
             kw["mechanism_state"] = mechanism_state_from_run(run_log, stand, emu, case=case)
         except PrehistoryError:

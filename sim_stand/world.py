@@ -20,6 +20,9 @@
   on the top, the grapple fixture P on the measuring platform, the snare's capture contact
   between them (``sim_stand.grapple``).
 
+Which of these, and which mechanism, is the emulator config's kind (``sim_stand.mechanism_kinds``:
+the compiled step's model code ``W_MODEL``, the mechanism slot's ``W_KIND``).
+
 Integration (``emu.integrator``): ``semi_implicit_euler`` (one model evaluation per step:
 velocities from the accelerations at the start of the step, then positions from the new
 velocities) or ``rk4`` (the base pose at the stage times interpolated between the platform's
@@ -49,10 +52,11 @@ from sim_stand.contact import build_interface, load_interface
 from sim_stand.contact import kernel as K
 from sim_stand.contact.model import EVENT_NAMES, latch_state_names
 from sim_stand.kin import K_A, K_E, K_G, K_P, K_R, K_V, K_VP, K_W, K_WP, KIN_LEN  # the kinematic record of A in P
-from sim_stand.dock_mechanism import (KIND_TREE, dock_contact, load_dock_mechanism, mech_absorbed_power,
+from sim_stand.dock_mechanism import (dock_contact, load_dock_mechanism, mech_absorbed_power,
                                      mech_contact, mech_derivatives, mech_error, mech_sie_update,
                                      mechanism_rest_state, ring_link_state, sie_ring_update)
 from sim_stand.platform_model import FAULT_STROKE, FAULT_VELOCITY, PP_INTERP, PlatformModel, PlatformReadings, servo_step
+from sim_stand.mechanism_kinds import MODEL_GRAPPLE, MODEL_MECH, MODEL_ROD, by_world_model, kind_of
 from sim_stand.grapple import GO_D, GO_LEN, GO_POW, GP_LEN, GS_CAP, GS_LEN, grapple_capture, grapple_eval
 from sim_stand.rod import RO_DELTA, RO_FORCE, RO_LEN, RO_RATE, R_C, rod_eval
 from sim_stand.world_config import EmulatorConfig, load_emulator
@@ -63,7 +67,7 @@ _JIT = dict(KERNEL, error_model="numpy")
 # ------------------------------------------------------------------ world parameters (float64)
 W_DT = 0
 W_INTEG = 1    # 0 semi-implicit Euler, 1 RK4
-W_MODEL = 2    # 0 mechanism, 1 elastic rod, 2 grapple (berthing)
+W_MODEL = 2    # the kind's world model: MODEL_MECH, MODEL_ROD, MODEL_GRAPPLE (sim_stand.mechanism_kinds)
 W_GP = 3       # gravity in P (3)
 W_PPB = 6      # p_PB_P: B's origin in P (3)
 W_RPB = 9      # R_PB (9)
@@ -73,10 +77,9 @@ W_COM = 30     # ring centre of mass in the ring frame R = E (3)
 W_HTOL = 33    # forward-kinematics tolerance (m)
 W_HMAXIT = 34
 W_TOP0 = 35    # top position at reset (3)
-W_KIND = 38    # mechanism kind (sim_stand.dock_mechanism KIND_*)
+W_KIND = 38    # mechanism slot code: KIND_PARALLEL, KIND_TREE (sim_stand.mechanism_kinds)
 W_LEN = 40
 INTEG_SIE, INTEG_RK4 = 0, 1
-MODEL_MECH, MODEL_ROD, MODEL_GRAPPLE = 0, 1, 2
 
 # integer state
 I_HEAD = 0     # platform delay-ring head
@@ -725,7 +728,6 @@ class StandWorld(PlatformReadings):
         w = np.zeros(W_LEN)
         w[W_DT] = self.dt
         w[W_INTEG] = INTEG_RK4 if emu.integrator == "rk4" else INTEG_SIE
-        w[W_MODEL] = {"elastic_rod": MODEL_ROD, "grapple": MODEL_GRAPPLE}.get(emu.model, MODEL_MECH)
         w[W_GP:W_GP + 3] = gravity_in_P(stand, emu.gravity_m_per_s2)
         p_PB, R_PB = base_in_passive(stand)
         w[W_PPB:W_PPB + 3] = p_PB
@@ -737,12 +739,17 @@ class StandWorld(PlatformReadings):
         self.wpar = w
         self.rod = emu.rod
         self.rp = (emu.rod.pack() if emu.rod is not None else np.zeros(3))
-        self.gp = emu.grapple.pack() if emu.model == "grapple" else np.zeros(GP_LEN)
+        # ---- mechanism and contact (allocated for every kind: the rod and the snare leave them unused)
+        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path, mechanism)
+        self.kind = kind_of(emu.model, self.mech_kind)          # sim_stand.mechanism_kinds
+        self._reset_contact = by_world_model({MODEL_MECH: self._reset_mechanism, MODEL_ROD: self._reset_rod,
+                                              MODEL_GRAPPLE: self._reset_snare}, self.kind,
+                                             "the emulated stand (sim_stand.world)")
+        w[W_MODEL] = self.kind.world_model
+        w[W_KIND] = self.mech_kind
+        self.gp = emu.grapple.pack() if self.kind.world_model == MODEL_GRAPPLE else np.zeros(GP_LEN)
         self.gs = np.zeros(GS_LEN)
         self.go = np.zeros(GO_LEN)
-        # ---- mechanism and contact (allocated for both models: the rod leaves them unused)
-        self.mech, self.mech_kind, com = load_dock_mechanism(emu.mechanism_path, mechanism)
-        w[W_KIND] = self.mech_kind
         w[W_COM:W_COM + 3] = com
         self.packed = build_interface(load_interface(emu.interface_path))
         pk = self.packed
@@ -806,15 +813,23 @@ class StandWorld(PlatformReadings):
         self.ro[:] = 0.0
         self.gs[:] = 0.0
         self.go[:] = 0.0
-        if self.model == "mechanism":
-            dock_base_motion(self.kin0, self.bm)
-            self.xr[:] = mechanism_rest_state(self.mech, self.bm)
-            self._evaluate_now()
-        elif self.model == "elastic_rod":
-            rod_eval(self.rp, self.kin0, self.wrench_P, self.ro)   # P at rest: kin0's K_VP, K_WP are zero
-            if self.ro[RO_FORCE] > 0.0:
-                self.istate[I_CONTACT] = 1
+        self._reset_contact()
         self._drain_events()
+
+    def _reset_mechanism(self) -> None:
+        """The mechanism at its static equilibrium on the platform at rest, evaluated."""
+        dock_base_motion(self.kin0, self.bm)
+        self.xr[:] = mechanism_rest_state(self.mech, self.bm)
+        self._evaluate_now()
+
+    def _reset_rod(self) -> None:
+        """The rod's force at the reset pose (in contact if it is compressed)."""
+        rod_eval(self.rp, self.kin0, self.wrench_P, self.ro)   # P at rest: kin0's K_VP, K_WP are zero
+        if self.ro[RO_FORCE] > 0.0:
+            self.istate[I_CONTACT] = 1
+
+    def _reset_snare(self) -> None:
+        """The snare open (its state cleared by :meth:`reset`): nothing to evaluate."""
 
     def _evaluate_now(self) -> None:
         """Evaluate the model at the current state and commit (reset, or after a state edit)."""
@@ -883,9 +898,9 @@ class StandWorld(PlatformReadings):
     def _detail(self, code: int, detail: float, value: float) -> str:
         pk = self.packed
         if code == K.EV_FIRST_CONTACT:
-            if self.model == "grapple":
-                return "snare closed on the grapple fixture"
-            return "rod" if self.model == "elastic_rod" else (pk.contact_name(int(detail)) if detail >= 0 else "")
+            if self.kind.first_contact:
+                return self.kind.first_contact
+            return pk.contact_name(int(detail)) if detail >= 0 else ""
         if code in (K.EV_LATCH_DEFLECTED, K.EV_LATCH_ENGAGED, K.EV_SENSOR):
             return pk.latch_names[int(detail)]
         if code == K.EV_SOFT_CAPTURE:
@@ -910,9 +925,9 @@ class StandWorld(PlatformReadings):
 
     @property
     def captured(self) -> bool:
-        if self.model == "grapple":
+        if self.kind.world_model == MODEL_GRAPPLE:
             return bool(self.gs[GS_CAP])
-        return self.model == "mechanism" and bool(self.cst[K.S_CAPTURED])
+        return self.kind.has_mechanism and bool(self.cst[K.S_CAPTURED])
 
     @property
     def ring_state(self) -> np.ndarray:
@@ -949,7 +964,7 @@ class StandWorld(PlatformReadings):
     def latches_closed(self) -> tuple[bool, ...]:
         """Each capture latch closed (engaged), in the interface's latch order (capture sensors
         are not latches); () for a model without latches."""
-        if self.model != "mechanism":
+        if not self.kind.has_mechanism:
             return ()
         lat = self.packed.lat
         return tuple(bool(self.cst[K.S_LATCH0 + l] == K.LAT_ENGAGED) for l in range(lat.shape[0])
@@ -961,7 +976,7 @@ class StandWorld(PlatformReadings):
         engages, so the units are free to part) and the soft capture ends; once off, a held-open
         latch is free again. Returns whether the latches changed. The emulator's shell, once per
         period, between two advances (never inside the compiled step)."""
-        if self.model != "mechanism":
+        if not self.kind.has_mechanism:
             return False
         lat = self.packed.lat
         changed = False

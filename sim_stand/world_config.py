@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rt.config._schema import ConfigError, Table, expect_kind
 from sim_stand.ft_sensor_model import SensorNoise
+from sim_stand.mechanism_kinds import EMULATOR_MODELS, MechanismKind, by_contact_model, kind_of, model_has_mechanism
 from sim_stand.platform_model import PlatformParams
 from sim_stand.rod import RodParams
 
@@ -27,7 +28,7 @@ DEFAULT_FILE = ROOT / "config" / "emulator" / "default.toml"
 DEFAULT_MECHANISM = ROOT / "config" / "mechanisms" / "peripheral_ups.toml"
 DEFAULT_INTERFACE = ROOT / "config" / "interfaces" / "peripheral_androgynous.toml"
 
-MODELS = ("mechanism", "elastic_rod")          # a berthing case brings "grapple" (for_case)
+MODELS = EMULATOR_MODELS                       # ("mechanism", "elastic_rod"); a berthing case brings "grapple" (for_case)
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 DIGITAL_INTEGRATORS = ("auto", "rosw", "rk23", "semi_implicit_euler", "rk4")
 G0 = 9.80665
@@ -48,7 +49,7 @@ class EmulatorConfig:
 
     file: Path | None = None
     name: str = "default"
-    model: str = "mechanism"                     # "mechanism" | "elastic_rod"
+    model: str = "mechanism"                     # a contact model of sim_stand.mechanism_kinds (MODELS, or a case's)
     physics_rate_hz: float = 10000.0
     integrator: str = "semi_implicit_euler"      # "semi_implicit_euler" | "rk4"
     digital_integrator: str = "auto"             # the all-digital reference's (sim_stand.digital)
@@ -74,15 +75,34 @@ class EmulatorConfig:
     def default(cls) -> "EmulatorConfig":
         return cls()
 
+    @property
+    def kind(self) -> MechanismKind:
+        """The mechanism kind this config puts between the units (``sim_stand.mechanism_kinds``;
+        for a docking mechanism, by its file's structure). Reads the mechanism file."""
+        if not model_has_mechanism(self.model):
+            return kind_of(self.model)
+        from sim_stand.dock_mechanism import mechanism_code
+        return kind_of(self.model, mechanism_code(self.mechanism_path))
+
     def for_case(self, case) -> "EmulatorConfig":
         """This config with the case's contact model: a case with ``[contact] model =
-        "elastic_rod"`` puts its rod on the stand (the hardware a calibration run mounts); a case
-        that names a mechanism / interface file uses those presets."""
+        "elastic_rod"`` puts its rod on the stand (the hardware a calibration run mounts), a
+        berthing case's ``"grapple"`` its snare; a case that names a mechanism / interface file
+        uses those presets. A contact model without a handler here raises
+        ``UnknownMechanismKind`` naming it."""
         spec = getattr(case, "contact", None)
-        if spec is not None and spec.model == "elastic_rod":
-            return replace(self, model="elastic_rod", rod=spec.rod_params())
-        if spec is not None and spec.model == "grapple":
-            return replace(self, model="grapple", grapple=spec)
+        model = spec.model if spec is not None else "mechanism"
+        with_spec = by_contact_model({"mechanism": self._with_mechanism_files, "elastic_rod": self._with_rod,
+                                      "grapple": self._with_snare}, model, "the emulator config (sim_stand.world_config)")
+        return with_spec(case, spec)
+
+    def _with_rod(self, case, spec) -> "EmulatorConfig":
+        return replace(self, model="elastic_rod", rod=spec.rod_params())
+
+    def _with_snare(self, case, spec) -> "EmulatorConfig":
+        return replace(self, model="grapple", grapple=spec)
+
+    def _with_mechanism_files(self, case, spec) -> "EmulatorConfig":
         kw = {}
         if getattr(case, "mechanism_path", None) is not None:
             kw["mechanism_path"] = Path(case.mechanism_path)

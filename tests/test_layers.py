@@ -26,6 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("record", ("rt.record",)),
     ("control", ("rt.control",)),
     ("tools", ("rt.operator", "rt.analysis", "rt.console", "rt.cli")),
+    # the table of mechanism kinds: every module of sim_stand takes its codes from it, it takes nothing of them
+    ("sim_stand kinds", ("sim_stand.mechanism_kinds",)),
     ("sim_stand", ("sim_stand",)),
     ("bench", ("bench",)),
 )

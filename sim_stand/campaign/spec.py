@@ -221,15 +221,18 @@ def parse_campaign(t: Table) -> Campaign:
         d.done()
 
     if any(x.name in MECHANISM_PARAMETERS for x in disp):
-        if case.contact.model != "mechanism" or case.berthing is not None:
+        # the kinds whose legs a campaign may disperse: sim_stand.mechanism_kinds (leg_dispersions)
+        from sim_stand.mechanism_kinds import kinds_of_model
+        if case.berthing is not None or not any(k.leg_dispersions for k in kinds_of_model(case.contact.model)):
             raise t.error("dispersions", f"mechanism dispersions need a docking-mechanism case; "
                           f"{case_path.name} uses the {case.contact.model!r} contact model")
-        from sim_stand.tree.config import is_tree_file
         from sim_stand.world_config import load_emulator
-        mech = load_emulator(emu_path).for_case(case).mechanism_path
-        if is_tree_file(mech):
+        emu_case = load_emulator(emu_path).for_case(case)
+        kind = emu_case.kind
+        if not kind.leg_dispersions:
             raise t.error("dispersions", f"mechanism dispersions (damper, spring, friction factors) apply to a "
-                          f"parallel mechanism's legs; {Path(mech).name} is a tree mechanism")
+                          f"parallel mechanism's legs; {Path(emu_case.mechanism_path).name} is a {kind.structure} "
+                          f"mechanism")
     force, moment, stroke, rate = 7200.0, 1400.0, None, None
     if t.has("limits"):
         li = t.table("limits")

@@ -25,6 +25,7 @@ from scipy.stats import binomtest
 
 from rt.analysis import numbers as NUM
 from sim_stand.campaign.store import ResultStore
+from sim_stand.mechanism_kinds import model_has_mechanism
 
 INFEASIBLE = "initial_interpenetration"     # sim_stand.campaign.outcome: the start, not the docking
 LOADS = (("peak_force_n", "force_n", "N"), ("peak_moment_nm", "moment_nm", "N m"),
@@ -71,14 +72,15 @@ def campaign_limits(store: ResultStore) -> tuple[dict, str]:
             f"campaign file unreadable ({e}): default limits"
     lim = {"force_n": c.limits.force_n, "moment_nm": c.limits.moment_nm, "stroke_m": c.limits.stroke_m,
            "stroke_rate_mps": c.limits.stroke_rate_mps}
-    if lim["stroke_m"] is None and c.case.contact.model == "mechanism" and c.case.berthing is None:
+    if lim["stroke_m"] is None and c.case.berthing is None and model_has_mechanism(c.case.contact.model):
         try:
             from sim_stand.campaign.apply import _emulator, _mechanism_config
             emu = _emulator(str(c.emulator_path) if c.emulator_path else None).for_case(c.case)
-            cfg = _mechanism_config(str(emu.mechanism_path))
-            stops = [d.end_stops for d in cfg.devices if d.end_stops is not None]
-            if stops:
-                lim["stroke_m"] = float(min(min(s.stroke_max, -s.stroke_min) for s in stops))
+            if emu.kind.leg_dispersions:            # a parallel mechanism's legs (sim_stand.mechanism_kinds)
+                cfg = _mechanism_config(str(emu.mechanism_path))
+                stops = [d.end_stops for d in cfg.devices if d.end_stops is not None]
+                if stops:
+                    lim["stroke_m"] = float(min(min(s.stroke_max, -s.stroke_min) for s in stops))
         except (ConfigError, OSError, ValueError):
             pass
     return lim, ""
