@@ -109,7 +109,7 @@ def test_each_backend_declares_its_options_once_and_the_docs_name_them():
 def test_validate_options_dispatches_to_the_registered_backend(monkeypatch):
     """A new backend is a class with its own schema and one registry entry: validate_options,
     make_transport and the unknown-kind message find it there, and its own rules apply."""
-    import drivers.transport as T
+    import drivers.transport as TR
     from drivers.transport import Option, Transport
 
     class Carrier(Transport):
@@ -122,12 +122,12 @@ def test_validate_options_dispatches_to_the_registered_backend(monkeypatch):
         def check_options(cls, o):
             super().check_options(o)
             if o["loft"] == "sea":
-                raise T.TransportConfigError("loft", "pigeons do not fly over the sea")
+                raise TR.TransportConfigError("loft", "pigeons do not fly over the sea")
 
     with pytest.raises(TransportConfigError, match="^transport: unknown transport kind 'pigeon'; "
                                                    "known: serial, zmq, udp, memory$"):
         validate_options("pigeon", {})
-    monkeypatch.setitem(T.TRANSPORTS, "pigeon", Carrier)
+    monkeypatch.setitem(TR.TRANSPORTS, "pigeon", Carrier)
     o = validate_options("pigeon", {"loft": "roof"})
     assert o == {"link_timeout_s": 0.25, "framing": "raw", "seq_check": False, "loft": "roof", "birds": 2}
     assert isinstance(make_transport("pigeon", loft="roof"), Carrier)
