@@ -299,7 +299,9 @@ def stop_child(proc, timeout_s: float = 30.0) -> int:
 def drive_docking(ctl, case, case_arg, client: str = "demo") -> dict:
     """The operator's sequence on an opened, lockstep controller whose emulator is up: links
     seen, ``load_case`` (``case_arg``: a path or a Case), ``arm``, ``start``, the run to its end
-    and the platform frozen; returns ``ctl.summary()``. RuntimeError when a command is refused."""
+    and the platform frozen; returns ``ctl.summary()`` with ``run_end_s``, the run clock when the
+    run ended (an end criterion, a trip or an abort; None when it never started). RuntimeError
+    when a command is refused."""
     from rt.control.controller import Phase
     from rt.control.supervisor import State
 
@@ -318,12 +320,14 @@ def drive_docking(ctl, case, case_arg, client: str = "demo") -> dict:
         raise RuntimeError(f"arm refused: {r.reason}")
     n_arm = int(stand.limits.arm_timeout_s * stand.rate_hz) + 10
     ctl.run_until(lambda c: c.phase is Phase.READY or c.supervisor.safe, n_arm)
+    run_end_s = None
     if ctl.phase is Phase.READY:
         ctl.command("start", client=client)
         n_run = int((case.duration_s + 5.0) * stand.rate_hz)
         ctl.run_until(lambda c: c.supervisor.state is not State.RUNNING, n_run)
+        run_end_s = float(ctl.t_run)
     ctl.run_until(lambda c: c.phase in (Phase.FROZEN, Phase.IDLE), int(10 * stand.rate_hz))
-    return ctl.summary()
+    return {**ctl.summary(), "run_end_s": run_end_s}
 
 
 def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=True, faults=None,
@@ -412,7 +416,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         "energy_absorbed_j": emu.get("energy_absorbed_j"),
         "max_platform_excursion_m": cs["max_platform_excursion_m"],
         "cycles": cs["cycles"], "overruns": cs["overruns"], "missed_deadlines": cs["missed_deadlines"],
-        "final_state": cs["state"], "finish_reason": cs["finish_reason"], "trip_reason": cs["trip_reason"],
+        "final_state": cs["state"], "finish_reason": cs["finish_reason"], "run_end_s": cs["run_end_s"],
+        "trip_reason": cs["trip_reason"],
         "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "capture_signal_s": cs["capture_signal_s"],
         "compensation": compensate,
         "log": cs["log"], "emulator_events": emu.get("events"), "wall_s": time.perf_counter() - t_wall,

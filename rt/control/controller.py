@@ -327,6 +327,8 @@ class Controller:
         links.add_counts(s_acc, p_acc, flags & CK.F_LK_ERR, now_ns * 1e-9)
         if flags:
             PR.dynamics_outcome(self, code, flags)
+        if self.capture_held_since is not None:
+            PR.capture_signal_check(self)
 
     def write(self, cycle: int, t_ns: int) -> None:
         """Exactly one platform frame (encoded by the compiled kernels with the driver's next

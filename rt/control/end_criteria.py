@@ -8,9 +8,11 @@ run log's and a campaign's ``end_reason``: a snake_case word), the words an oper
 (the controller's ``finish_reason``), and what it means for a campaign sample that did not
 capture. The criteria are checked in this order, the first that holds ends the run:
 
-1. ``capture_settled`` — after the first contact the units have stayed together at relative rest
-   for the case's ``end.capture_settle_s`` (the HIL loop judges it from the measured motion and
-   force; the reference from its mechanism's soft capture);
+1. ``capture_settled`` — the mechanism has held capture for the case's ``end.capture_settle_s``:
+   the reference from its mechanism's soft capture; the HIL loop from the mechanism's capture
+   signal where the stand wires one (:func:`capture_signal_settled`: the same instant as the
+   reference's, plus the signal's transport), and otherwise from what it measures — after the
+   first contact the units have stayed together at relative rest for ``end.capture_settle_s``;
 2. ``separated`` — the relative distance exceeds the case's start distance plus
    ``end.separation_m``;
 3. ``time_limit`` — the case's ``duration_s`` is over.
@@ -52,6 +54,24 @@ def no_capture_reason(end: str | None) -> str:
     """Why a sample that ended with ``end`` (a key or the words) did not capture."""
     code = BY_KEY.get(end or "", BY_WORDS.get(end or "", END_NONE))
     return ENDS[code].no_capture if code in ENDS else (end or "the run did not end")
+
+
+def capture_signal_settled(t_run: float, held_since: float | None, settle_s: float) -> bool:
+    """Whether the mechanism's capture signal, high since run time ``held_since`` (None: not
+    held), has held for ``settle_s`` at run time ``t_run`` (criterion 1 on a stand that wires
+    the signal; ``rt.control.procedures.capture_signal_check``). Real time: two comparisons.
+
+    Parameters
+    ----------
+    t_run : float
+        Run time now (s, the case's clock).
+    held_since : float or None
+        Run time (s) at which the capture signal rose and has stayed high since; None while
+        it is low.
+    settle_s : float
+        The case's ``end.capture_settle_s`` (s).
+    """
+    return held_since is not None and t_run - held_since >= settle_s - 1e-9
 
 
 @njit(inline="always", **KERNEL)

@@ -73,8 +73,7 @@ def cycle(ctl) -> None:
         ev["phase"] = ctl.phase.name
         if running:
             ev["t_run"] = ctl.t_run
-            if ev["kind"] == "capture" and ctl.capture_t_run is None:
-                ctl.capture_t_run = ctl.t_run
+            PR.capture_signal_edge(ctl, ev["kind"])
         ctl._event(ev)
     if st.ok and st.fault and st.fault != prev.fault:
         engaged = ctl.phase in ENGAGED_PHASES or ctl.phase is Phase.ENGAGE or \

@@ -199,6 +199,7 @@ def begin_run(ctl) -> None:
     ctl.stats[:] = 0.0
     ctl.stats[CK.ST_FIRST_CONTACT] = -1.0
     ctl.capture_t_run = None
+    ctl.capture_held_since = None
     r0 = float(np.linalg.norm(ctl.ru[CK.RU_R0:CK.RU_R0 + 3]))
     lim = ctl.stand.limits
     ctl.endp[:] = (ctl.case.duration_s, r0 + ctl.case.end.separation_m, ctl.contact_threshold_n,
@@ -236,9 +237,38 @@ def inputs_changed(ctl, first_status: bool = False) -> None:
             ev["source"] = "platform_inputs"
         if running:
             ev["t_run"] = ctl.t_run
-            if ev["kind"] == "capture" and ctl.capture_t_run is None and ctl.mechanism_io is None:
-                ctl.capture_t_run = ctl.t_run
+            if ctl.mechanism_io is None:
+                capture_signal_edge(ctl, ev["kind"])
         ctl._event(ev)
+
+
+def capture_signal_edge(ctl, kind: str) -> None:
+    """A run's capture-signal edge (``kind``: an event kind of the mechanism's signals) from
+    the authoritative source (the mechanism's own link where the stand has one, else the
+    platform's digital inputs): the first capture of the run is its capture time; the signal
+    held since its last rise ends the run by :func:`capture_signal_check`. Loop thread, on the
+    cycle of an edge."""
+    if kind == "capture":
+        if ctl.capture_t_run is None:
+            ctl.capture_t_run = ctl.t_run
+        ctl.capture_held_since = ctl.t_run
+    elif kind == "capture_released":
+        ctl.capture_held_since = None
+
+
+def capture_signal_check(ctl) -> None:
+    """While the capture signal is held in DYNAMICS: the run ends "capture settled" once it has
+    held for the case's ``end.capture_settle_s`` (``rt.control.end_criteria``, criterion 1),
+    as the digital reference ends on its mechanism's soft capture. The cycle's frame goes out
+    as computed; the stop begins from it. Loop thread, every DYNAMICS cycle while the signal
+    is held (two comparisons)."""
+    if ctl.phase is Phase.DYNAMICS and ctl.trip_code == 0 and \
+            EC.capture_signal_settled(ctl.t_run, ctl.capture_held_since, ctl.case.end.capture_settle_s):
+        ctl.stats[CK.ST_END] = EC.END_CAPTURE_SETTLED
+        why = EC.ENDS[EC.END_CAPTURE_SETTLED].words
+        ctl.finish_reason = why
+        ctl.supervisor.finish(why)
+        begin_stop(ctl)
 
 
 def step_none(ctl, dt: float, pstate) -> bool:
@@ -404,6 +434,7 @@ def init_state(ctl) -> None:
     ctl.t_dynamics_start = None    # controller time (s) when the dynamics began
     ctl.runup_lead = 0.0           # the prediction lead the run-up was set up with (s)
     ctl.capture_t_run = None       # t_run when the mechanism's capture signal rose in this run
+    ctl.capture_held_since = None  # t_run of the capture signal's last rise while it stays high (None: low)
     ctl.log_extra = {}             # more run-log header entries (a campaign's sample: its values)
     ctl.instance = uuid.uuid4().hex[:12]   # this controller object (its events are numbered within it)
     ctl._prev_tns = -1             # the last cycle's slot time (ns)

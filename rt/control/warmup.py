@@ -64,7 +64,7 @@ def warm_up(ctl) -> None:
     out = np.zeros(CP.OUT_LEN)
     CK.runup_eval(ru, ctl.geo, -0.1, out, scr)
     for first in (True, False):
-        CK.command_rates(pose, pose.copy(), np.zeros(6), np.zeros(6), np.zeros(6), 1e-3, first, scr)
+        CK.command_rates(pose, pose.copy(), np.zeros(CK.PV_DT + 1), np.zeros(6), np.zeros(6), 1e-3, first, scr)
     # the coupling's pieces as the controller calls them outside hil_cycle_packed (run-up
     # target: relative_rates) and as rt.dynamics.coupling.Coupling does (initial command, update)
     w = sc.ws

@@ -104,3 +104,18 @@ def test_fidelity_settings_meet_the_goals_on_the_nominal_case(tmp_path):
                                                                            ref.time_to_capture_s)
     assert abs(rep["fidelity"]["first_contact_difference_s"]) <= cycle, rep["fidelity"]
     assert rep["rms_position_error_m"] < 5e-4, rep["rms_position_error_m"]
+
+
+def test_run_and_reference_end_together_on_the_capture_settling(pair):
+    """The stand wires the mechanism's capture signal ([platform.inputs] capture): held for the
+    case's end.capture_settle_s it ends the run "capture settled", the criterion the digital
+    reference ends on (its mechanism's soft capture plus the same time) -- so the run no longer
+    goes on to its time limit with no reference after the reference's end (issue 42). Both end
+    within 50 ms (the capture instants agree to 50 ms, test_capture_outcome_identical; the
+    signal adds the platform link's transport)."""
+    name, case, hil, dig, _ = pair
+    assert hil["finish_reason"] == "capture settled", (name, hil["finish_reason"])
+    assert dig.end_reason == "capture_settled", (name, dig.end_reason)
+    assert hil["run_end_s"] < case.duration_s - 1.0, (name, hil["run_end_s"])
+    assert abs(hil["run_end_s"] - dig.t_end_s) < 0.05, (name, hil["run_end_s"], dig.t_end_s)
+    assert abs(hil["run_end_s"] - (hil["capture_signal_s"] + case.end.capture_settle_s)) <= 2e-3, hil
