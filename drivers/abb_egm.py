@@ -56,37 +56,67 @@ def _pose(p) -> tuple | str:
     return ((x * 1e-3, y * 1e-3, z * 1e-3), RP.normalize(q))
 
 
+def _parse(m, data: bytes, kind: str, mtype):
+    """``data`` parsed into ``m`` (an ``EgmRobot`` or ``EgmSensor``, named ``kind``) with its
+    header saying ``mtype``: None, or a str naming why the datagram is refused. Protobuf
+    messages do not say their type: the header's ``mtype`` tells an EgmRobot from an EgmSensor."""
+    try:
+        m.ParseFromString(data)
+    except DecodeError:
+        return f"truncated, or not an {kind}"
+    except Exception:  # noqa: BLE001 - the runtime's other complaints: refused, named
+        return f"not an {kind}"
+    h = m.header
+    if not m.HasField("header") or not h.HasField("mtype"):
+        return "no header"
+    if h.mtype != mtype:
+        return f"wrong message type ({_TYPE_NAMES.get(h.mtype, h.mtype)}, not {_TYPE_NAMES[mtype]})"
+    return None
+
+
+def _planned(m):
+    """The message's ``planned.cartesian`` pose (p m, q), None without one, or why it is refused."""
+    if m.HasField("planned") and m.planned.HasField("cartesian"):
+        return _pose(m.planned.cartesian)
+    return None
+
+
+def _put_header(m, seqno: int, tm_ms: int, mtype) -> None:
+    h = m.header
+    h.seqno = seqno & 0xFFFFFFFF
+    h.tm = tm_ms & 0xFFFFFFFF
+    h.mtype = mtype
+
+
+def _put_pose(dst, pose) -> None:
+    """The pose (p m, q) into the EgmPose ``dst`` (mm, quaternion u0..u3)."""
+    p, q = pose
+    dst.pos.x, dst.pos.y, dst.pos.z = p[0] * 1e3, p[1] * 1e3, p[2] * 1e3
+    dst.orient.u0, dst.orient.u1, dst.orient.u2, dst.orient.u3 = q
+
+
 def decode_robot(data: bytes, msg=None):
     """An ``EgmRobot`` datagram -> :class:`drivers.robot_platform.RobotState` (``stamp_ms`` =
     header.tm, ``seq`` = header.seqno, ``running``: EGM running with the motors on), or a str
     naming why it is refused. ``msg``: a message object to reuse."""
     m = egm_pb2.EgmRobot() if msg is None else msg
-    try:
-        m.ParseFromString(data)
-    except DecodeError:
-        return "truncated, or not an EgmRobot"
-    except Exception:  # noqa: BLE001 - the runtime's other complaints: refused, named
-        return "not an EgmRobot"
-    h = m.header
-    if not m.HasField("header") or not h.HasField("mtype"):
-        return "no header"
-    if h.mtype != DATA:
-        return f"wrong message type ({_TYPE_NAMES.get(h.mtype, h.mtype)}, not MSGTYPE_DATA)"
+    why = _parse(m, data, "EgmRobot", DATA)
+    if why is not None:
+        return why
     if not m.HasField("feedBack") or not m.feedBack.HasField("cartesian"):
         return "no feedBack pose"
     act = _pose(m.feedBack.cartesian)
     if act.__class__ is str:
         return act
-    cmd = None
-    if m.HasField("planned") and m.planned.HasField("cartesian"):
-        cmd = _pose(m.planned.cartesian)
-        if cmd.__class__ is str:
-            return cmd
+    cmd = _planned(m)
+    if cmd.__class__ is str:
+        return cmd
     running = True
     if m.HasField("mciState") and m.mciState.state != MCI_RUNNING:
         running = False
     if m.HasField("motorState") and m.motorState.state != MOTORS_ON:
         running = False
+    h = m.header
     return RobotState(float(h.tm), int(h.seqno), act, cmd, -1, running, None, None)
 
 
@@ -95,15 +125,9 @@ def encode_sensor(seqno: int, tm_ms: int, target, msg=None) -> bytes:
     robot keeps the one it has)."""
     m = egm_pb2.EgmSensor() if msg is None else msg
     m.Clear()
-    h = m.header
-    h.seqno = seqno & 0xFFFFFFFF
-    h.tm = tm_ms & 0xFFFFFFFF
-    h.mtype = CORRECTION
+    _put_header(m, seqno, tm_ms, CORRECTION)
     if target is not None:
-        p, q = target
-        c = m.planned.cartesian
-        c.pos.x, c.pos.y, c.pos.z = p[0] * 1e3, p[1] * 1e3, p[2] * 1e3
-        c.orient.u0, c.orient.u1, c.orient.u2, c.orient.u3 = q
+        _put_pose(m.planned.cartesian, target)
     return m.SerializeToString()
 
 
@@ -112,16 +136,10 @@ def encode_robot(seqno: int, tm_ms: int, actual, planned, running: bool = True, 
     """An ``EgmRobot`` as the robot sends it (the emulated robot, tests)."""
     m = egm_pb2.EgmRobot() if msg is None else msg
     m.Clear()
-    h = m.header
-    h.seqno = seqno & 0xFFFFFFFF
-    h.tm = tm_ms & 0xFFFFFFFF
-    h.mtype = DATA
+    _put_header(m, seqno, tm_ms, DATA)
     for dst, pose in ((m.feedBack.cartesian, actual), (m.planned.cartesian, planned)):
-        if pose is None:
-            continue
-        p, q = pose
-        dst.pos.x, dst.pos.y, dst.pos.z = p[0] * 1e3, p[1] * 1e3, p[2] * 1e3
-        dst.orient.u0, dst.orient.u1, dst.orient.u2, dst.orient.u3 = q
+        if pose is not None:
+            _put_pose(dst, pose)
     m.motorState.state = MOTORS_ON if running else egm_pb2.EgmMotorState.MOTORS_OFF
     m.mciState.state = MCI_RUNNING if running else egm_pb2.EgmMCIState.MCI_STOPPED
     m.rapidExecState.state = egm_pb2.EgmRapidCtrlExecState.RAPID_RUNNING
@@ -132,22 +150,13 @@ def decode_sensor(data: bytes, msg=None):
     """An ``EgmSensor`` -> ``(seqno, tm, target (p m, q) or None)``, or a str naming why it is
     refused (the robot's end)."""
     m = egm_pb2.EgmSensor() if msg is None else msg
-    try:
-        m.ParseFromString(data)
-    except DecodeError:
-        return "truncated, or not an EgmSensor"
-    except Exception:  # noqa: BLE001
-        return "not an EgmSensor"
+    why = _parse(m, data, "EgmSensor", CORRECTION)
+    if why is not None:
+        return why
+    target = _planned(m)
+    if target.__class__ is str:
+        return target
     h = m.header
-    if not m.HasField("header") or not h.HasField("mtype"):
-        return "no header"
-    if h.mtype != CORRECTION:
-        return f"wrong message type ({_TYPE_NAMES.get(h.mtype, h.mtype)}, not MSGTYPE_CORRECTION)"
-    target = None
-    if m.HasField("planned") and m.planned.HasField("cartesian"):
-        target = _pose(m.planned.cartesian)
-        if target.__class__ is str:
-            return target
     return int(h.seqno), int(h.tm), target
 
 

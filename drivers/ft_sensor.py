@@ -216,12 +216,6 @@ class FtSensor(SensorInterface):
         """Serial: canonical SENSOR_SAMPLE frames for the compiled scan; RDT: decoded here."""
         return self.protocol == "serial"
 
-    def activate(self) -> None:
-        self.open()
-
-    def deactivate(self) -> None:
-        self.close()
-
     def read(self):
         """Serial: the frames received since the last call, as received (the controller's
         compiled scan checks and decodes them); RDT: the decoded, sequence-checked samples
@@ -238,13 +232,6 @@ class FtSensor(SensorInterface):
         if self.protocol == "rdt" and self.transport.is_open:
             self.stop()
         self.transport.close()
-
-    def __enter__(self):
-        self.open()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- RDT commands
     def start(self, sample_count: int = 0) -> bool:
@@ -266,14 +253,6 @@ class FtSensor(SensorInterface):
         return self.transport.send(encode_rdt_request(RdtCommand.SET_BIAS, 0))
 
     # -- data
-    @property
-    def counters(self):
-        return self.transport.counters
-
-    @property
-    def link_up(self) -> bool:
-        return self.transport.link_up
-
     def wrench(self, counts) -> np.ndarray:
         """RDT counts -> [Fx Fy Fz Tx Ty Tz] in N, N·m (counts per force / torque from config)."""
         return np.asarray(counts, dtype=np.float64) * self._scale

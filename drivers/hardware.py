@@ -36,25 +36,55 @@ PLATFORMS_GROUP = "dockstand.platforms"
 SENSORS_GROUP = "dockstand.sensors"
 
 
-class PlatformInterface:
-    """A motion platform (see the module docstring). Attributes a subclass provides:
-    ``protocol`` (its name in the stand file), ``transport`` (the link: counters, ``describe()``,
-    ``status``, ``poll_messages``), ``seq`` (the sequence number the next command frame
-    carries; :meth:`write` advances it)."""
+class LinkedDevice:
+    """What a platform and a sensor share: a ``protocol`` (its name in the stand file) and a
+    ``transport`` (the link: counters, ``describe()``, ``status``, ``poll_messages``) that
+    :meth:`open` / :meth:`close` open and close -- :meth:`activate` / :meth:`deactivate` of the
+    lifecycle, and a ``with`` block -- and whose ``counters`` and ``link_up`` are the device's."""
 
     protocol = ""
     transport: Any = None
-    seq = 0
-    # optional: a callable the loop may call instead of read / write (the same result, one call
-    # fewer: e.g. the transport's own poll when the wire is the canonical frames)
+    # optional: a callable the loop may call instead of read (the same result, one call fewer:
+    # e.g. the transport's own poll when the wire is the canonical frames)
     fast_read = None
-    fast_write = None
 
     def configure(self, link: dict, stand) -> None:
         raise NotImplementedError
 
-    def activate(self) -> None:
+    def open(self) -> None:
         self.transport.open()
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def activate(self) -> None:
+        self.open()
+
+    def deactivate(self) -> None:
+        self.close()
+
+    def __enter__(self):
+        self.open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def counters(self):
+        return self.transport.counters
+
+    @property
+    def link_up(self) -> bool:
+        return self.transport.link_up
+
+
+class PlatformInterface(LinkedDevice):
+    """A motion platform (see the module docstring). ``seq``: the sequence number the next
+    command frame carries (:meth:`write` advances it)."""
+
+    seq = 0
+    fast_write = None     # as fast_read, for write
 
     def read(self) -> bytes:
         """Canonical STATUS frames received since the last call, concatenated (b"": none).
@@ -66,34 +96,19 @@ class PlatformInterface:
         Real-time."""
         raise NotImplementedError
 
-    def deactivate(self) -> None:
-        self.transport.close()
 
-
-class SensorInterface:
+class SensorInterface(LinkedDevice):
     """A force/torque sensor (see the module docstring). ``framed``: :meth:`read` returns canonical
     SENSOR_SAMPLE frames (the compiled scan decodes and checks them); otherwise it returns the
     decoded samples (:class:`drivers.ft_sensor.FtSample`: counts, status). ``channels``: the raw
     channels a sample carries."""
 
-    protocol = ""
     framed = True
     channels = 6
-    transport: Any = None
-    fast_read = None      # as PlatformInterface.fast_read
-
-    def configure(self, link: dict, stand) -> None:
-        raise NotImplementedError
-
-    def activate(self) -> None:
-        self.transport.open()
 
     def read(self):
         """Canonical frames (``framed``) or decoded samples since the last call. Real-time."""
         raise NotImplementedError
-
-    def deactivate(self) -> None:
-        self.transport.close()
 
 
 def _registered(group: str) -> dict[str, Any]:

@@ -145,44 +145,33 @@ def decode_robot_state(data: bytes, ipoc_ms: float = 1.0):
         return "not XML"
     if root.tag != "Rob":
         return f"not a robot message (<{root.tag}>)"
-    ist = sol = pc = ip = d = None
+    first = {}
     for el in root:                      # one pass; the first of each element counts
-        tag = el.tag
-        if tag == "RIst":
-            if ist is None:
-                ist = el
-        elif tag == "RSol":
-            if sol is None:
-                sol = el
-        elif tag == "IPOC":
-            if ip is None:
-                ip = el
-        elif tag == "Delay":
-            if d is None:
-                d = el
-        elif tag == "PCorr" and pc is None:
-            pc = el
+        if el.tag not in first:
+            first[el.tag] = el
+    ip = first.get("IPOC")
     if ip is None or ip.text is None:
         return "no IPOC"
     text = ip.text.strip()
     if not text.isdigit():
         return "bad IPOC"
     ipoc = int(text)
-    ist = _frame6(ist, CART)
+    ist = _frame6(first.get("RIst"), CART)
     if ist is None:
         return "no RIst"
     if ist.__class__ is str:
         return ist
-    sol = _frame6(sol, CART)
+    sol = _frame6(first.get("RSol"), CART)
     if sol.__class__ is str:
         return sol
     late = -1
+    d = first.get("Delay")
     if d is not None:
         try:
             late = int(d.attrib.get("D", "-1"))
         except ValueError:
             return "bad number in <Delay>"
-    pc = _frame6(pc, CART)
+    pc = _frame6(first.get("PCorr"), CART)
     if pc.__class__ is str:
         return pc
     return RsiState(ipoc * ipoc_ms, ipoc, pose_from_xyzabc(ist), sol, late, pc, text)

@@ -219,27 +219,6 @@ class MotionPlatform(PlatformInterface):
         opts = {k: cfg.pop(k) for k in ("heartbeat_s", "status_timeout_s") if k in cfg}
         return cls(make_transport(kind, **cfg), **opts)
 
-    def open(self) -> None:
-        self.transport.open()
-
-    def close(self) -> None:
-        self.transport.close()
-
-    def __enter__(self):
-        self.open()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    @property
-    def counters(self):
-        return self.transport.counters
-
-    @property
-    def link_up(self) -> bool:
-        return self.transport.link_up
-
     @property
     def status_age(self) -> float:
         """Seconds since the last STATUS arrived (inf if none yet)."""
@@ -275,12 +254,6 @@ class MotionPlatform(PlatformInterface):
 
     # -- the hardware interface (drivers.hardware): the wire is the canonical frames
     protocol = "dockstand"
-
-    def activate(self) -> None:
-        self.open()
-
-    def deactivate(self) -> None:
-        self.close()
 
     def read(self) -> bytes:
         """The STATUS frames received since the last call, as received (the controller's compiled

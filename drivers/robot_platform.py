@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import math
 import struct
-import time
 
 from drivers import robot_pose as RP
 from drivers.framing import SEQ_STATE_LEN
@@ -117,23 +116,10 @@ class RobotUdpLink(UdpTransport):
             if got[0] is not None:
                 out.append(got)
 
-    def send_to(self, data: bytes, addr) -> bool:
-        """One datagram to ``addr`` (never raises)."""
-        sock = self._sock
-        c = self.counters
-        if sock is None or addr is None:
-            c.tx_dropped += 1
-            return False
-        try:
-            sock.sendto(data, addr)
-        except OSError as e:
-            self.last_error = f"{self.describe()}: send: {e}"
-            c.tx_dropped += 1
-            return False
-        c.frames_tx += 1
-        c.bytes_tx += len(data)
-        c.last_tx_time = time.monotonic()
-        return True
+    def _send_failed(self, e: OSError) -> None:
+        """Every answer the socket refuses is kept in ``last_error`` (a full buffer too: the
+        robot counts the lost answer late)."""
+        self.last_error = f"{self.describe()}: send: {e}"
 
 
 def _pose_option(rt, prefix: str, what: str) -> tuple:
@@ -215,10 +201,7 @@ class RobotPlatform(PlatformInterface):
         self.cycle_ms = int(opts["cycle_ms"])
         self.missed_trip = int(opts["missed_cycles_trip"])
         self.late_limit = int(opts["robot_late_limit"])
-        self.X_BR = opts["base_in_stand"]
-        self.X_RB = RP.inverse(self.X_BR)
-        self.X_CT = opts["top_on_tcp"]
-        self.X_TC = RP.inverse(self.X_CT)
+        self.calibration = RP.Calibration(opts["base_in_stand"], opts["top_on_tcp"])
         self.trans_lim = float(opts["translation_limit_m"])
         self.rot_lim = float(opts["rotation_limit_deg"])
         self.seq = 0                     # the next canonical command's seq (the controller's encoder reads it)
@@ -251,11 +234,8 @@ class RobotPlatform(PlatformInterface):
         self._pending_fault_status = False
 
     def activate(self) -> None:
-        self.transport.open()
+        self.open()
         self.reset_state()
-
-    def deactivate(self) -> None:
-        self.transport.close()
 
     # ------------------------------------------------------------------ vendor hooks
     def decode_state(self, data: bytes):
@@ -366,7 +346,7 @@ class RobotPlatform(PlatformInterface):
         self._pending_fault_status = True
 
     def _take_state(self, st: RobotState) -> None:
-        p, q = RP.compose(RP.compose(self.X_BR, st.actual), self.X_CT)
+        p, q = self.calibration.top_of(st.actual)
         if q[0] < 0.0:                   # the STATUS carries the hemisphere w >= 0 (one quaternion per pose)
             q = (-q[0], -q[1], -q[2], -q[3])
         self.last_pose = (p, q)
@@ -401,7 +381,7 @@ class RobotPlatform(PlatformInterface):
                 return
             v = cmd.values
             top = ((v[0], v[1], v[2]), RP.normalize((v[3], v[4], v[5], v[6])))
-            tcp = RP.compose(RP.compose(self.X_RB, top), self.X_TC)
+            tcp = self.calibration.tcp_of(top)
             why = self.beyond_limits(tcp)
             if why:
                 self.target = None

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Pose", "zyx_deg_to_quat", "quat_to_zyx_deg", "quat_mul", "quat_conj", "rotate", "compose",
-           "inverse", "rotation_angle_deg", "normalize"]
+__all__ = ["Pose", "Calibration", "zyx_deg_to_quat", "quat_to_zyx_deg", "quat_mul", "quat_conj", "rotate",
+           "compose", "inverse", "rotation_angle_deg", "normalize"]
 
 Pose = tuple   # (p (x, y, z) m, q (w, x, y, z))
 
@@ -114,3 +114,26 @@ def rotation_angle_deg(q) -> float:
     rounding near 0 where ``2 acos(w)`` loses half the digits."""
     v = math.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     return math.degrees(2.0 * math.atan2(v, abs(q[0])))
+
+
+class Calibration:
+    """The stand file's calibration (module docstring): ``X_BR`` (the robot base R in the
+    platform base B) and ``X_CT`` (the stand's top T in the robot's TCP frame C), with their
+    inverses ``X_RB``, ``X_TC``. The controller's adapter (drivers.robot_platform) and the
+    emulated robot (sim_stand.robot_twin) turn poses through the same one."""
+
+    __slots__ = ("X_BR", "X_RB", "X_CT", "X_TC")
+
+    def __init__(self, base_in_stand, top_on_tcp):
+        self.X_BR = base_in_stand
+        self.X_RB = inverse(base_in_stand)
+        self.X_CT = top_on_tcp
+        self.X_TC = inverse(top_on_tcp)
+
+    def top_of(self, tcp) -> tuple:
+        """The top pose in B of the robot's TCP pose ``tcp`` in R: ``X_BR * X_RC * X_CT``."""
+        return compose(compose(self.X_BR, tcp), self.X_CT)
+
+    def tcp_of(self, top) -> tuple:
+        """The TCP pose in R that puts the top at ``top`` in B: ``X_RB * X_BT * X_TC``."""
+        return compose(compose(self.X_RB, top), self.X_TC)

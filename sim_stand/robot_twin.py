@@ -133,10 +133,7 @@ class RobotTwin(Emulator):
         self.wire = WIRES[stand.platform_protocol](opts)
         self.protocol = stand.platform_protocol
         self.n = int(opts["cycle_controller_cycles"])
-        self.X_BR = opts["base_in_stand"]
-        self.X_RB = RP.inverse(self.X_BR)
-        self.X_CT = opts["top_on_tcp"]
-        self.X_TC = RP.inverse(self.X_CT)
+        self.calibration = RP.Calibration(opts["base_in_stand"], opts["top_on_tcp"])
         self.trans_lim = float(opts["translation_limit_m"])
         self.rot_lim = float(opts["rotation_limit_deg"])
         self.late_limit = int(opts["robot_late_limit"])
@@ -159,10 +156,10 @@ class RobotTwin(Emulator):
         calibration)."""
         p = self.world.top_pose
         top = ((float(p[0]), float(p[1]), float(p[2])), (float(p[3]), float(p[4]), float(p[5]), float(p[6])))
-        return RP.compose(RP.compose(self.X_RB, top), self.X_TC)
+        return self.calibration.tcp_of(top)
 
     def _lengths_of(self, tcp) -> np.ndarray:
-        (x, y, z), q = RP.compose(RP.compose(self.X_BR, tcp), self.X_CT)
+        (x, y, z), q = self.calibration.top_of(tcp)
         self._pose[:] = (x, y, z, *q)
         self.hex.inverse(self._pose, self._lengths)
         return self._lengths

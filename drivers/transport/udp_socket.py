@@ -166,28 +166,37 @@ class UdpTransport(Transport):
         self._peer_ok = True
 
     def send(self, frame: bytes) -> bool:
+        return self.send_to(frame, self.peer)
+
+    def send_to(self, data: bytes, addr) -> bool:
+        """One datagram to ``addr`` (a connected socket: to its peer, which is ``addr``); False,
+        counted in ``tx_dropped``, when the socket is closed, ``addr`` is None or the socket
+        refuses it (:meth:`_send_failed`). Never raises, never blocks."""
         sock = self._sock
         c = self.counters
-        if sock is None or self.peer is None:
+        if sock is None or addr is None:
             c.tx_dropped += 1
             return False
         try:
             if self.host is not None:
-                sock.send(frame)
+                sock.send(data)
             else:
-                sock.sendto(frame, self.peer)
-        except BlockingIOError:
-            c.tx_dropped += 1
-            return False
-        except ConnectionRefusedError as e:
-            self._refused(e)
-            c.tx_dropped += 1
-            return False
+                sock.sendto(data, addr)
         except OSError as e:
-            self.last_error = f"{self.describe()}: send: {e}"
+            self._send_failed(e)
             c.tx_dropped += 1
             return False
         c.frames_tx += 1
-        c.bytes_tx += len(frame)
+        c.bytes_tx += len(data)
         c.last_tx_time = time.monotonic()
         return True
+
+    def _send_failed(self, e: OSError) -> None:
+        """What a refused send means: a full socket buffer, only the drop; a refused peer (ICMP
+        port unreachable, connected sockets), a link error; any other, kept in ``last_error``."""
+        if isinstance(e, BlockingIOError):
+            return
+        if isinstance(e, ConnectionRefusedError):
+            self._refused(e)
+            return
+        self.last_error = f"{self.describe()}: send: {e}"
