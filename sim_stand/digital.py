@@ -176,87 +176,54 @@ def digital_run(maxrows, dpar, par, env, x, xr, mp, mw, mout, bm, cw, bwp, w_in,
         (s), integrator, duration, end criteria, ring centre of mass, gravity, HIL coupling,
         tolerances.
     par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
-        active vehicle, row 1 the passive).
+        Both vehicles' packed parameters; this and the vehicles' other arrays (``env``, ``x``,
+        ``w_in``, ``xdot``, ``ws``, ``rel``) as in ``rt.dynamics.spacecraft`` ("The kernels'
+        arguments").
     env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+        The environment.
     x : float64[2, NS]
-        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each; advanced in place.
+        Both vehicles' state, advanced in place.
     xr : float64[12] or float64[2n]
-        The mechanism's state (``sim_stand.dock_mechanism``): the ring's 12-state or a tree's
-        ``[p, pd]``; advanced in place.
-    mp : float64[:]
-        The mechanism's packed parameters.
-    mw : float64[:]
-        The mechanism's workspace.
-    mout : float64[:]
-        The mechanism's outputs of the last evaluation; the state derivative leads them.
-    bm : float64[12]
-        Output: the mechanism's base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2),
-        g_0 (m/s^2)]``, frame 0 = A.
-    cw : float64[6]
-        Output: the contact wrench on the buffer link, the mechanism's input (N, N m;
-        ``dock_mechanism.mech_contact``).
+        The mechanism's state, advanced in place (``sim_stand.dock_mechanism`` module docstring,
+        "The slot's arrays", as for ``mp`` .. ``cw`` and ``feat`` .. ``R_PE``).
+    mp, mw, mout, bm, cw : float64[:]
+        The mechanism's parameters, workspace, outputs of the last evaluation, base motion and
+        contact wrench (the last two written).
     bwp : float64[6]
-        The mechanism's wrench on its base ``[f; m about O_0]``, frame 0 (N, N m), carried from
-        one evaluation to the next; updated by each.
+        The base wrench carried from one evaluation to the next
+        (:func:`sim_stand.digital_model.digital_eval`).
     w_in : float64[2, 6]
-        Output: the vehicles' inputs (``rt.dynamics.spacecraft``): row 0 the contact wrench on
-        P (P components, about P's origin), row 1 the base wrench on A (A components, about A's
-        origin; zero with HIL coupling) (N, N m).
+        Output: the vehicles' inputs, the contact and base wrenches.
     xdot : float64[2, NS]
         Both vehicles' state derivative at the current state (the last evaluation's).
-    ws : float64[2, WS_LEN]
-        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
-    rel : float64[REL_LEN + 6]
-        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+    ws, rel : float64 arrays
+        Workspace of ``rt.dynamics.spacecraft.derivatives``.
     rel13 : float64[REL_LEN]
         Workspace: the relative state of A in P (``rt.dynamics.spacecraft.relative_state``) for
         the log rows and the end criteria.
     kin : float64[KIN_LEN]
         Output: A's and P's absolute kinematics in P (``sim_stand.kin`` ``K_*``).
-    feat : float64[nf, FW]
-        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
-    featP : float64[nf, FW]
-        Workspace: the feature rows in P.
+    feat, featP : float64[nf, FW]
+        The interface's features, and their workspace in P: from here to ``R_PE`` the arrays
+        of the contact evaluation, passed on to :func:`sim_stand.digital_model.digital_eval`.
     pairs : int64[n_pairs, PW]
-        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
-    mat : float64[n_mat, MW]
-        Contact materials (``M_*``).
-    lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*``).
+        The pair table.
+    mat, lat : float64[:, :]
+        Materials; latch and sensor rows.
     cst_in : int64[S_LATCH0 + n_lat]
-        The committed interface state (contact seen, captured, latch / sensor states), updated at
-        each committed step.
-    cst_out : int64[S_LATCH0 + n_lat]
-        Scratch: the state a step's end evaluation produced, before it is committed.
-    cst_tmp : int64[S_LATCH0 + n_lat]
-        Scratch: the state of stage and probe evaluations (never committed).
-    rec : float64[max_contacts, CW]
-        Output: the contact records (``C_*``).
-    wrench_P : float64[6]
-        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
-    wrench_links : float64[n_links, 6]
-        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
-    latch_p : float64[n_lat]
-        Output: each latch's / sensor's deflection (m or rad).
+        The committed interface state, updated at each committed step.
+    cst_out, cst_tmp : int64[S_LATCH0 + n_lat]
+        Scratch: the state a step's end evaluation produced, before it is committed; the state
+        of stage and probe evaluations (never committed).
+    rec, wrench_P, wrench_links, latch_p : float64 arrays
+        Output of the last evaluation: contact records, wrenches, deflections.
     info : int64[4]
-        Output: [status bits, offending pair, contacts found, event bits].
-    info_f : float64[2]
-        Output: [offending penetration (m), its limit (m)].
-    Rl : float64[n_links, 3, 3]
-        Workspace: each link's R_PE.
-    cscr : float64[SCRATCH]
-        Workspace of the contact evaluation.
-    link_pose : float64[n_links, 7]
-        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
-    link_twist : float64[n_links, 6]
-        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
-    aC : float64[3, 3]
-        Scratch of ``dock_mechanism.mech_contact`` (R_C0 for a ring).
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output of the last evaluation: its status (a penetration beyond the limit ends the run).
+    info_f, Rl, cscr, link_pose, link_twist : float64 arrays
+        Output of the last evaluation (the penetration, the buffer link's pose and twist) and
+        workspace.
+    aC, R_PE : float64[3, 3]
+        As for :func:`sim_stand.digital_model.digital_eval`.
     kx : float64[4, 2, NS]
         Scratch: the vehicles' stage derivatives (RK4, rk23, rosw).
     kr : float64[4, len(xr)]
@@ -393,43 +360,24 @@ def rod_run(maxrows, dpar, par, env, rp, x, w_in, k4, xt4, ws, rel, rel13, ro, t
     maxrows : int
         Most log rows (periods) to integrate in this call.
     dpar : float64[D_LEN]
-        The run's parameters (``D_*``): physics step, steps per row, duration, end criteria.
-    par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
-        active vehicle, row 1 the passive).
-    env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
-    rp : float64[ROD_LEN]
-        Rod parameters (``sim_stand.rod``): stiffness (N/m), damping (N s/m), tip offset (m).
-    x : float64[2, NS]
-        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each; advanced in place.
-    w_in : float64[2, 6]
-        Output: the vehicles' inputs; row 0 the rod's wrench on P (P components, about P's
-        origin; N, N m), row 1 zero.
-    k4 : float64[4, 2, NS]
-        Scratch: the RK4 stage derivatives.
-    xt4 : float64[2, NS]
-        Scratch: the RK4 stage state.
-    ws : float64[2, WS_LEN]
-        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
-    rel : float64[REL_LEN + 6]
-        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+        The run's parameters (``D_*``) as for :func:`digital_run`; the physics step, steps per
+        row, duration and end criteria are read.
+    par, env, rp, x, w_in, k4, xt4, ws, rel : float64 arrays
+        As :func:`sim_stand.rod.rod_rk4_step` takes them (``k4``, ``xt4`` its ``k``, ``xt``):
+        both vehicles' parameters, the environment, the rod's parameters, the state (advanced in
+        place), the inputs (written: row 0 the rod's wrench on P, row 1 zero), workspace.
     rel13 : float64[REL_LEN]
-        Workspace: the relative state of A in P (``rt.dynamics.spacecraft.relative_state``) for
-        the log rows and the end criteria.
+        Workspace: the relative state of A in P, for the log rows and the end criteria.
     ro : float64[RO_LEN]
-        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
+        Output: the rod's penetration, its rate, force and contact point (``sim_stand.rod``).
     tmp : float64[KIN_LEN]
         Scratch: A's and P's motion in P (``sim_stand.rod.rod_scratch``).
     istate : int64[J_LEN]
         The run's integer state (``J_*``): step clock and end reason.
-    stats : float64[ST_LEN]
-        Run statistics (``sim_stand.world`` ``ST_*``; ``ST_FIRST``: first contact time, s).
-    logbuf : float64[>= maxrows, width]
-        Output: the log rows, one per log period.
+    stats, logbuf : float64 arrays
+        The run's statistics, updated, and its log rows, written.
     lay : int64[n_fields]
-        Offset of each log field in a row (the run's field set, ``LOG_FIELDS_*``).
+        Offset of each log field in a row (:func:`digital_run`).
     """
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])
@@ -533,39 +481,20 @@ def grapple_run(maxrows, dpar, a, gp, gs, go, x, w_in, k4, xt4, ws, rel, kin, is
         Most log rows (periods) to integrate in this call.
     dpar : float64[D_LEN]
         The run's parameters (``D_*``): physics step, steps per row, duration, end criteria.
-    a : float64[L]
-        The berthing flight's packed model (``rt.dynamics.berthing_flight.pack_flight``).
-    gp : float64[GP_LEN]
-        Snare parameters (``sim_stand.grapple``): stiffness (N/m), damping (N s/m), capture
-        radius (m), pin point (m, P).
+    a, gp : float64 arrays
+        The flight's packed model and the snare's parameters, as for :func:`grapple_rk4_step`.
     gs : float64[GS_LEN]
         Snare capture state (``GS_*``), set at the capture.
-    go : float64[GO_LEN]
-        Output: the snare's separation (m), force (N) and dissipated power (W).
-    x : float64[2, ns]
-        The flight's state (``rt.dynamics.berthing_flight``): row 0 the arm's ``[q | u]``, row 1
-        the payload (spacecraft layout); advanced in place.
-    w_in : float64[2, 6]
-        Output: row 0 the snare's wrench on P (P components, about P's origin; N, N m).
-    k4 : float64[4, 2, ns]
-        Scratch: the RK4 stage derivatives.
-    xt4 : float64[2, ns]
-        Scratch: the RK4 stage state.
-    ws : float64[2, >= WS_LEN]
-        Workspace: the two ports' inertial states (``rt.dynamics.spacecraft`` ``W_*``; row 0 =
-        A, row 1 = P), the arm's scratch past them in row 0.
-    rel : float64[REL_LEN + 6]
-        Output: the relative state of A in P in ``rel[:13]`` (``rt.dynamics.spacecraft``).
-    kin : float64[KIN_LEN]
-        Output: A's and P's absolute kinematics in P (``sim_stand.kin``).
+    go, x, w_in, k4, xt4, ws, rel, kin : float64 arrays
+        As for :func:`grapple_rk4_step`: the snare's output, the flight's state (advanced in
+        place), the snare's wrench (written), workspace, the relative state and kinematics of A
+        in P (written).
     istate : int64[J_LEN]
         The run's integer state (``J_*``): step clock, end reason, status.
-    stats : float64[ST_LEN]
-        Run statistics (``sim_stand.world`` ``ST_*``; ``ST_FIRST``: first contact time, s).
-    logbuf : float64[>= maxrows, width]
-        Output: the log rows, one per log period.
+    stats, logbuf : float64 arrays
+        Run statistics and the log rows, as for :func:`digital_run`.
     lay : int64[n_fields]
-        Offset of each log field in a row (the run's field set, ``LOG_FIELDS_*``).
+        Offset of each log field in a row.
     """
     dt = dpar[D_DT]
     spr = int(dpar[D_SPR])

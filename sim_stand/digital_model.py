@@ -92,11 +92,10 @@ def port_accel(par, x, xdot, ws, s, kin):
     Parameters
     ----------
     par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
-        active vehicle, row 1 the passive).
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft`` module docstring, "The
+        kernels' arguments", as for ``x`` and ``xdot``).
     x : float64[2, NS]
-        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each. Read only.
+        Both vehicles' state. Read only.
     xdot : float64[2, NS]
         Their state derivative (``rt.dynamics.spacecraft.derivatives``). Read only.
     ws : float64[2, WS_LEN]
@@ -162,88 +161,56 @@ def digital_eval(kind, par, env, x, t, xr, com, ga, mp, mw, mout, bm, cw, bwp, w
     kind : int
         Mechanism kind (``sim_stand.dock_mechanism`` ``KIND_*``).
     par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
-        active vehicle, row 1 the passive).
+        Both vehicles' packed parameters (``rt.dynamics.spacecraft`` module docstring, "The
+        kernels' arguments", as for ``env``, ``x``, ``w_in``, ``xdot``, ``ws`` and ``rel``).
     env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+        The environment.
     x : float64[2, NS]
-        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each. Read only.
+        Both vehicles' state. Read only.
     t : float
         Time (s).
     xr : float64[12] or float64[2n]
-        The mechanism's state (``sim_stand.dock_mechanism``): the ring's 12-state or a tree's
-        ``[p, pd]``. Read only.
+        The mechanism's state (``sim_stand.dock_mechanism`` module docstring, "The slot's
+        arrays", as for ``com`` .. ``cw`` and ``feat`` .. ``R_PE``). Read only.
     com : float64[3]
-        The ring's centre of mass from the ring frame's origin, C components (m).
+        The ring's centre of mass in C (m).
     ga : float64[4]
         Gravity on the mechanism in P (3, m/s^2; zero in orbit), then the HIL-coupling flag
         (1.0: the active vehicle feels the contact wrench's reaction, not the base wrench).
-    mp : float64[:]
-        The mechanism's packed parameters.
-    mw : float64[:]
-        The mechanism's workspace.
-    mout : float64[:]
-        Output: the mechanism's outputs; the state derivative leads them.
-    bm : float64[12]
-        Output: the mechanism's base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2),
-        g_0 (m/s^2)]``, frame 0 = A.
-    cw : float64[6]
-        Output: the contact wrench on the buffer link, the mechanism's input (N, N m;
-        ``dock_mechanism.mech_contact``).
+    mp, mw, mout, bm, cw : float64[:]
+        The mechanism's parameters, workspace, outputs, base motion and contact wrench; the last
+        three are written.
     bwp : float64[6]
         The mechanism's wrench on its base ``[f; m about O_0]``, frame 0 (N, N m), carried from
         one evaluation to the next; updated by each.
     w_in : float64[2, 6]
-        Output: the vehicles' inputs (``rt.dynamics.spacecraft``): row 0 the contact wrench on
-        P (P components, about P's origin), row 1 the base wrench on A (A components, about A's
-        origin; zero with HIL coupling) (N, N m).
+        Output: the vehicles' inputs: row 0 the contact wrench on P (P components, about P's
+        origin), row 1 the base wrench on A (A components, about A's origin; zero with HIL
+        coupling) (N, N m).
     xdot : float64[2, NS]
         Output: both vehicles' state derivative.
-    ws : float64[2, WS_LEN]
-        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*``).
-    rel : float64[REL_LEN + 6]
-        Workspace of ``rt.dynamics.spacecraft.derivatives`` (relative kinematics, coupling).
+    ws, rel : float64 arrays
+        Workspace: the two vehicles' port states; the relative kinematics.
     kin : float64[KIN_LEN]
         Output: A's and P's absolute kinematics in P (``sim_stand.kin`` ``K_*``).
-    feat : float64[nf, FW]
-        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
-    featP : float64[nf, FW]
-        Workspace: the feature rows in P.
+    feat, featP : float64[nf, FW]
+        The interface's features, and their workspace in P: from here to ``R_PE`` the arrays
+        :func:`sim_stand.dock_mechanism.mech_contact` takes.
     pairs : int64[n_pairs, PW]
-        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
-    mat : float64[n_mat, MW]
-        Contact materials (``M_*``).
-    lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*``).
-    cst_in : int64[S_LATCH0 + n_lat]
-        The committed interface state (contact seen, captured, latch / sensor states). Read only.
-    cst_out : int64[S_LATCH0 + n_lat]
-        Output: the interface state this evaluation produced (not committed here).
-    rec : float64[max_contacts, CW]
-        Output: the contact records (``C_*``).
-    wrench_P : float64[6]
-        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
-    wrench_links : float64[n_links, 6]
-        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
-    latch_p : float64[n_lat]
-        Output: each latch's / sensor's deflection (m or rad).
+        Pair table.
+    mat, lat : float64[:, :]
+        Materials; latches and sensors.
+    cst_in, cst_out : int64[S_LATCH0 + n_lat]
+        The committed interface state (read only), and the state this evaluation produced
+        (output, not committed here).
+    rec, wrench_P, wrench_links, latch_p : float64 arrays
+        Output: the contact records and wrenches, the latch deflections.
     info : int64[4]
-        Output: [status bits, offending pair, contacts found, event bits].
-    info_f : float64[2]
-        Output: [offending penetration (m), its limit (m)].
-    Rl : float64[n_links, 3, 3]
-        Workspace: each link's R_PE.
-    cscr : float64[SCRATCH]
-        Workspace of the contact evaluation.
-    link_pose : float64[n_links, 7]
-        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
-    link_twist : float64[n_links, 6]
-        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
-    aC : float64[3, 3]
-        Scratch of ``dock_mechanism.mech_contact`` (R_C0 for a ring).
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output: the contact evaluation's status.
+    info_f, Rl, cscr, link_pose, link_twist : float64 arrays
+        Output: the offending penetration; workspace; the buffer link's pose and twist in P.
+    aC, R_PE : float64[3, 3]
+        Scratch; output: DCM E -> P.
     """
     nm = (x.shape[1] - S.N_RIGID) // 2
     hw = env[S.E_N] if env[S.E_HILL] != 0.0 else 0.0
@@ -285,14 +252,11 @@ def sc_sie_update(par, env, x, xdot, dt):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``; row 0 the
-        active vehicle, row 1 the passive).
-    env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms, mean motion, coupling.
+    par, env : float64 arrays
+        Both vehicles' packed parameters, the environment (``rt.dynamics.spacecraft`` module
+        docstring, "The kernels' arguments").
     x : float64[2, NS]
-        Both vehicles' state (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each; advanced by ``dt`` in place.
+        Both vehicles' state, advanced by ``dt`` in place.
     xdot : float64[2, NS]
         The state derivative at the step's start.
     dt : float

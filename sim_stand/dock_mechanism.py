@@ -10,6 +10,54 @@ Each function takes the kind first (:data:`KIND_PARALLEL` or :data:`KIND_TREE`, 
 the base's angular velocity from ``kin``) before the contact evaluation and :func:`mech_derivatives`
 finishes that evaluation: call them in this order, on the same state. Python helpers:
 :func:`load_dock_mechanism`, :func:`mechanism_code` and :func:`mechanism_rest_state`.
+
+The slot's arrays
+-----------------
+Described here once, for the kernels below and for those that pass the arrays on
+(``sim_stand.world.world_advance``, ``sim_stand.digital_model.digital_eval``,
+``sim_stand.digital.digital_run``); a kernel's ``Parameters`` name them and say what it reads or
+writes.
+
+kin : float64[KIN_LEN]
+    Kinematic record of the base A in P (``sim_stand.kin`` ``K_*``): position ``K_P`` (m), DCM
+    ``K_R``, A's absolute velocity ``K_V`` (m/s) and angular velocity ``K_W`` (rad/s), P's absolute
+    twist ``K_VP``; P components.
+xr : float64[12] or float64[2n]
+    The mechanism's state: the ring's 12-state relative to frame 0 = A
+    (``sim_stand.mechanism.kernels`` ``ring_state``: r_C (m), y-z-x angles (rad), v_C (m/s),
+    omega_C (rad/s, frame C)), or a tree's ``[p, pd]``.
+com : float64[3]
+    The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
+    components (m); zeros for a tree.
+mp : float64[:]
+    The mechanism's packed parameters: a parallel mechanism's ``params``
+    (``sim_stand.mechanism.layout``), or a tree's ``[P | D | E]`` (``sim_stand.tree.kernels``).
+mw : float64[:]
+    The mechanism's workspace: a parallel mechanism's ``workspace``, or a tree's ``[W | scratch]``,
+    into which :func:`mech_contact` writes the tree's kinematics.
+mout : float64[:]
+    The mechanism's outputs of the last evaluation: the state derivative first, the wrench on the
+    base at :func:`base_wrench_offset`, the devices' forces and powers.
+bm : float64[12]
+    Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0 = A
+    (``sim_stand.world.dock_base_motion``).
+cw : float64[6]
+    The contact wrench ``[f; m]`` on the buffer link, the mechanism's input (N, N m): frame C
+    about the ring's centre of mass (parallel), frame E about E's origin (tree).
+aC : float64[3, 3]
+    alpha_C = R_C0 (parallel); scratch, row 0 = omega_0 in frame 0 (tree).
+R_PE : float64[3, 3]
+    DCM E -> P of the buffer link.
+feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr
+    The contact evaluation's inputs, outputs and workspace, as
+    :func:`sim_stand.contact.kernel.evaluate` documents them (``cst_in``, ``cst_out`` and ``cscr``
+    are its ``state_in``, ``state_out`` and ``scratch``): the packed interface's ``feat``,
+    ``pairs``, ``mat``, ``lat`` and the buffers of :func:`sim_stand.world.contact_buffers`.
+link_pose : float64[n_links, 7]
+    Row 0: the buffer link frame E's pose ``[p_PE (m), q_PE]`` in P (for the parallel mechanism,
+    E is the ring frame).
+link_twist : float64[n_links, 6]
+    Row 0: E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
 """
 from __future__ import annotations
 
@@ -42,22 +90,17 @@ def ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE):
     Parameters
     ----------
     kin : float64[KIN_LEN]
-        Kinematic record of A in P (``sim_stand.kin`` ``K_*``): position (m), DCM, A's absolute
-        velocity (m/s) and angular velocity (rad/s), P components.
+        A's kinematic record in P (module docstring, "The slot's arrays", as for the rest).
     xr : float64[12]
-        Ring state relative to frame 0 = A (``sim_stand.mechanism.kernels`` ``ring_state``):
-        r_C (m), y-z-x angles (rad), v_C (m/s), omega_C (rad/s, frame C).
+        The ring's state.
     com : float64[3]
-        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
-        components (m); zeros for a tree.
+        The ring's centre of mass in C (m).
     link_pose : float64[>= 1, 7]
-        Output: row 0 = ``[p_PE (m), q_PE]``, the ring frame E's pose in P.
+        Output: row 0 = the ring frame E's pose in P.
     link_twist : float64[>= 1, 6]
-        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
-    aC : float64[3, 3]
-        Output: alpha_C = R_C0.
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output: row 0 = E's absolute twist.
+    aC, R_PE : float64[3, 3]
+        Output: alpha_C = R_C0, and the DCM E -> P.
     """
     ring_dcm(xr[3], xr[4], xr[5], aC)
     # E's origin in frame 0: r_E = r_C - aC^T com
@@ -106,56 +149,32 @@ def dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, re
     Parameters
     ----------
     kin : float64[KIN_LEN]
-        Kinematic record of the base A in P (``sim_stand.kin`` ``K_*``): pose, A's absolute
-        velocity (m/s) and angular velocity (rad/s), P's absolute twist ``K_VP`` (P components).
+        The base A's kinematic record in P, with P's twist (module docstring, "The slot's
+        arrays", as for the rest).
     xr : float64[12]
-        Ring state relative to frame 0 = A (``sim_stand.mechanism.kernels`` ``ring_state``):
-        r_C (m), y-z-x angles (rad), v_C (m/s), omega_C (rad/s, frame C).
+        The ring's state.
     com : float64[3]
-        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
-        components (m); zeros for a tree.
-    feat : float64[nf, FW]
-        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
-    featP : float64[nf, FW]
-        Workspace: the feature rows in P.
+        The ring's centre of mass in C (m).
+    feat, featP : float64[nf, FW]
+        The interface's feature rows, and their workspace in P.
     pairs : int64[n_pairs, PW]
-        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
-    mat : float64[n_mat, MW]
-        Contact materials (``M_*``).
-    lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*``).
-    cst_in : int64[S_LATCH0 + n_lat]
-        Interface state before the call (contact seen, captured, latch / sensor states). Read
-        only.
-    cst_out : int64[S_LATCH0 + n_lat]
-        Output: the interface state after this evaluation.
-    rec : float64[max_contacts, CW]
-        Output: the contact records (``C_*``).
-    wrench_P : float64[6]
-        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
-    wrench_links : float64[n_links, 6]
-        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
-    latch_p : float64[n_lat]
-        Output: each latch's / sensor's deflection (m or rad).
+        The pair table.
+    mat, lat : float64[:, :]
+        Materials; latch and sensor rows.
+    cst_in, cst_out : int64[S_LATCH0 + n_lat]
+        The interface state before this evaluation (read only), and after it (output).
+    rec, wrench_P, wrench_links, latch_p : float64 arrays
+        Output: the contact records, the wrenches on P and on each buffer link, the deflections.
     info : int64[4]
-        Output: [status bits, offending pair, contacts found, event bits].
-    info_f : float64[2]
-        Output: [offending penetration (m), its limit (m)].
-    Rl : float64[n_links, 3, 3]
-        Workspace: each link's R_PE.
-    cscr : float64[SCRATCH]
-        Workspace of the contact evaluation.
-    link_pose : float64[n_links, 7]
-        Output: row 0 = ``[p_PE (m), q_PE]``, the ring frame E's pose in P.
-    link_twist : float64[n_links, 6]
-        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+        Output: status bits, offending pair, contacts found, event bits.
+    info_f, Rl, cscr : float64 arrays
+        Output: the offending penetration and its limit; workspace.
+    link_pose, link_twist : float64[n_links, :]
+        Output: row 0 = the ring frame E's pose and absolute twist in P.
     cw : float64[6]
-        Output: the ring's contact wrench ``[f; m]``, frame C, about the ring's centre of mass
-        (N, N m).
-    aC : float64[3, 3]
-        Output: alpha_C = R_C0.
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output: the ring's contact wrench, frame C, about its centre of mass.
+    aC, R_PE : float64[3, 3]
+        Output: alpha_C = R_C0, and the DCM E -> P.
     """
     ring_link_state(kin, xr, com, link_pose, link_twist, aC, R_PE)
     n = K.evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, kin[K_VP:K_VP + 6], cst_in, rec,
@@ -226,60 +245,35 @@ def mech_contact(kind, kin, xr, com, mp, mw, feat, featP, pairs, mat, lat, cst_i
     kind : int
         :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
     kin : float64[KIN_LEN]
-        Kinematic record of the base A in P (``sim_stand.kin`` ``K_*``): pose, A's absolute
-        velocity (m/s) and angular velocity (rad/s), P's absolute twist ``K_VP`` (P components).
+        The base A's kinematic record in P, with P's twist (module docstring, "The slot's
+        arrays", for every argument).
     xr : float64[12] or float64[2n]
-        The mechanism's state: the ring's 12-state (parallel) or ``[p, pd]`` (tree).
+        The mechanism's state.
     com : float64[3]
-        The ring's centre of mass from the ring frame E's origin (the ring plane centre), C
-        components (m); zeros for a tree.
-    mp : float64[:]
-        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
-        of a tree).
-    mw : float64[:]
-        The mechanism's workspace (a tree's kinematics are written into it).
-    feat : float64[nf, FW]
-        Contact feature rows (``sim_stand.contact.geometry``): passive in P, active in E.
-    featP : float64[nf, FW]
-        Workspace: the feature rows in P.
+        The ring's centre of mass in C (m); zeros for a tree.
+    mp, mw : float64[:]
+        The mechanism's packed parameters, and its workspace (a tree's kinematics are written).
+    feat, featP : float64[nf, FW]
+        From here to ``cscr``: the contact evaluation's arrays, as :func:`dock_contact` takes
+        them (``feat``, ``pairs``, ``mat``, ``lat`` and ``cst_in`` are read only).
     pairs : int64[n_pairs, PW]
-        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
-    mat : float64[n_mat, MW]
-        Contact materials (``M_*``).
-    lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*``).
-    cst_in : int64[S_LATCH0 + n_lat]
-        Interface state before the call (contact seen, captured, latch / sensor states). Read
-        only.
-    cst_out : int64[S_LATCH0 + n_lat]
-        Output: the interface state after this evaluation.
-    rec : float64[max_contacts, CW]
-        Output: the contact records (``C_*``).
-    wrench_P : float64[6]
-        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
-    wrench_links : float64[n_links, 6]
-        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
-    latch_p : float64[n_lat]
-        Output: each latch's / sensor's deflection (m or rad).
+        Pair table.
+    mat, lat : float64[:, :]
+        Materials, latches and sensors.
+    cst_in, cst_out : int64[S_LATCH0 + n_lat]
+        The interface state before and after this evaluation.
+    rec, wrench_P, wrench_links, latch_p : float64 arrays
+        Output: contacts, wrenches, deflections.
     info : int64[4]
-        Output: [status bits, offending pair, contacts found, event bits].
-    info_f : float64[2]
-        Output: [offending penetration (m), its limit (m)].
-    Rl : float64[n_links, 3, 3]
-        Workspace: each link's R_PE.
-    cscr : float64[SCRATCH]
-        Workspace of the contact evaluation.
-    link_pose : float64[n_links, 7]
-        Output: row 0 = ``[p_PE (m), q_PE]``, the buffer link frame E's pose in P.
-    link_twist : float64[n_links, 6]
-        Output: row 0 = E's absolute twist ``[v (m/s), omega (rad/s)]``, P components.
+        Output: the status.
+    info_f, Rl, cscr : float64 arrays
+        Output: the offending penetration and its limit; workspace.
+    link_pose, link_twist : float64[n_links, :]
+        Output: row 0 = the buffer link frame E's pose and absolute twist in P.
     cw : float64[6]
-        Output: the buffer link's contact wrench ``[f; m]`` (N, N m): frame C about the ring's
-        centre of mass (parallel), frame E about E's origin (tree).
-    aC : float64[3, 3]
-        Output: R_C0 (parallel); scratch, row 0 = omega_0 in frame 0 (tree).
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output: the buffer link's contact wrench, the mechanism's input.
+    aC, R_PE : float64[3, 3]
+        Output: alpha_C = R_C0 (parallel; scratch for a tree), and the DCM E -> P.
     """
     if kind != KIND_TREE:
         return dock_contact(kin, xr, com, feat, featP, pairs, mat, lat, cst_in, cst_out, rec, wrench_P,
@@ -308,10 +302,9 @@ def mech_sie_update(kind, xr, mout, dt):
     kind : int
         :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
     xr : float64[12] or float64[2n]
-        The mechanism's state, advanced in place: the ring's 12-state (parallel) or ``[p, pd]``
-        (tree).
+        The mechanism's state, advanced in place (module docstring, "The slot's arrays").
     mout : float64[:]
-        The mechanism's outputs of the last evaluation; the state derivative leads them.
+        The mechanism's outputs of the last evaluation; the state derivative is read.
     dt : float
         Step (s).
     """
@@ -330,17 +323,15 @@ def mech_derivatives(kind, mp, mw, xr, bm, cw, mout):
     ----------
     kind : int
         :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
-    mp : float64[:]
-        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
-        of a tree).
-    mw : float64[:]
-        The mechanism's workspace.
+    mp, mw : float64[:]
+        The mechanism's packed parameters and workspace (module docstring, "The slot's arrays",
+        for every argument).
     xr : float64[12] or float64[2n]
-        The mechanism's state: the ring's 12-state (parallel) or ``[p, pd]`` (tree).
+        The mechanism's state.
     bm : float64[12]
-        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g (m/s^2)]``, frame 0.
+        The base motion, frame 0.
     cw : float64[6]
-        Contact wrench on the buffer link from :func:`mech_contact` (N, N m).
+        The contact wrench on the buffer link from :func:`mech_contact`.
     mout : float64[:]
         Output: the mechanism's outputs, the state derivative first.
     """
@@ -358,8 +349,7 @@ def base_wrench_offset(kind, mp):
     kind : int
         :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
     mp : float64[:]
-        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
-        of a tree).
+        The mechanism's packed parameters (module docstring, "The slot's arrays").
     """
     if kind == KIND_TREE:
         return 2 * int(mp[0])
@@ -375,8 +365,8 @@ def mech_absorbed_power(kind, mp, mout):
     kind : int
         :data:`KIND_PARALLEL` or :data:`KIND_TREE`.
     mp : float64[:]
-        The mechanism's packed parameters (``params`` of a parallel mechanism, ``[P | D | E]``
-        of a tree).
+        The mechanism's packed parameters (module docstring, "The slot's arrays"): its joint or
+        leg count and the outputs' layout are read.
     mout : float64[:]
         The mechanism's outputs of the last evaluation; its device powers are read.
     """

@@ -229,31 +229,25 @@ def rod_derivatives(par, env, rp, x, t, w_in, xdot, ws, rel, ro, kin):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``, ``P_*``
-        layout; row 0 the active vehicle, row 1 the passive).
-    env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms and mean motion, the
-        optional port-to-port spring-damper.
+    par, env : float64 arrays
+        Both vehicles' packed parameters and the environment (``rt.dynamics.spacecraft`` module
+        docstring, "The kernels' arguments", as for ``x``, ``w_in``, ``xdot``, ``ws`` and ``rel``).
     rp : float64[ROD_LEN]
-        Rod parameters (``RodParams.pack``): stiffness (N/m), damping (N s/m), tip offset (m).
+        Rod parameters (:func:`rod_eval`).
     x : float64[2, NS]
-        State of both vehicles (``rt.dynamics.spacecraft`` layout: r (m), v (m/s), q_IC, omega
-        (rad/s), modal coordinates and rates), one row each. Read only.
+        Both vehicles' state. Read only.
     t : float
         Time (s).
     w_in : float64[2, 6]
-        Held inputs (``rt.dynamics.spacecraft`` module docstring); row 0 is overwritten with
-        the rod's wrench on the passive unit (P components, about P's origin; N, N m), row 1
-        (the extra wrench on the active unit) is zeroed.
+        The held inputs; row 0 is overwritten with the rod's wrench on the passive unit (P
+        components, about P's origin; N, N m), row 1 (the extra wrench on the active unit) is
+        zeroed.
     xdot : float64[2, NS]
         Output: the state derivative.
-    ws : float64[2, WS_LEN]
-        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*`` layout).
-    rel : float64[REL_LEN + 6]
-        Workspace of the relative kinematics and the coupling wrench.
+    ws, rel : float64 arrays
+        Workspace of ``rt.dynamics.spacecraft.derivatives``.
     ro : float64[RO_LEN]
-        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
+        Output: the rod's penetration, its rate, force and contact point (:func:`rod_eval`).
     kin : float64[KIN_LEN]
         Scratch for A's and P's motion in P (a ``sim_stand.kin`` record; :func:`rod_scratch`).
     """
@@ -274,36 +268,20 @@ def rod_rk4_step(par, env, rp, x, t, dt, w_in, k, xt, ws, rel, ro, kin):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Both vehicles' packed parameters (``rt.dynamics.spacecraft.pack_vehicle``, ``P_*``
-        layout; row 0 the active vehicle, row 1 the passive).
-    env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``): Hill terms and mean motion, the
-        optional port-to-port spring-damper.
-    rp : float64[ROD_LEN]
-        Rod parameters (``RodParams.pack``): stiffness (N/m), damping (N s/m), tip offset (m).
+    par, env, rp : float64 arrays
+        As for :func:`rod_derivatives`.
     x : float64[2, NS]
-        State of both vehicles (``rt.dynamics.spacecraft`` layout), advanced by ``dt`` in place.
+        Both vehicles' state, advanced by ``dt`` in place.
     t : float
         Time at the step's start (s).
     dt : float
         Step (s).
     w_in : float64[2, 6]
-        Held inputs (``rt.dynamics.spacecraft`` module docstring); row 0 is overwritten with
-        the rod's wrench on the passive unit (P components, about P's origin; N, N m), row 1
-        (the extra wrench on the active unit) is zeroed.
-    k : float64[4, 2, NS]
-        Workspace: the four stage derivatives.
-    xt : float64[2, NS]
-        Workspace: the stage state.
-    ws : float64[2, WS_LEN]
-        Workspace: the two vehicles' port states (``rt.dynamics.spacecraft`` ``W_*`` layout).
-    rel : float64[REL_LEN + 6]
-        Workspace of the relative kinematics and the coupling wrench.
-    ro : float64[RO_LEN]
-        Output: the rod's penetration (m), its rate (m/s), force (N) and contact point (m, P).
-    kin : float64[KIN_LEN]
-        Scratch for A's and P's motion in P (a ``sim_stand.kin`` record; :func:`rod_scratch`).
+        The held inputs; afterwards row 0 holds the rod's wrench at the new state, row 1 zero.
+    k, xt, ws, rel : float64 arrays
+        Workspace of ``rt.dynamics.spacecraft.rk4_step``.
+    ro, kin : float64 arrays
+        Output: the rod at the new state; scratch (as for :func:`rod_derivatives`).
     """
     ns = x.shape[1]
     rod_derivatives(par, env, rp, x, t, w_in, k[0], ws, rel, ro, kin)

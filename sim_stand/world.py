@@ -496,106 +496,53 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
     nsteps : int
         Number of physics steps.
     wpar : float64[W_LEN]
-        World parameters (``W_*``): physics step (s), integrator, model, gravity in P, B's pose in
-        P, A's mount on T, ring centre of mass, forward-kinematics tolerance, top at reset, kind.
+        World parameters (``W_*``), as for :func:`platform_step`.
     rp : float64[ROD_LEN]
         Rod parameters (``sim_stand.rod``; the elastic-rod model).
-    ppar : float64[PP_LEN]
-        Platform servo parameters (``sim_stand.platform_model.PlatformParams.pack``).
-    base : float64[6, 3]
-        Hexapod joint centres on the base, B components (m).
-    top : float64[6, 3]
-        Hexapod joint centres on the top, T components (m).
-    L : float64[6]
-        Actuator lengths (m), advanced in place.
-    Ld : float64[6]
-        Actuator rates (m/s), advanced in place.
-    Ldd : float64[6]
-        Output: actuator accelerations over the step (m/s^2).
-    ring : float64[max(1, ndelay), 6]
-        The platform's delay line of commanded lengths (m).
+    ppar, base, top, L, Ld, Ldd, ring : float64 arrays
+        The platform: servo parameters, joint centres, actuator lengths and rates (advanced in
+        place), accelerations (output) and delay line, as for :func:`platform_step`.
     cmd : float64[3, 6]
         Actuator-length commands (m): this advance's [0], the last advance's [1] (set to [0] on
         exit), scratch for the step's [2].
-    pose : float64[7]
-        Top pose ``[p_BT_B (m), q_BT]``, advanced in place.
-    pose_g : float64[7]
-        Scratch: the forward kinematics' guess.
-    twist : float64[6]
-        Output: the top's twist ``[v (m/s); omega (rad/s)]``, B components.
-    acc : float64[6]
-        Output: the top's acceleration ``[a (m/s^2); eps (rad/s^2)]``, B components.
-    J, J2 : float64[6, 6]
-        Scratch: the hexapod Jacobian and its copy.
-    b6 : float64[6]
-        Scratch.
-    Ltmp : float64[6]
-        Scratch: leg lengths (m).
-    fkw : float64[10, 6]
-        Forward-kinematics workspace (``rt.stand.hexapod.fk_workspace``).
+    pose, pose_g, twist, acc, J, J2, b6, Ltmp, fkw : float64 arrays
+        The top's pose (advanced in place), twist and acceleration (output) and the platform's
+        scratch, as for :func:`platform_step`.
     kin0 : float64[KIN_LEN]
         A's kinematic record in P at the current state on entry, at the new state on exit.
-    kin1 : float64[KIN_LEN]
-        Scratch: the record at a step's end.
-    kinm : float64[KIN_LEN]
-        Scratch: the record at a step's midpoint (RK4).
+    kin1, kinm : float64[KIN_LEN]
+        Scratch: the record at a step's end, and at its midpoint (RK4).
     xr : float64[12] or float64[2n]
-        The mechanism's state (``sim_stand.dock_mechanism``), advanced in place.
-    mp : float64[:]
-        The mechanism's packed parameters.
-    mw : float64[:]
-        The mechanism's workspace.
-    mout : float64[:]
-        The mechanism's outputs: the evaluation at the current state on entry, at the new state
-        on exit.
-    bm : float64[12]
-        Output: the mechanism's base motion ``[a_0, omega_0, eps_0, g_0]``, frame 0 (SI).
-    cw : float64[6]
-        Output: the contact wrench on the buffer link (N, N m; ``dock_mechanism.mech_contact``).
+        The mechanism's state, advanced in place (``sim_stand.dock_mechanism`` module docstring,
+        "The slot's arrays", as for ``mp`` .. ``cw`` and ``feat`` .. ``R_PE``).
+    mp, mw, mout, bm, cw : float64[:]
+        The mechanism's parameters, workspace, outputs (of the evaluation at the current state on
+        entry, at the new state on exit), base motion and contact wrench (written).
     kst : float64[4, len(xr)]
         Scratch: the RK4 stage derivatives.
     xt : float64[len(xr)]
         Scratch: the RK4 stage state.
-    feat : float64[nf, FW]
-        Contact feature rows (``sim_stand.contact.geometry``).
-    featP : float64[nf, FW]
-        Workspace: the feature rows in P.
+    feat, featP : float64[nf, FW]
+        The interface's features, and their workspace in P: from here to ``R_PE`` the contact
+        evaluation's arrays, passed on to :func:`sim_stand.dock_mechanism.mech_contact`.
     pairs : int64[n_pairs, PW]
-        Primitive pair table (``sim_stand.contact.kernel`` ``P_*``).
-    mat : float64[n_mat, MW]
-        Contact materials (``M_*``).
-    lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*``).
+        Pair table (``P_*``).
+    mat, lat : float64[:, :]
+        Materials (``M_*``), latch and sensor rows (``L_*``).
     cst_in : int64[S_LATCH0 + n_lat]
         The committed interface state (contact seen, captured, latches), updated once per step.
-    cst_out : int64[S_LATCH0 + n_lat]
-        Scratch: the state of a step's end evaluation before it is committed.
-    cst_tmp : int64[S_LATCH0 + n_lat]
-        Scratch: the state of the RK4 stage evaluations (never committed).
-    rec : float64[max_contacts, CW]
-        Output: contact records of the last evaluation.
-    wrench_P : float64[6]
-        Output: ``[f; m]`` on the passive unit, P components, about P's origin (N, N m).
-    wrench_links : float64[n_links, 6]
-        Output: ``[f; m]`` on each buffer link, P components, about its E origin (N, N m).
-    latch_p : float64[n_lat]
-        Output: each latch's / sensor's deflection (m or rad).
+    cst_out, cst_tmp : int64[S_LATCH0 + n_lat]
+        Scratch: the state of a step's end evaluation before it is committed; the state of the
+        RK4 stage evaluations (never committed).
+    rec, wrench_P, wrench_links, latch_p : float64 arrays
+        Output: the last evaluation's contact records, wrenches and deflections.
     info : int64[4]
-        Output: [status bits, offending pair, contacts found, event bits].
-    info_f : float64[2]
-        Output: [offending penetration (m), its limit (m)].
-    Rl : float64[n_links, 3, 3]
-        Workspace: each link's R_PE.
-    cscr : float64[SCRATCH]
-        Workspace of the contact evaluation.
-    link_pose : float64[n_links, 7]
-        Output: the buffer link's pose ``[p_PE (m), q_PE]`` in P.
-    link_twist : float64[n_links, 6]
-        Output: its absolute twist ``[v (m/s), omega (rad/s)]``, P components.
-    aC : float64[3, 3]
-        Scratch of ``dock_mechanism.mech_contact``.
-    R_PE : float64[3, 3]
-        Output: DCM E -> P.
+        Output: the last evaluation's status and event bits (the events go to ``ev``).
+    info_f, Rl, cscr, link_pose, link_twist : float64 arrays
+        Output: the last evaluation's penetration and its limit, workspace, the buffer link's
+        pose and twist.
+    aC, R_PE : float64[3, 3]
+        Scratch; output: DCM E -> P, as for :func:`sim_stand.dock_mechanism.mech_contact`.
     ro : float64[RO_LEN]
         Output (rod): penetration (m), its rate (m/s), force (N), contact point (m, P).
     gp : float64[GP_LEN]

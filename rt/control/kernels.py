@@ -371,39 +371,24 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     Parameters
     ----------
     lim : float64[N_LIMITS]
-        The safety limits (``rt.stand.safety`` ``L_*``).
-    base : float64[6, 3]
-        The hexapod's base joints, B, m.
-    top : float64[6, 3]
-        The hexapod's top joints, T, m.
+        The safety limits; this and the arguments down to ``detail`` as for
+        :func:`rt.stand.safety.check` (``pose``, ``vel``, ``acc``, ``lengths`` are its
+        ``pose_cmd``, ``vel_cmd``, ``acc_cmd``, ``lengths_out``).
+    base, top : float64[6, 3]
+        The hexapod's base and top joints.
     leg_lim : float64[2]
         Actuator length range, m.
     box : float64[12]
-        The pose box, m and rad, B (``rt.stand.hexapod.BOX_SIZE``).
-    ctr : int64[4]
-        The safety checks' counters (``rt.stand.safety`` ``C_*``); updated.
-    crc_ring : int64[burst_window]
-        Corrupt sensor frames per cycle over the burst window; updated.
-    gap_ring : int64[burst_window]
-        Sequence gaps per cycle over the burst window; updated.
-    pose : float64[7]
-        The command pose of the top ``[p_BT_B (m), q_BT]``.
-    vel : float64[6]
-        The command twist ``[v (m/s); omega (rad/s)]``, B.
-    acc : float64[6]
-        The command acceleration ``[a (m/s^2); alpha (rad/s^2)]``, B.
-    w_S : float64[6]
-        The wrench in the sensor frame S (untared), N and N·m.
-    w_P : float64[6]
-        The contact wrench on the passive unit, P, N and N·m.
-    extra : float64[n]
-        Further values checked finite (the coupling's output ``out``).
+        The pose box.
+    ctr, crc_ring, gap_ring : int64 arrays
+        The safety checks' counters and burst-window rings; updated.
+    pose, vel, acc, w_S, w_P, extra : float64 arrays
+        The command's pose, twist and acceleration, the wrenches, and further values checked
+        finite (the coupling's output ``out``).
     new_sample : bool
         A new sensor sample arrived this cycle.
-    crc_new : int
-        Corrupt sensor frames this cycle.
-    gap_new : int
-        Sensor sequence gaps this cycle.
+    crc_new, gap_new : int
+        Corrupt sensor frames and sequence gaps this cycle.
     platform_fault : bool
         The platform reports FAULT (the DYNAMICS cycle passes IDLE as a fault too).
     platform_estop : bool
@@ -412,10 +397,8 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
         Consecutive loop overruns.
     heartbeat_lost : bool
         The controlling console's lease expired.
-    lengths : float64[6]
-        Written: the command's actuator lengths, m.
-    detail : float64[2]
-        Written: ``[index, value]`` of what tripped.
+    lengths, detail : float64 arrays
+        Written: the command's actuator lengths, and what tripped.
     xlim : float64[XL_LEN]
         The controller-level limits (``XL_*``).
     xctr : int64[XC_LEN]
@@ -832,10 +815,8 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
 
     Parameters
     ----------
-    sbuf : uint8[:] or bytes
-        The sensor link's poll: its messages, each preceded by its length (u16 LE); empty: none.
-    pbuf : uint8[:] or bytes
-        The platform link's poll, likewise.
+    sbuf, pbuf : uint8[:] or bytes
+        The sensor and the platform link's polls, as for :func:`ingest`.
     seq : int
         The set-point frame's sequence number.
     t_ns : int
@@ -852,20 +833,9 @@ def hil_cycle_packed(sbuf, pbuf, seq, t_ns, t, ftype, tau, mode, tbl, dt, cycle,
         The cycle's arrays packed (``rt.record.arraypack``), in ``rt.control.cycle_data`` order.
     dt : float
         The cycle's period, s.
-    cycle : int
-        The cycle number.
-    streak : int
-        The loop's overrun streak.
-    missed : int
-        The loop's missed deadlines so far.
-    timing_i : int
-        Column of the last cycle in the loop's timing ring (-1: none).
-    bad_total : int
-        The sensor link's corrupt frames so far (CRC errors + malformed).
-    crc_total : int
-        The sensor link's CRC errors so far.
-    gaps_total : int
-        The sensor link's sequence gaps so far.
+    cycle, streak, missed, timing_i, bad_total, crc_total, gaps_total : int
+        The cycle number and the loop's and the sensor link's counters, as for
+        :func:`set_link_inputs`.
     hb_lost : bool
         The controlling console's heartbeat was lost.
     """

@@ -262,20 +262,19 @@ def arm_kinematics(ints, shoulder, la, lb, q, u, J4o, pose4, wk):
     Parameters
     ----------
     ints : int64[5]
-        ``[ma, mb, axis_2, axis_3, axis_4]``: modes per plane of links 2 and 3, joint axes (0, 1, 2).
+        Modes per plane and joint axes; this and the rest as for :func:`arm_eval`.
     shoulder : float64[3]
         Joint 2's position in C1, m.
     la, lb : tuple of float64 arrays
-        Links 2 and 3: (x, rw, phi, tip, slope, prm, hub, K), ``rt.dynamics.flexible_body.BodyModel``'s
-        arrays and the shape functions' slopes at the tip.
+        Links 2 and 3.
     q : float64[N + 1]
-        Generalized coordinates (module docstring): r_1 (m, inertial), q_1, joint angles (rad), elastic.
+        Generalized coordinates.
     u : float64[N]
-        Generalized speeds: v_1 (m/s), omega_1 (rad/s; C1), joint rates (rad/s), elastic rates.
+        Generalized speeds.
     J4o : float64[6, N]
-        Written: the end effector's J_4 (its [v_4; omega_4] in frame 4 = J_4 u).
+        Written: the end effector's J_4.
     pose4 : float64[12]
-        Written: the end effector's pose: r_4 (m, inertial), R_I4 (row-major).
+        Written: the end effector's pose.
     wk : float64[arm_scratch_len(ma, mb)]
         Scratch; left holding every body's J_i, twist and velocity-product acceleration.
     """
@@ -345,35 +344,23 @@ def arm_dynamics(ints, base_m, base_I, ee_m, ee_c, ee_I, la, lb, q, u, Q, f4, ud
     Parameters
     ----------
     ints : int64[5]
-        ``[ma, mb, axis_2, axis_3, axis_4]``: modes per plane of links 2 and 3, joint axes (0, 1, 2).
+        Modes per plane and joint axes; this and the rest down to ``mom`` as for :func:`arm_eval`.
     base_m : float
-        Mass of the main spacecraft (body 1), kg.
+        The main spacecraft's mass.
     base_I : float64[3, 3]
-        Its inertia about its centre of mass, C1 axes, kg·m^2.
+        The main spacecraft's inertia.
     ee_m : float
-        Mass of the end effector (body 4), kg.
+        The end effector's mass.
     ee_c : float64[3]
-        Its centre of mass in frame 4, m.
+        The end effector's centre of mass.
     ee_I : float64[3, 3]
-        Its inertia about frame 4's origin, frame-4 axes, kg·m^2.
+        The end effector's inertia.
     la, lb : tuple of float64 arrays
-        Links 2 and 3: (x, rw, phi, tip, slope, prm, hub, K), ``rt.dynamics.flexible_body.BodyModel``'s
-        arrays and the shape functions' slopes at the tip.
-    q : float64[N + 1]
-        Generalized coordinates (module docstring): r_1 (m, inertial), q_1, joint angles (rad), elastic.
-    u : float64[N]
-        Generalized speeds: v_1 (m/s), omega_1 (rad/s; C1), joint rates (rad/s), elastic rates.
-    Q : float64[N]
-        Generalized forces (joint torques, N·m); the end effector's wrench is added to a copy.
-    f4 : float64[9]
-        Wrench on the end effector, inertial: force (N), moment (N·m), point of application (m).
-    udot : float64[N]
-        Written: u'.
-    Mt : float64[N, N]
-        Written: the system mass matrix M~.
-    mom : float64[6]
-        Written: linear momentum (kg·m/s) and angular momentum about the inertial origin
-        (kg·m^2/s), inertial components.
+        Links 2 and 3.
+    q, u, Q, f4 : float64 arrays
+        Generalized coordinates, speeds and forces; the wrench on the end effector.
+    udot, Mt, mom : float64 arrays
+        Written: u', the system mass matrix, the momenta.
     J4o : float64[6, N]
         The end effector's J_4, as :func:`arm_kinematics` left it.
     pose4 : float64[12]

@@ -22,6 +22,21 @@ Kernels: ``@njit(**rt.jit.KERNEL)``, allocation-free: the work arrays (the arm's
 its recursion's scratch) are views of row 0 of the caller's ``ws`` past the spacecraft slots
 (``flight_layout``); called from the DYNAMICS cycle through
 ``rt.dynamics.coupling.berthing_update``.
+
+The kernels' arguments
+----------------------
+a : float64[L]
+    The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+x : float64[2, ns]
+    The flight state (above): row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``,
+    ``S_Q``, ``S_W``; m, m/s, -, rad/s).
+w_in : float64[2, 6]
+    Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+ws : float64[2, WS_LEN + flight scratch]
+    The ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the flight's
+    scratch past them in row 0 (:func:`flight_layout`).
+rel : float64[nrel]
+    The relative state of A in P in ``rel[:13]``, zeros after it.
 """
 from __future__ import annotations
 
@@ -164,15 +179,13 @@ def flight_ports(a, x, ws, rel):
     Parameters
     ----------
     a : float64[L]
-        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+        The packed arm and payload (module docstring, "The kernels' arguments", as for the rest).
     x : float64[2, ns]
-        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
-        ``S_W``; m, m/s, -, rad/s).
+        The flight state.
     ws : float64[2, WS_LEN + flight scratch]
-        Workspace: written, the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
-        flight's scratch past them in row 0 (:func:`flight_layout`).
+        Workspace: the ports and the flight's scratch, written.
     rel : float64[nrel]
-        Written: the relative state of A in P in rel[:13], zeros after it.
+        Written: the relative state of A in P.
     """
     (ints, base_m, base_I, ee_m, ee_c, ee_I, sh, la, lb, fl, Mt, mom, J4, pose4, udot, Q, f4, R_IC, R_IP, p_IP, wk,
      nq, n, q, u) = _views(a, x, ws)
@@ -228,12 +241,12 @@ def flight_dynamics(a, x, w_in, xdot, ws):
     Parameters
     ----------
     a : float64[L]
-        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+        The packed arm and payload; this, ``x``, ``w_in`` and ``ws`` as in the module docstring
+        ("The kernels' arguments").
     x : float64[2, ns]
-        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
-        ``S_W``; m, m/s, -, rad/s).
+        The flight state.
     w_in : float64[2, 6]
-        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+        Row 0: the measured wrench on the payload at P.
     xdot : float64[2, ns]
         Written: x'.
     ws : float64[2, WS_LEN + flight scratch]
@@ -312,19 +325,18 @@ def flight_eval(a, x, w_in, xdot, ws, rel):
     Parameters
     ----------
     a : float64[L]
-        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+        The packed arm and payload; the arguments as for :func:`flight_ports` and
+        :func:`flight_dynamics` (module docstring, "The kernels' arguments").
     x : float64[2, ns]
-        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
-        ``S_W``; m, m/s, -, rad/s).
+        The flight state.
     w_in : float64[2, 6]
-        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+        Row 0: the wrench on the payload at P.
     xdot : float64[2, ns]
         Written: x'.
     ws : float64[2, WS_LEN + flight scratch]
-        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
-        flight's scratch past them in row 0 (:func:`flight_layout`).
+        Workspace: the ports (left for ``x``) and the flight's scratch.
     rel : float64[nrel]
-        Written: the relative state of A in P in rel[:13], zeros after it.
+        Written: the relative state of A in P.
     """
     flight_ports(a, x, ws, rel)
     return flight_dynamics(a, x, w_in, xdot, ws)
@@ -358,22 +370,20 @@ def flight_rk4_step(a, x, dt, w_in, k, xt, ws, rel):
     Parameters
     ----------
     a : float64[L]
-        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
+        The packed arm and payload (module docstring, "The kernels' arguments", as for ``w_in``,
+        ``ws`` and ``rel``).
     x : float64[2, ns]
-        The flight state (arm row 0, payload row 1); advanced by dt in place (unchanged on failure).
+        The flight state; advanced by dt in place (unchanged on failure).
     dt : float
         Step, s.
     w_in : float64[2, 6]
-        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+        Row 0: the wrench on the payload at P, held over the step.
     k : float64[4, 2, ns]
         Workspace: the four stage derivatives.
     xt : float64[2, ns]
         Workspace: the stage state.
-    ws : float64[2, WS_LEN + flight scratch]
-        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
-        flight's scratch past them in row 0 (:func:`flight_layout`).
-    rel : float64[nrel]
-        Workspace: the relative state.
+    ws, rel : float64 arrays
+        Workspace of :func:`flight_eval`.
     """
     ns = x.shape[1]
     ok = flight_eval(a, x, w_in, k[0], ws, rel)
@@ -400,29 +410,22 @@ def flight_relative_rates(a, x, w_in, h, out, o, xdot, xt, ws, rel):
 
     Parameters
     ----------
-    a : float64[L]
-        The packed arm and payload (:func:`pack_flight`; the flight's ``par`` row).
-    x : float64[2, ns]
-        The flight state: row 0 the arm's [q | u], row 1 the payload (``S_R``, ``S_V``, ``S_Q``,
-        ``S_W``; m, m/s, -, rad/s).
-    w_in : float64[2, 6]
-        Row 0: the measured wrench on the payload at P, P components, about P's origin, N and N·m.
+    a, x, w_in : float64 arrays
+        The packed arm and payload, the flight state, the held wrench (module docstring, "The
+        kernels' arguments").
     h : float
         Step of the forward difference, s.
     out : float64[o + 19]
-        Written: out[o:o+13] the relative state of A in P (``rt.dynamics.spacecraft`` ``REL_*``:
-        m, -, m/s, rad/s; P), out[o+13:o+19] its linear and angular acceleration, m/s^2, rad/s^2.
+        Written: the relative state of A in P and its accelerations, as by
+        ``rt.dynamics.coupling.relative_rates``.
     o : int
         Offset of the relative state in out.
     xdot : float64[2, ns]
         Workspace: x' at x.
     xt : float64[2, ns]
         Workspace: the state stepped by h.
-    ws : float64[2, WS_LEN + flight scratch]
-        Workspace: the ports in ``rt.dynamics.spacecraft``'s slots (row 0 = A, row 1 = P) and the
-        flight's scratch past them in row 0 (:func:`flight_layout`).
-    rel : float64[nrel]
-        Workspace: the relative state.
+    ws, rel : float64 arrays
+        Workspace of :func:`flight_eval`.
     """
     flight_eval(a, x, w_in, xdot, ws, rel)
     for i in range(S.REL_LEN):

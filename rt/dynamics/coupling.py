@@ -76,10 +76,9 @@ def relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Parameter rows of both vehicles (``rt.dynamics.spacecraft.pack_vehicle``).
-    env : float64[ENV_LEN]
-        Environment (``rt.dynamics.spacecraft.pack_env``).
+    par, env : float64 arrays
+        Both vehicles' parameter rows and the environment (``rt.dynamics.spacecraft`` module
+        docstring, "The kernels' arguments").
     x : float64[2, NS]
         State rows of both vehicles (``rt.dynamics.spacecraft`` ``S_*``).
     t : float
@@ -305,24 +304,18 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
     dt : float
         The cycle, s.
     w_in : float64[2, 6]
-        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+        The held inputs; this and the rest as for :func:`coupling_update`.
     tau : float
-        The delay the prediction leads by, s.
+        The prediction's lead, s.
     mode : int
-        ``MODE_OFF``, ``MODE_PREDICT`` or ``MODE_JERK``.
+        The predictor, ``MODE_*``.
     geo : float64[14]
-        The stand's frame chain (:func:`pack_geometry`): p_BP_B (m), q_BP, p_AT_A (m), q_AT.
+        The stand's frame chain.
     out : float64[OUT_LEN]
-        The output record (``O_*``): prediction, relative state and rates, platform command
-        written; MODE_JERK's memory updated.
-    k : float64[4, 2, NS]
-        Workspace: the integrator's stage derivatives.
-    xt : float64[2, NS]
-        Workspace: the integrator's trial state.
-    ws : float64[2, nws]
-        Workspace of the flight model (ports, scratch).
-    rel : float64[nrel]
-        Workspace: the relative state.
+        The output record, written.
+    k, xt, ws, rel : float64 arrays
+        Workspace of ``rt.dynamics.berthing_flight.flight_rk4_step`` (the arm's scratch past the
+        ports in ``ws``).
     """
     ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
     BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
@@ -337,31 +330,22 @@ def berthing_relative_rates(par, env, x, t, w_in, h, out, o, xdot, xt, ws, rel):
 
     Parameters
     ----------
-    par : float64[1, L]
-        Row 0: the packed arm and payload (``rt.dynamics.berthing_flight.pack_flight``).
-    env : float64[ENV_LEN]
-        Not read (the flight's environment, ``E_FLIGHT`` set; the signature of the docking kernel).
+    par, env : float64 arrays
+        As for :func:`berthing_update`: row 0 the packed arm and payload; not read.
     x : float64[2, ns]
         The flight state (arm row 0, payload row 1; ``rt.dynamics.berthing_flight``).
     t : float
         Not read (the signature of :func:`relative_rates`).
     w_in : float64[2, 6]
-        Held inputs, N and N·m: row 0 the measured wrench on the passive unit, P, about P's origin.
+        The held inputs; this and the rest as for :func:`relative_rates`.
     h : float
-        Step of the forward difference, s.
+        The forward difference's step, s.
     out : float64[o + 19]
-        Written: out[o:o+13] the relative state (``rt.dynamics.spacecraft`` ``REL_*``: m, -, m/s,
-        rad/s; P), out[o+13:o+19] its linear and angular acceleration, m/s^2 and rad/s^2, P.
+        Written: the relative state and its accelerations.
     o : int
-        Offset of the relative state in out (``O_REL``).
-    xdot : float64[2, NS]
-        Workspace: the state derivative at x.
-    xt : float64[2, NS]
-        Workspace: the state stepped by h.
-    ws : float64[2, nws]
-        Workspace of the flight model; left holding the ports of the stepped state.
-    rel : float64[nrel]
-        Workspace: the relative state.
+        Offset of the relative state in out.
+    xdot, xt, ws, rel : float64 arrays
+        Workspace (``ws``: the flight model's, left holding the ports of the stepped state).
     """
     BF.flight_relative_rates(par[0], x, w_in, h, out, o, xdot, xt, ws, rel)
 

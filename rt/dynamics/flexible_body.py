@@ -197,24 +197,12 @@ def flexible_body_momentum(x, rw, phi, tip, prm, hub, b, bd, w, out):
 
     Parameters
     ----------
-    x : float64[ng]
-        Quadrature points along the link axis, m (:class:`BodyModel`).
-    rw : float64[ng]
-        Quadrature weights times mass per length, kg.
-    phi : float64[ng, m]
-        Shape-function values at the points.
-    tip : float64[m]
-        Shape-function values at the tip.
-    prm : float64[2]
-        ``[L (m), m_tip (kg)]``.
-    hub : float64[3, 3]
-        The joint hub's inertia at the link's root, link axes, kg·m^2.
-    b : float64[2m]
-        Elastic coordinates, y plane then z plane.
-    bd : float64[2m]
-        Their rates b'.
+    x, rw, phi, tip, prm, hub : float64 arrays
+        The link's model (:class:`BodyModel`), as for :func:`flexible_body_terms`.
+    b, bd : float64[2m]
+        Elastic coordinates and their rates.
     w : float64[>=6]
-        The link frame's twist ``[v (m/s); omega (rad/s)]``, link-frame components (entries 0..5).
+        The link frame's twist, as for :func:`flexible_body_terms`.
     out : float64[6]
         Written: linear momentum (kg·m/s) and angular momentum about the link frame's origin
         (kg·m^2/s), link-frame components.

@@ -28,6 +28,35 @@ Parameters ``par[s, :]`` are packed by :func:`pack_vehicle` from a vehicle descr
 object with the fields of :class:`rt.config.vehicle.Vehicle`; this module never loads one); the environment ``env`` by
 :func:`pack_env` (orbit option and an optional linear spring-damper between the ports, used
 for the elastic-rod calibration case and the conservation tests).
+
+The kernels' arguments
+----------------------
+The same names mean the same arrays in every kernel below (and in the kernels of
+``rt.dynamics.coupling``, ``sim_stand.rod`` and ``sim_stand.digital`` that pass them on):
+
+par : float64[2, L]
+    Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+env : float64[ENV_LEN]
+    Environment, layout ``E_*`` (:func:`pack_env`): Hill terms and the orbit rate, the port
+    spring-damper (stiffness, damping, rest pose), the berthing-flight flag.
+x : float64[2, NS]
+    State rows of both vehicles, layout ``S_*`` (above); SI units.
+w_in : float64[2, 6]
+    Held inputs (above), N and N·m: ``w_in[0]`` the wrench on the passive unit in P about P's
+    origin, ``w_in[1]`` an additional wrench on the active unit in A about A's origin.
+react : int
+    1: the active unit receives the opposite of ``w_in[0]`` (HIL); 0: it does not (digital
+    reference).
+xdot : float64[2, NS]
+    dx/dt, the layout of ``x``.
+ws : float64[2, WS_LEN]
+    Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
+rel : float64[REL_LEN + 6]
+    Workspace: relative kinematics and the port spring-damper's wrench.
+k : float64[4, 2, NS]
+    RK4 workspace: the four stage derivatives.
+xt : float64[2, NS]
+    RK4 workspace: the stage state (:class:`Workspace` holds ``k``, ``xt``, ``ws`` and ``rel``).
 """
 from __future__ import annotations
 
@@ -484,24 +513,22 @@ def derivatives(par, env, x, t, w_in, react, xdot, ws, rel):
     Parameters
     ----------
     par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+        Both vehicles' parameter rows (module docstring, "The kernels' arguments", as for the
+        rest).
     env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+        The environment.
     x : float64[2, NS]
-        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+        Both vehicles' state.
     t : float
         Time, s (the thrust window of the vehicles' control).
     w_in : float64[2, 6]
-        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
-        w_in[1] an additional wrench on the active unit in A about A's origin.
+        The held inputs.
     react : int
-        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+        1: the active unit receives the opposite of ``w_in[0]``; 0: it does not.
     xdot : float64[2, NS]
-        Written: dx/dt, the layout of x.
-    ws : float64[2, WS_LEN]
-        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
-    rel : float64[REL_LEN + 6]
-        Workspace: relative kinematics and the port spring-damper's wrench.
+        Written: dx/dt.
+    ws, rel : float64 arrays
+        Workspace: the port states and wrenches; relative kinematics.
     """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
@@ -517,25 +544,20 @@ def derivatives_at_ports(par, env, x, t, w_in, react, xdot, ws, rel):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
-    env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
-    x : float64[2, NS]
-        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    par, env, x : float64 arrays
+        As for :func:`derivatives` (module docstring, "The kernels' arguments").
     t : float
-        Time, s (the thrust window of the vehicles' control).
+        Time, s.
     w_in : float64[2, 6]
-        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
-        w_in[1] an additional wrench on the active unit in A about A's origin.
+        The held inputs.
     react : int
-        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+        1 (HIL) or 0 (digital reference), as for :func:`derivatives`.
     xdot : float64[2, NS]
-        Written: dx/dt, the layout of x.
+        Written: dx/dt.
     ws : float64[2, WS_LEN]
         Workspace holding both port states of this x (layout ``W_*``); its wrench rows are written.
     rel : float64[REL_LEN + 6]
-        Workspace: relative kinematics and the port spring-damper's wrench.
+        Workspace.
     """
     nm = (x.shape[1] - N_RIGID) // 2
     hw = env[E_N] if env[E_HILL] != 0.0 else 0.0
@@ -660,28 +682,26 @@ def rk4_step(par, env, x, t, dt, w_in, react, k, xt, ws, rel):
     Parameters
     ----------
     par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+        Both vehicles' parameter rows, as for :func:`derivatives` (so are ``env``, ``x``,
+        ``w_in``, ``react``, ``ws`` and ``rel``).
     env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
+        The environment.
     x : float64[2, NS]
-        State rows of both vehicles (layout ``S_*``); advanced by dt in place.
+        Both vehicles' state, advanced by dt in place.
     t : float
         Time at the start of the step, s.
     dt : float
         Step, s.
     w_in : float64[2, 6]
-        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
-        w_in[1] an additional wrench on the active unit in A about A's origin.
+        The inputs, held over the step.
     react : int
-        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
+        1 (HIL) or 0 (digital reference), as for :func:`derivatives`.
     k : float64[4, 2, NS]
-        Workspace: the four stage derivatives.
+        Workspace: the stage derivatives.
     xt : float64[2, NS]
         Workspace: the stage state.
-    ws : float64[2, WS_LEN]
-        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
-    rel : float64[REL_LEN + 6]
-        Workspace: relative kinematics and the port spring-damper's wrench.
+    ws, rel : float64 arrays
+        Workspace of :func:`derivatives`.
     """
     ns = x.shape[1]
     k0, k1, k2, k3 = k[0], k[1], k[2], k[3]
@@ -712,12 +732,9 @@ def rk4_steps(par, env, x, t0, dt, nsteps, w_in, react, k, xt, ws, rel):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
-    env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): Hill terms, orbit rate, port spring-damper.
-    x : float64[2, NS]
-        State rows of both vehicles (layout ``S_*``); advanced by nsteps * dt in place.
+    par, env, x : float64 arrays
+        As for :func:`rk4_step` (module docstring, "The kernels' arguments"); x is advanced by
+        nsteps * dt in place.
     t0 : float
         Time at the start of the first step, s.
     dt : float
@@ -725,18 +742,11 @@ def rk4_steps(par, env, x, t0, dt, nsteps, w_in, react, k, xt, ws, rel):
     nsteps : int
         Number of steps.
     w_in : float64[2, 6]
-        Held inputs, N and N·m: w_in[0] the wrench on the passive unit in P about P's origin,
-        w_in[1] an additional wrench on the active unit in A about A's origin.
+        The inputs, held over all the steps.
     react : int
-        1: the active unit receives the opposite of w_in[0] (HIL); 0: it does not (digital reference).
-    k : float64[4, 2, NS]
-        Workspace: the four stage derivatives.
-    xt : float64[2, NS]
-        Workspace: the stage state.
-    ws : float64[2, WS_LEN]
-        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
-    rel : float64[REL_LEN + 6]
-        Workspace: relative kinematics and the port spring-damper's wrench.
+        1 (HIL) or 0 (digital reference).
+    k, xt, ws, rel : float64 arrays
+        Workspace of :func:`rk4_step`.
     """
     t = t0
     for _ in range(nsteps):
@@ -754,11 +764,12 @@ def relative_state(par, env, x, out, ws):
     Parameters
     ----------
     par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+        Both vehicles' parameter rows, as for :func:`derivatives` (module docstring, "The
+        kernels' arguments"); so are ``x`` and ``ws``.
     env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): whether Hill terms are on, the orbit rate.
+        The environment: whether Hill terms are on, the orbit rate.
     x : float64[2, NS]
-        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+        Both vehicles' state.
     out : float64[REL_LEN]
         Written, layout ``REL_*``: r_DPA (m, P), q_PA, rate of r_DPA seen in P (m/s, P),
         angular velocity of A relative to P (rad/s, P).
@@ -794,12 +805,8 @@ def port_states(par, env, x, out, ws):
 
     Parameters
     ----------
-    par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
-    env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): whether Hill terms are on, the orbit rate.
-    x : float64[2, NS]
-        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+    par, env, x : float64 arrays
+        As for :func:`relative_state`.
     out : float64[2, 13]
         Written, row s for vehicle s: port position (m), q_ID, velocity (m/s), angular velocity
         (rad/s), all in I.
@@ -828,18 +835,17 @@ def spacecraft_invariants(par, env, x, out, ws, rel):
     Parameters
     ----------
     par : float64[2, L]
-        Parameter rows of the active (0) and passive (1) vehicle, layout ``P_*`` (:func:`pack_vehicle`).
+        Both vehicles' parameter rows (module docstring, "The kernels' arguments"), as for
+        :func:`derivatives`; so are ``x``, ``ws`` and ``rel``.
     env : float64[ENV_LEN]
-        Environment, layout ``E_*`` (:func:`pack_env`): the port spring-damper's stiffness and rest pose.
+        The environment: the port spring-damper's stiffness and rest pose.
     x : float64[2, NS]
-        State rows of both vehicles, layout ``S_*`` (module docstring); SI units.
+        Both vehicles' state.
     out : float64[INV_LEN]
         Written, layout ``I_*``: energies (J), linear momentum (kg·m/s, I), angular momentum about
         I's origin (kg·m^2/s, I).
-    ws : float64[2, WS_LEN]
-        Workspace, one row per vehicle (layout ``W_*``): the port states, then the port wrenches.
-    rel : float64[REL_LEN + 6]
-        Workspace: relative kinematics and the port spring-damper's wrench.
+    ws, rel : float64 arrays
+        Workspace of :func:`derivatives`.
     """
     nm = (x.shape[1] - N_RIGID) // 2
     for i in range(INV_LEN):

@@ -106,12 +106,12 @@ def matvec3(R, v, out):
 
 @njit(**KERNEL)
 def mattvec3(R, v, out):
-    """out = R.T @ v for 3x3 R (out may not alias v).
+    """out = R.T @ v for 3x3 R (out may not alias v): :func:`matvec3` with the transpose.
 
     Parameters
     ----------
     R : float64[3, 3]
-        The matrix (e.g. a DCM R_ab).
+        The matrix, as for :func:`matvec3`.
     v : float64[3]
         The vector (e.g. in a-components).
     out : float64[3]
@@ -400,7 +400,7 @@ def quat_rotate_inv(q, v, out):
     Parameters
     ----------
     q : float64[4]
-        The unit quaternion q_ab, scalar first.
+        The unit quaternion q_ab, as for :func:`quat_rotate`.
     v : float64[3]
         The vector v_a, a-components.
     out : float64[3]
@@ -713,7 +713,7 @@ def twist_transform(R_ba, p_ab_a, t_a, out):
     Parameters
     ----------
     R_ba : float64[3, 3]
-        Rotation a-components -> b-components.
+        Rotation a-components -> b-components, as for :func:`wrench_transform` (and ``p_ab_a``).
     p_ab_a : float64[3]
         b's origin relative to a's, a-components, m.
     t_a : float64[6]

@@ -27,6 +27,32 @@ relative to the base), :func:`tree_body_bias` (s_j), then either :func:`tree_aba
 accelerations and the base wrench in three passes) or :func:`tree_crba` + :func:`tree_bias` +
 :func:`tree_solve` + :func:`tree_base_wrench` ([Yaskevich 2018a, modified CRBA, base wrench], for
 stiff chains and as the oracle of each other).
+
+The kernels' arguments
+----------------------
+The same name is the same array in every kernel below:
+
+P : float64[:]
+    The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
+W : float64[:]
+    The tree's work array (``TreeModel.new_work``): each pass reads the blocks of the passes it
+    needs (evaluation order above) and writes its own.
+p, pd : float64[n]
+    Joint coordinates, rad (revolute) or m (prismatic), and their rates, rad/s or m/s.
+omega0 : float64[3]
+    The base's absolute angular velocity, frame 0, rad/s.
+fext : float64[n, 6]
+    External wrench on each body ``[f (N); m (N·m)]`` at O_j, frame j.
+a0 : float64[6]
+    The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+g : float64[n]
+    Generalized active joint forces, N (prismatic) or N·m (revolute).
+pdd : float64[n]
+    The joint accelerations p'', rad/s^2 or m/s^2.
+S0 : float64[6]
+    The mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+A : float64[n, n]
+    The inertia matrix A.
 """
 from __future__ import annotations
 
@@ -177,16 +203,13 @@ def tree_kinematics(P, W, p, pd, omega0):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
-    p : float64[n]
-        Joint coordinates: rad (revolute) or m (prismatic).
-    pd : float64[n]
-        Their rates, rad/s or m/s.
+    P, W : float64[:]
+        The tree's parameters and work array, whose kinematic blocks are written (module
+        docstring, "The kernels' arguments", for every argument).
+    p, pd : float64[n]
+        Joint coordinates and rates.
     omega0 : float64[3]
-        The base's absolute angular velocity, frame 0, rad/s.
+        The base's angular velocity.
     """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
@@ -387,10 +410,8 @@ def tree_frame_state(P, W, j, c, pose0, twist0):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array after :func:`tree_kinematics` (read only).
+    P, W : float64[:]
+        The tree's parameters, and its work array after :func:`tree_kinematics` (read only).
     j : int
         The body E is fixed on.
     c : float64[3]
@@ -432,13 +453,10 @@ def tree_body_bias(P, W, fext):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array, as the passes named above left it; the blocks this pass computes are
-        written.
+    P, W : float64[:]
+        The tree's parameters and work array (module docstring); s_j is written.
     fext : float64[n, 6]
-        External wrench on each body ``[f (N); m (N·m)]`` at O_j, frame j.
+        External wrench on each body.
     """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
@@ -475,11 +493,9 @@ def tree_crba(P, W, A):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array, as the passes named above left it; the blocks this pass computes are
-        written.
+    P, W : float64[:]
+        The tree's parameters, and its work array after :func:`tree_kinematics` (module
+        docstring).
     A : float64[n, n]
         Written: the inertia matrix A.
     """
@@ -518,15 +534,12 @@ def tree_bias(P, W, a0, g, b):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array, as the passes named above left it; the blocks this pass computes are
-        written.
+    P, W : float64[:]
+        The tree's parameters and work array (module docstring); F is left in its f block.
     a0 : float64[6]
-        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
+        The base's acceleration.
     g : float64[n]
-        Generalized active joint forces, N (prismatic) or N·m (revolute).
+        Generalized active joint forces.
     b : float64[n]
         Written: the generalized forces b, N or N·m.
     """
@@ -603,19 +616,13 @@ def tree_base_wrench(P, W, a0, g, pdd, S0):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array, as the passes named above left it; the blocks this pass computes are
-        written.
-    a0 : float64[6]
-        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
-    g : float64[n]
-        Generalized active joint forces, N (prismatic) or N·m (revolute).
-    pdd : float64[n]
-        The joint accelerations p'', rad/s^2 or m/s^2.
+    P, W : float64[:]
+        The tree's parameters, and its work array after :func:`tree_kinematics` and
+        :func:`tree_body_bias` (module docstring, as for the rest).
+    a0, g, pdd : float64[:]
+        The base's acceleration, the active joint forces and the joint accelerations.
     S0 : float64[6]
-        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+        Written: the mechanism's wrench on its base.
     """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
@@ -696,19 +703,13 @@ def tree_aba(P, W, a0, g, pdd, S0):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array, as the passes named above left it; the blocks this pass computes are
-        written.
-    a0 : float64[6]
-        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
-    g : float64[n]
-        Generalized active joint forces, N (prismatic) or N·m (revolute).
-    pdd : float64[n]
-        Written: the joint accelerations p'', rad/s^2 or m/s^2.
-    S0 : float64[6]
-        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+    P, W : float64[:]
+        The tree's parameters and work array (module docstring, as for the rest); the
+        articulated inertias and biases are written.
+    a0, g : float64[:]
+        The base's acceleration and the active joint forces.
+    pdd, S0 : float64[:]
+        Written: the joint accelerations, and the mechanism's wrench on its base.
     """
     (n, opar, ojt, oax, ol, og, oM, oc, oRB, ob, orr, oph, oom, oh, os_, otau, oo, ovr, owr,
      oa, of, oMh, osh, oU, oaI, onv, oT) = _offsets(P)
@@ -921,26 +922,19 @@ def tree_forward_dynamics(P, W, p, pd, omega0, fext, a0, g, pdd, S0):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
-    p : float64[n]
-        Joint coordinates: rad (revolute) or m (prismatic).
-    pd : float64[n]
-        Their rates, rad/s or m/s.
+    P, W : float64[:]
+        The tree's parameters and work array, for the three passes (module docstring, as for
+        every argument).
+    p, pd : float64[n]
+        Joint coordinates and rates.
     omega0 : float64[3]
-        The base's absolute angular velocity, frame 0, rad/s.
+        The base's angular velocity.
     fext : float64[n, 6]
-        External wrench on each body ``[f (N); m (N·m)]`` at O_j, frame j.
-    a0 : float64[6]
-        The base's acceleration ``[w_0 - g_0 (m/s^2); eps_0 (rad/s^2)]``, frame 0 (gravity in w_0).
-    g : float64[n]
-        Generalized active joint forces, N (prismatic) or N·m (revolute).
-    pdd : float64[n]
-        Written: the joint accelerations p'', rad/s^2 or m/s^2.
-    S0 : float64[6]
-        Written: the mechanism's wrench on its base ``[f (N); m (N·m) about O_0]``, frame 0.
+        External wrench on each body.
+    a0, g : float64[:]
+        The base's acceleration and the active joint forces.
+    pdd, S0 : float64[:]
+        Written: the joint accelerations and the mechanism's wrench on its base.
     """
     tree_kinematics(P, W, p, pd, omega0)
     tree_body_bias(P, W, fext)
@@ -953,16 +947,13 @@ def tree_mass_matrix(P, W, p, pd, omega0, A):
 
     Parameters
     ----------
-    P : float64[:]
-        The tree's packed parameters (``rt.dynamics.tree_model.TreeModel.params``).
-    W : float64[:]
-        The tree's work array (``TreeModel.new_work``); the blocks this pass computes are written.
-    p : float64[n]
-        Joint coordinates: rad (revolute) or m (prismatic).
-    pd : float64[n]
-        Their rates, rad/s or m/s.
+    P, W : float64[:]
+        The tree's parameters and work array, for :func:`tree_kinematics` and :func:`tree_crba`
+        (module docstring).
+    p, pd : float64[n]
+        Joint coordinates and rates.
     omega0 : float64[3]
-        The base's absolute angular velocity, frame 0, rad/s.
+        The base's angular velocity.
     A : float64[n, n]
         Written: the inertia matrix A.
     """

@@ -67,7 +67,7 @@ def f8_1(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``f8_1`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.float64)
 
@@ -81,7 +81,7 @@ def f8_2(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``f8_2`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2]), np.float64)
 
@@ -95,7 +95,7 @@ def f8_3(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``f8_3`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2], t[k, 3]), np.float64)
 
@@ -109,7 +109,7 @@ def i8_1(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``i8_1`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.int64)
 
@@ -123,7 +123,7 @@ def i8_2(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``i8_2`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1], t[k, 2]), np.int64)
 
@@ -137,6 +137,6 @@ def u1_1(t, k):
     t : int64[n, ROW]
         The table (:func:`pack`): per array its address and shape.
     k : int
-        The array's row in t.
+        The row in t of an array of kind ``u1_1`` (:data:`KINDS`).
     """
     return carray(_voidptr(t[k, 0]), (t[k, 1],), np.uint8)

@@ -128,7 +128,8 @@ def delay_valid(dly):
     Parameters
     ----------
     dly : float64[DY_E + n_lags]
-        The estimator's array (:func:`pack_delay_id`): parameters ``DY_ON`` .. ``DY_STATUS``, state.
+        The estimator's array (:func:`pack_delay_id`); its switch ``DY_ON``, update count and
+        ``n_min`` are read.
     """
     return dly[DY_ON] != 0.0 and dly[DY_COUNT] >= dly[DY_NMIN]
 
@@ -214,15 +215,14 @@ def acceleration_offset_update(dly, ring, h, filled, status_pos, dt):
     Parameters
     ----------
     dly : float64[DY_E + n_lags]
-        The estimator's array (:func:`pack_delay_id`); its state is updated.
+        The estimator's array; its state is updated. This and the rest as for
+        :func:`delay_update`.
     ring : float64[n_rows, 3]
-        The commands sent, one row per cycle: the top position p_BT_B, m (:func:`ring_rows` rows).
-    h : int
-        Row of this cycle's command in ring.
-    filled : int
-        How many rows of ring hold commands.
+        The commands sent (top positions).
+    h, filled : int
+        Row of this cycle's command in ring; how many rows hold commands.
     status_pos : float64[>=3]
-        The top position p_BT_B of the STATUS that arrived this cycle, m (its first three entries).
+        The top position of the STATUS that arrived this cycle.
     dt : float
         The cycle period, s.
     """
@@ -279,7 +279,8 @@ def delay_out_of_band(dly):
     Parameters
     ----------
     dly : float64[DY_E + n_lags]
-        The estimator's array (:func:`pack_delay_id`): parameters ``DY_ON`` .. ``DY_STATUS``, state.
+        The estimator's array (:func:`pack_delay_id`); its switch, update count, estimate and band
+        are read.
     """
     if not delay_valid(dly):
         return False

@@ -174,10 +174,8 @@ def inverse(base, top, pose, lengths_out, J_out):
 
     Parameters
     ----------
-    base : float64[6, 3]
-        Joint centre of each leg on the base, B, m.
-    top : float64[6, 3]
-        Joint centre of each leg on the top, T, m.
+    base, top : float64[6, 3]
+        Joint centre of each leg on the base, B, and on the top, T, m (module docstring).
     pose : float64[7]
         Top pose ``[p_BT_B (m), q_BT]``; q_BT used normalised.
     lengths_out : float64[6]
@@ -212,12 +210,10 @@ def leg_lengths(base, top, pose, lengths_out):
 
     Parameters
     ----------
-    base : float64[6, 3]
-        Joint centre of each leg on the base, B, m.
-    top : float64[6, 3]
-        Joint centre of each leg on the top, T, m.
+    base, top : float64[6, 3]
+        The legs' joint centres; this and the rest as for :func:`inverse`.
     pose : float64[7]
-        Top pose ``[p_BT_B (m), q_BT]``; q_BT used normalised.
+        Top pose.
     lengths_out : float64[6]
         Written: the leg lengths, m.
     """
@@ -290,10 +286,8 @@ def forward(base, top, lengths, guess, pose_out, work, tol_m, max_iter):
 
     Parameters
     ----------
-    base : float64[6, 3]
-        Joint centre of each leg on the base, B, m.
-    top : float64[6, 3]
-        Joint centre of each leg on the top, T, m.
+    base, top : float64[6, 3]
+        Joint centre of each leg on the base, B, and on the top, T, m (module docstring).
     lengths : float64[6]
         The leg lengths to reach, m.
     guess : float64[7]
@@ -370,10 +364,8 @@ def check_pose(base, top, limits, box, pose, lengths_out, detail):
 
     Parameters
     ----------
-    base : float64[6, 3]
-        Joint centre of each leg on the base, B, m.
-    top : float64[6, 3]
-        Joint centre of each leg on the top, T, m.
+    base, top : float64[6, 3]
+        Joint centre of each leg on the base, B, and on the top, T, m (module docstring).
     limits : float64[2]
         Leg length range ``[length_min, length_max]``, m.
     box : float64[12]

@@ -543,14 +543,10 @@ def safe_stop_step(state, pose_out, twist_out, rv, dq):
     ----------
     state : float64[SS_SIZE]
         The stop's state (:func:`safe_stop_init`); its elapsed periods and done flag updated.
-    pose_out : float64[7]
-        Written: the command pose ``[p_BT_B (m), q_BT]``.
-    twist_out : float64[6]
-        Written: the command twist ``[v (m/s); omega (rad/s)]``, B.
-    rv : float64[3]
-        Scratch.
-    dq : float64[4]
-        Scratch.
+    pose_out, twist_out : float64 arrays
+        Written: the command pose and twist, as by :func:`safe_stop_eval`.
+    rv, dq : float64 arrays
+        Scratch of :func:`safe_stop_eval`.
     """
     return safe_stop_advance(state, state[15], pose_out, twist_out, rv, dq)
 
@@ -568,13 +564,9 @@ def safe_stop_advance(state, h, pose_out, twist_out, rv, dq):
         The stop's state (:func:`safe_stop_init`); its elapsed periods and done flag updated.
     h : float
         Time since the last command, s.
-    pose_out : float64[7]
-        Written: the command pose ``[p_BT_B (m), q_BT]``.
-    twist_out : float64[6]
-        Written: the command twist ``[v (m/s); omega (rad/s)]``, B.
-    rv : float64[3]
-        Scratch.
-    dq : float64[4]
+    pose_out, twist_out : float64 arrays
+        Written: the command pose and twist (:func:`safe_stop_eval`).
+    rv, dq : float64 arrays
         Scratch.
     """
     state[14] += h / state[15]

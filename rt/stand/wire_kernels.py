@@ -107,7 +107,7 @@ def crc32(buf, start, end):
     Parameters
     ----------
     buf : uint8[:] or bytes
-        The bytes.
+        The bytes to checksum.
     start, end : int
         The range buf[start:end] to checksum.
     """
@@ -138,14 +138,15 @@ def rd_u(buf, off, n):
 
 @njit(**KERNEL, inline="always")
 def rd_i32(buf, off):
-    """Signed little-endian 32-bit integer at off (as int64).
+    """Signed little-endian 32-bit integer at off (as int64): the four bytes :func:`rd_u` reads
+    there, taken as two's complement.
 
     Parameters
     ----------
     buf : uint8[:] or bytes
         The bytes.
     off : int
-        Offset of the integer's first (least significant) byte.
+        Offset of the integer, as for :func:`rd_u`.
     """
     u = np.int64(rd_u(buf, off, 4))
     return u - 4294967296 if u >= 2147483648 else u
@@ -416,8 +417,7 @@ def scan_sensor(buf, raw, lk, b):
         Written when a valid sample arrived: the newest one's counts; its length is the channel
         count the frames must have.
     lk : float64[b + LK_LEN]
-        Link slots from offset b (module docstring): the sequence tracker's state, updated, and
-        what this scan counts, zeroed first.
+        Link slots from offset b, as for :func:`scan_status`.
     b : int
         Offset of the link's slots in lk.
     """

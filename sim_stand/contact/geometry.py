@@ -199,8 +199,7 @@ def seg_face(s, f, face_is_active, tw, out):
     tw : float64[>= 2]
         Workspace: the clip interval of :func:`clip_to_face`.
     out : float64[>= 10]
-        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
-        undefined when there is no overlap.
+        Output: the contact's row (module docstring); undefined when there is no overlap.
     """
     ax = s[F_A]
     ay = s[F_A + 1]
@@ -296,11 +295,9 @@ def seg_annulus(s, f, face_is_active, out):
         One-sided annulus / plane row in P: origin ``F_A``, normal ``F_NU``, radii ``F_RIN``,
         ``F_ROUT`` (m), depth window ``F_DEPTH`` (m).
     face_is_active : bool
-        True when the face belongs to the active body (n_R = +nu), False for a passive face
-        (n_R = -nu).
+        True for a face of the active body, as for :func:`seg_face`.
     out : float64[>= 10]
-        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
-        undefined when there is no overlap.
+        Output: the contact's row (module docstring); undefined when there is no overlap.
     """
     nx = f[F_NU]
     ny = f[F_NU + 1]
@@ -352,11 +349,9 @@ def circle_annulus(c, f, face_is_active, out):
     f : float64[FW]
         One-sided annulus / plane row in P.
     face_is_active : bool
-        True when the face belongs to the active body (n_R = +nu), False for a passive face
-        (n_R = -nu).
+        True for a face of the active body, as for :func:`seg_face`.
     out : float64[>= 10]
-        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
-        undefined when there is no overlap.
+        Output: the contact's row (module docstring); undefined when there is no overlap.
     """
     nx = f[F_NU]
     ny = f[F_NU + 1]
@@ -469,8 +464,7 @@ def seg_seg(sa, sp, tw, out):
     tw : float64[>= 2]
         Workspace: the closest-point parameters of :func:`closest_seg_seg`.
     out : float64[>= 10]
-        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
-        undefined when there is no overlap.
+        Output: the contact's row (module docstring); undefined when there is no overlap.
     """
     closest_seg_seg(sa[F_A], sa[F_A + 1], sa[F_A + 2], sa[F_B], sa[F_B + 1], sa[F_B + 2],
                     sp[F_A], sp[F_A + 1], sp[F_A + 2], sp[F_B], sp[F_B + 1], sp[F_B + 2], tw)
@@ -638,8 +632,7 @@ def point_surface(s, f, out):
     f : float64[FW]
         Passive revolved band (``K_REVOLVED``) or rounded circle (``K_CIRCLE``) row in P.
     out : float64[>= 10]
-        Output row of the contact (module docstring): x_A, x_P (m, P), n_R (P), Delta (m);
-        undefined when there is no overlap.
+        Output: the contact's row (module docstring); undefined when there is no overlap.
     """
     nend = 2 if s[F_KIND] == K_SEGMENT else 1
     rev = f[F_KIND] == K_REVOLVED
@@ -698,7 +691,7 @@ def point_face_depth(px, py, pz, r, f):
     Parameters
     ----------
     px, py, pz : float
-        The point, P components (m).
+        The point, P components (m), as for :func:`point_surface_depth`.
     r : float
         Rounding radius of the point (m).
     f : float64[FW]

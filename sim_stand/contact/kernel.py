@@ -31,6 +31,21 @@ Array layouts
 ``state`` (in/out) = [contact_seen, captured, latch/sensor state per latch ...]
 ``info``           = [status bits, offending pair, contacts found, event bits]
 ``info_f``         = [offending penetration (m), its limit (m)]
+
+The kernels' other arguments, the same name the same array throughout:
+
+``feat``           = the feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive
+                    ones in P, active ones in their buffer link's frame E_j; read only
+``featP``          = the feature rows in P: passive rows as in ``feat``, active rows rewritten
+                    each evaluation (:func:`transform_centres`, :func:`transform_row`)
+``Rl[j]``          = link j's DCM R_PE (E_j components -> P components), written by
+                    :func:`transform_centres`, read only after it
+``lat``, ``l``     = the latch and sensor rows (``L_*`` layout below), read only; the row of one
+                    latch (or sensor)
+``p``              = a latch's deflection: m for a translational latch, rad for a rotational one
+``tmp``            = a latch's workspace: tip centre [0:3] (m, P), dr/dp [3:6] (P), deepest face
+                    [6], its normal [7:10]
+``aff``            = the affine rows of :func:`latch_affine` (``A_*`` offsets), one per candidate
 """
 from __future__ import annotations
 
@@ -178,16 +193,13 @@ def transform_centres(feat, featP, link_pose, Rl):
 
     Parameters
     ----------
-    feat : float64[nf, FW]
-        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
-        ones in their buffer link's frame E_j. Read only.
-    featP : float64[nf, FW]
-        The feature rows in P: the active rows' bounding-sphere centres ``F_BC`` and stale
-        flags ``F_STALE`` are written.
+    feat, featP : float64[nf, FW]
+        The feature rows, and their copy in P, in which the active rows' bounding-sphere centres
+        ``F_BC`` and stale flags ``F_STALE`` are written (module docstring, as for the rest).
     link_pose : float64[n_links, 7]
         Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
     Rl : float64[n_links, 3, 3]
-        Output: each link's DCM R_PE (E_j components -> P components).
+        Output: each link's DCM R_PE.
     """
     nl = link_pose.shape[0]
     for j in range(nl):
@@ -207,17 +219,15 @@ def transform_row(feat, featP, i, link_pose, Rl):
 
     Parameters
     ----------
-    feat : float64[nf, FW]
-        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
-        ones in their buffer link's frame E_j. Read only.
-    featP : float64[nf, FW]
-        The feature rows in P; row ``i`` is rewritten if still marked stale, then unmarked.
+    feat, featP : float64[nf, FW]
+        The feature rows, and their copy in P, whose row ``i`` is rewritten if still marked
+        stale, then unmarked (module docstring).
     i : int
         Index of an active feature row.
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The buffer links' poses in P.
     Rl : float64[n_links, 3, 3]
-        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+        Each link's DCM R_PE, as :func:`transform_centres` left it.
     """
     if featP[i, F_STALE] == 0.0:
         return
@@ -247,15 +257,13 @@ def transform_active(feat, featP, link_pose, Rl):
 
     Parameters
     ----------
-    feat : float64[nf, FW]
-        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
-        ones in their buffer link's frame E_j. Read only.
-    featP : float64[nf, FW]
-        The feature rows in P: passive rows as in ``feat``, active rows rewritten here.
+    feat, featP : float64[nf, FW]
+        The feature rows and their copy in P, whose active rows are rewritten here (module
+        docstring).
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The links' poses in P.
     Rl : float64[n_links, 3, 3]
-        Output: each link's DCM R_PE (E_j components -> P components).
+        Output: each link's DCM R_PE.
     """
     transform_centres(feat, featP, link_pose, Rl)
     for i in range(feat.shape[0]):
@@ -374,15 +382,16 @@ def latch_tip(lat, l, p, link_pose, Rl, tmp):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows, of which the latch's link, tip, axis and pivot are read (module
+        docstring, "The kernels' other arguments", as for the rest).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's (or sensor's) row.
     p : float
-        Deflection of the latch: m for a translational latch, rad for a rotational one.
+        The latch's deflection (m or rad).
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The buffer links' poses in P.
     Rl : float64[n_links, 3, 3]
-        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+        The links' DCMs R_PE.
     tmp : float64[>= 6]
         Output: tip centre [0:3] (m, P) and dr/dp [3:6] (P; per m or per rad).
     """
@@ -431,15 +440,16 @@ def latch_candidates(lat, l, featP, link_pose, Rl, tmp):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows: the latch's stroke, tip radius and candidate faces (module
+        docstring, as for the other arrays).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's (or sensor's) row.
     featP : float64[nf, FW]
-        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+        The feature rows in P, the latch's candidate faces among them.
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The buffer links' poses in P.
     Rl : float64[n_links, 3, 3]
-        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+        The links' DCMs.
     tmp : float64[>= 6]
         Workspace of :func:`latch_tip`.
     """
@@ -482,13 +492,13 @@ def latch_affine(lat, l, mask, featP, tx, ty, tz, ux, uy, uz, aff):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows: the latch's candidate faces and catches (module docstring).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's row.
     mask : int
         Bit mask of the candidate faces to set up (:func:`latch_candidates`).
     featP : float64[nf, FW]
-        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+        The feature rows in P.
     tx, ty, tz : float
         Tip centre t at p = 0, P components (m).
     ux, uy, uz : float
@@ -576,15 +586,16 @@ def latch_depth_affine(lat, l, p, ns, featP, aff, tmp):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows: the latch's tip radius, faces and catches (module docstring, as
+        for the other arrays).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's row.
     p : float
         Deflection at which Delta is evaluated (m or rad).
     ns : int
         Number of rows in ``aff`` (the value :func:`latch_affine` returned).
     featP : float64[nf, FW]
-        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+        The feature rows in P.
     aff : float64[AFF_FACES * AW]
         The affine rows of :func:`latch_affine`. Read only.
     tmp : float64[>= 10]
@@ -645,23 +656,22 @@ def latch_depth(lat, l, p, mask, featP, link_pose, Rl, tmp, aff):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows; the latch's faces and tip radius are read (module docstring, for
+        every array).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's (or sensor's) row.
     p : float
         Deflection at which Delta is evaluated (m or rad).
     mask : int
         Bit mask of the candidate faces (:func:`latch_candidates`).
     featP : float64[nf, FW]
-        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+        The feature rows in P.
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The buffer links' poses.
     Rl : float64[n_links, 3, 3]
-        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
-    tmp : float64[>= 10]
-        Workspace: tip centre [0:3] (m, P), dr/dp [3:6] (P), deepest face [6], its normal [7:10].
-    aff : float64[AFF_FACES * AW]
-        Workspace: the affine rows of :func:`latch_affine` (``A_*`` offsets), one per candidate.
+        The links' DCMs R_PE.
+    tmp, aff : float64[:]
+        Workspace: the tip, the deepest face and its normal; the affine rows.
     """
     latch_tip(lat, l, p, link_pose, Rl, tmp)
     ns = latch_affine(lat, l, mask, featP, tmp[0], tmp[1], tmp[2], 0.0, 0.0, 0.0, aff)
@@ -698,21 +708,22 @@ def bisect_latch(lat, l, featP, link_pose, Rl, tmp, res, aff):
     Parameters
     ----------
     lat : float64[n_lat, LW]
-        Latch and sensor rows (``L_*`` layout). Read only.
+        Latch and sensor rows: the latch's kind of joint, stroke, tolerance and iteration cap
+        (module docstring, as for the other arrays).
     l : int
-        Index of the latch (or sensor) row.
+        The latch's row.
     featP : float64[nf, FW]
-        The feature rows in P (``F_*`` layout), the latch's candidate faces among them. Read only.
+        The feature rows in P.
     link_pose : float64[n_links, 7]
-        Pose of each buffer link E_j in P: ``[p_PE (m), q_PE]`` (module docstring).
+        The links' poses in P.
     Rl : float64[n_links, 3, 3]
-        Each link's DCM R_PE, as :func:`transform_centres` left it. Read only.
+        The links' DCMs R_PE.
     tmp : float64[>= 10]
-        Workspace: tip centre [0:3] (m, P), dr/dp [3:6] (P), deepest face [6], its normal [7:10].
+        Workspace of :func:`latch_depth`.
     res : float64[8]
         Output: [p (m or rad), Delta(p) (m), iterations, case, face, striker normal (3, P)].
     aff : float64[AFF_FACES * AW]
-        Workspace: the affine rows of :func:`latch_affine` (``A_*`` offsets), one per candidate.
+        Workspace: the affine rows.
     """
     p0 = 0.0
     pmax = lat[l, L_PMAX]
@@ -784,11 +795,8 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
 
     Parameters
     ----------
-    feat : float64[nf, FW]
-        Feature rows (``sim_stand.contact.geometry`` ``F_*`` layout): passive ones in P, active
-        ones in their buffer link's frame E_j. Read only.
-    featP : float64[nf, FW]
-        The feature rows in P: passive rows as in ``feat``, active rows rewritten here.
+    feat, featP : float64[nf, FW]
+        The feature rows, and their copy in P (module docstring).
     pairs : int64[n_pairs, PW]
         Primitive pair table (``P_*`` columns): type, active and passive feature, material,
         gating latch, face owner.
@@ -822,7 +830,7 @@ def evaluate(feat, featP, pairs, mat, lat, link_pose, link_twist, passive_twist,
     info_f : float64[2]
         Output: [offending penetration (m), its limit (m)].
     Rl : float64[n_links, 3, 3]
-        Output: each link's DCM R_PE (E_j components -> P components).
+        Output: each link's DCM R_PE.
     scratch : float64[SCRATCH]
         Workspace (primitive output, clip parameters, latch tip, bisection result, affine rows).
     """

@@ -5,6 +5,19 @@ delivered to the mechanism is ``force * v`` (negative when it absorbs energy).
 
 All are ``@njit(cache=True)`` and allocation-free; the per-leg parameters live in the packed
 params block (``layout.L_*``), see docs/models/mechanism.md §Devices.
+
+The functions' arguments
+------------------------
+P : float64[HDR + n_legs * LP]
+    The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+lo : int
+    Offset of the leg's block in ``P`` (``HDR + k * LP``).
+s : float
+    Device-joint coordinate: stroke (m) or crank angle (rad).
+v : float
+    Its rate (m/s or rad/s).
+s_cmd, v_cmd : float
+    The drive's commanded coordinate (m or rad) and rate (m/s or rad/s).
 """
 from __future__ import annotations
 
@@ -54,11 +67,12 @@ def spring_K(P, lo, s):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters: the leg's spring table ``L_SP_*`` (the arguments:
+        module docstring).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
+        Upper end of the integral (m or rad).
     """
     n = int(P[lo + L_SP_NT])
     if n == 0:
@@ -77,11 +91,12 @@ def spring_force(P, lo, s):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters, from which the leg's preload ``L_SP_F0`` and table are
+        read (module docstring).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
+        The spring's stroke (m) or angle (rad).
     """
     if int(P[lo + L_SP_NT]) == 0:
         return 0.0
@@ -96,11 +111,12 @@ def spring_potential(P, lo, s):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        Packed parameters (module docstring): the preload, the table and its cumulative
+        integrals ``L_SP_VC``.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
+        Where V is wanted (m or rad).
     """
     n = int(P[lo + L_SP_NT])
     if n == 0:
@@ -120,11 +136,11 @@ def damper_force(P, lo, v):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        Packed parameters (module docstring); the damping ``L_DA_C`` is read.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     v : float
-        Its rate (m/s or rad/s).
+        The device-joint rate (m/s or rad/s).
     """
     return -P[lo + L_DA_C] * v
 
@@ -138,11 +154,12 @@ def brake_force(P, lo, v):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters (module docstring): the brake's levels and
+        velocities ``L_BR_*``.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     v : float
-        Its rate (m/s or rad/s).
+        The rate the brake resists (m/s or rad/s).
     """
     fc = P[lo + L_BR_FC]
     if fc <= 0.0 and P[lo + L_BR_FB] <= 0.0:
@@ -161,11 +178,12 @@ def emd_force(P, lo, v):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters, the back-EMF damping ``L_EM_C`` among them (module
+        docstring).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block.
     v : float
-        Its rate (m/s or rad/s).
+        The device joint's rate (m/s or rad/s).
     """
     return -P[lo + L_EM_C] * v
 
@@ -177,17 +195,12 @@ def drive_force(P, lo, s, v, s_cmd, v_cmd):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters: the drive's switch, gains and saturation ``L_DR_*``
+        (the arguments: module docstring).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
-    v : float
-        Its rate (m/s or rad/s).
-    s_cmd : float
-        The drive's commanded coordinate (m or rad).
-    v_cmd : float
-        The drive's commanded rate (m/s or rad/s).
+        Offset of the leg's block in ``P``.
+    s, v, s_cmd, v_cmd : float
+        The device joint's coordinate and rate, and the drive's commanded ones.
     """
     if P[lo + L_DR_ON] == 0.0:
         return 0.0
@@ -207,13 +220,12 @@ def stop_force(P, lo, s, v):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters: the end stops' switch, limits, stiffness and damping
+        ``L_ST_*`` (module docstring).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
-    v : float
-        Its rate (m/s or rad/s).
+        Offset of the leg's block in ``P``.
+    s, v : float
+        The device joint's coordinate and rate.
     """
     if P[lo + L_ST_ON] == 0.0:
         return 0.0
@@ -240,17 +252,12 @@ def rate_slope(P, lo, s, v, s_cmd, v_cmd):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``); the leg's device entries ``L_*`` are read.
+        The mechanism's packed parameters: every device entry of the leg (module docstring, as
+        for the other arguments).
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
-    v : float
-        Its rate (m/s or rad/s).
-    s_cmd : float
-        The drive's commanded coordinate (m or rad).
-    v_cmd : float
-        The drive's commanded rate (m/s or rad/s).
+        The leg's block offset.
+    s, v, s_cmd, v_cmd : float
+        The device joint's state, the drive's command.
     """
     g = -P[lo + L_DA_C] - P[lo + L_EM_C]
     fc = P[lo + L_BR_FC]

@@ -14,6 +14,11 @@ Entry points (all ``@njit(**_JIT)``: cached, no NRT, allocation-free):
 
 Arrays:
 
+* ``params`` (the leg kernels' ``P``, ``HDR + n_legs * LP``): the mechanism's packed parameters
+  (``layout``: header ``H_*``, then one block ``L_*`` of ``LP`` entries per leg); ``lo``, the offset
+  of a leg's block in it, ``HDR + k * LP``.
+* the leg kernels' bodies and joints, as :func:`leg_fk` and :func:`leg_constraint_jacobian` write
+  them.
 * ``ring_state`` (12): ``[r_C (frame 0), psi, theta, phi, v_C = r_C' (frame 0), omega_C
   (frame C)]``: position of the ring's centre of mass relative to O_0, the y-z-x angle sequence
   of frame C relative to frame 0 (``alpha_C = alpha^x(phi) alpha^z(theta) alpha^y(psi)`` =
@@ -101,9 +106,9 @@ def leg_fk(P, lo, p, tau, beta, rloc, r0, e0, rL, lL0):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's joints and body count.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     p : float64[>= n]
         The leg's joint coordinates (m for a prismatic joint, rad for a revolute one).
     tau : float64[NMAX + 1, 3, 3]
@@ -173,17 +178,17 @@ def leg_constraint_jacobian(P, lo, tau, r0, e0, rL, e1, e2, nR, Cd):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's joint types and sizes.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     tau : float64[NMAX + 1, 3, 3]
-        DCM frame 0 -> body j per body (index 0: the base, the identity).
+        The bodies' DCMs, as :func:`leg_fk` left them (and ``r0``, ``e0``, ``rL``).
     r0 : float64[NMAX + 1, 3]
-        Body origins O_j in frame 0 (m; index 0: the base origin O_0).
+        Body origins, frame 0.
     e0 : float64[NMAX, 3]
-        Unit joint axes in frame 0 (index j-1).
+        Joint axes, frame 0.
     rL : float64[3]
-        Cut-joint centre at the leg's end, frame 0 (m).
+        Cut-joint centre, frame 0.
     e1 : float64[3]
         Output (m = 4 legs): y axis of the last body, frame 0.
     e2 : float64[3]
@@ -333,9 +338,9 @@ def leg_ik(P, lo, rC, aC, p, Z, T):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's joint geometry.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     rC : float64[3]
         Ring centre of mass r_C relative to O_0, frame 0 (m).
     aC : float64[3, 3]
@@ -462,9 +467,9 @@ def ring_e2(P, lo, aC, e2):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the ring-side cut-joint frame.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     aC : float64[3, 3]
         The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
     e2 : float64[3]
@@ -482,31 +487,25 @@ def leg_closure_residual(P, lo, rC, aC, p, tau, beta, rloc, r0, e0, rL, lL0, e1,
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring), as read by :func:`leg_fk`,
+        :func:`ring_e2` and :func:`leg_constraint_jacobian`.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     rC : float64[3]
-        Ring centre of mass r_C relative to O_0, frame 0 (m).
+        The ring's centre of mass, as for :func:`leg_ik` (and ``aC``).
     aC : float64[3, 3]
-        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+        The ring's DCM.
     p : float64[>= n]
         The leg's joint coordinates (m for a prismatic joint, rad for a revolute one).
-    tau : float64[NMAX + 1, 3, 3]
-        Output: DCM frame 0 -> body j per body (:func:`leg_fk`).
-    beta : float64[NMAX, 3, 3]
-        Output: DCM body j-1 -> body j per joint.
-    rloc : float64[NMAX, 3]
-        Output: r_{j-1,j}, frame j-1 (m).
-    r0 : float64[NMAX + 1, 3]
-        Output: body origins O_j, frame 0 (m).
-    e0 : float64[NMAX, 3]
-        Output: unit joint axes, frame 0.
-    rL : float64[3]
-        Output: the leg's cut-joint centre, frame 0 (m).
-    lL0 : float64[3]
-        Output: tau_n^T l^L, frame 0 (m).
+    tau, beta : float64[:, 3, 3]
+        Output: the DCMs frame 0 -> body j and body j-1 -> body j, as by :func:`leg_fk`.
+    rloc, r0, e0 : float64[:, 3]
+        Output: the joint-frame offsets, body origins and joint axes (:func:`leg_fk`).
+    rL, lL0 : float64[3]
+        Output: the cut-joint centre and its offset from the last body (:func:`leg_fk`).
     e1, e2, nR : float64[3]
-        Output: the last body's y axis, the ring-side z axis and n_R, frame 0.
+        Output: the last body's y axis, the ring-side z axis and n_R, frame 0
+        (:func:`leg_constraint_jacobian`).
     f : float64[>= m]
         Output: the closure residual (m, and the cosine e1 . e2 for m = 4).
     Cd : float64[NMAX, NMAX]
@@ -534,35 +533,19 @@ def leg_ik_newton(P, lo, rC, aC, p, tol, maxit, tau, beta, rloc, r0, e0, rL, lL0
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring), as for :func:`leg_closure_residual`.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    rC : float64[3]
-        Ring centre of mass r_C relative to O_0, frame 0 (m).
-    aC : float64[3, 3]
-        The ring's DCM alpha_C = R_C0 (:func:`ring_dcm`).
+        Offset of the leg's block in ``P``.
+    rC, aC : float64 arrays
+        The ring's centre of mass and DCM, as for :func:`leg_ik`.
     p : float64[>= n]
         The leg's joint coordinates (m or rad): the initial guess, refined in place.
     tol : float
         Stop once the largest residual entry is below it (m, or cosine).
     maxit : int
         Most iterations.
-    tau : float64[NMAX + 1, 3, 3]
-        Workspace: DCMs frame 0 -> body j (:func:`leg_fk`).
-    beta : float64[NMAX, 3, 3]
-        Workspace: DCMs body j-1 -> body j.
-    rloc : float64[NMAX, 3]
-        Workspace: r_{j-1,j}, frame j-1 (m).
-    r0 : float64[NMAX + 1, 3]
-        Workspace: body origins, frame 0 (m).
-    e0 : float64[NMAX, 3]
-        Workspace: joint axes, frame 0.
-    rL : float64[3]
-        Workspace: the cut-joint centre, frame 0 (m).
-    lL0 : float64[3]
-        Workspace: tau_n^T l^L, frame 0 (m).
-    e1, e2, nR : float64[3]
-        Workspace: the last body's y axis, the ring-side z axis and n_R, frame 0.
+    tau, beta, rloc, r0, e0, rL, lL0, e1, e2, nR : float64 arrays
+        Workspace: the outputs of :func:`leg_closure_residual`.
     f : float64[>= m]
         Workspace: the residual, then the Newton step.
     Cd : float64[NMAX, NMAX]
@@ -598,13 +581,12 @@ def leg_crba(P, lo, beta, rloc, A, tmp):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's joints and bodies' inertia,
+        the device joint and its reflected inertia.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    beta : float64[NMAX, 3, 3]
-        DCM body j-1 -> body j per joint (index j-1).
-    rloc : float64[NMAX, 3]
-        r_{j-1,j}: joint-frame origin of body j from O_{j-1}, frame j-1 (m; index j-1).
+        Offset of the leg's block in ``P``.
+    beta, rloc : float64 arrays
+        The joints' DCMs and offsets, as :func:`leg_fk` wrote them.
     A : float64[NMAX, NMAX]
         Output: the leg's mass matrix in its n x n block (kg, kg m, kg m^2 by joint type).
     tmp : float64[16, >= 3]
@@ -711,13 +693,13 @@ def leg_bias(P, lo, beta, rloc, pd, om0, eps0, w0, dj, Qdj, b, fn0, mn0, oab, ea
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's joints and bodies' inertia.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
+        Offset of the leg's block in ``P``.
     beta : float64[NMAX, 3, 3]
-        DCM body j-1 -> body j per joint (index j-1).
+        The joints' DCMs (:func:`leg_fk`).
     rloc : float64[NMAX, 3]
-        r_{j-1,j}: joint-frame origin of body j from O_{j-1}, frame j-1 (m; index j-1).
+        The joint-frame offsets r_{j-1,j} (:func:`leg_fk`).
     pd : float64[>= n]
         The leg's joint rates (m/s or rad/s).
     om0 : float64[3]
@@ -838,15 +820,12 @@ def leg_devices(P, lo, s, v, s_cmd, v_cmd, force, power):
     Parameters
     ----------
     P : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``: header ``H_*``, leg blocks ``L_*``).
+        The mechanism's packed parameters (module docstring): the leg's device entries.
     lo : int
-        Offset of the leg's block in ``P`` (``HDR + k * LP``).
-    s : float
-        Device-joint coordinate: stroke (m) or crank angle (rad).
-    v : float
-        Its rate (m/s or rad/s).
-    s_cmd, v_cmd : float
-        The drive's command: coordinate (m or rad) and rate (m/s or rad/s).
+        Offset of the leg's block in ``P``.
+    s, v, s_cmd, v_cmd : float
+        The device joint's coordinate and rate, and the drive's command
+        (``sim_stand.mechanism.devices`` module docstring).
     force : float64[NDEV]
         Output: each device's generalized force (``DEV_*`` order; N or N m, + along the axis).
     power : float64[NDEV]
@@ -1391,18 +1370,13 @@ stage's state; outputs for logging);
 
     Parameters
     ----------
-    params : float64[HDR + n_legs * LP]
-        The mechanism's packed parameters (``layout``).
-    workspace : float64[ws_size(n_legs)]
-        Workspace (``layout.ws_layout``); its ``cmd`` block holds each leg's drive command
-        [stroke (m or rad), rate], set by the caller.
+    params, workspace : float64[:]
+        The packed parameters and the workspace with the drive commands, as for
+        :func:`mechanism_derivatives`.
     ring_state : float64[12]
-        Advanced by ``dt`` in place: ``[r_C (frame 0, m), psi, theta, phi (rad), v_C (frame 0,
-        m/s), omega_C (frame C, rad/s)]`` (module docstring).
-    base_motion : float64[12]
-        ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g (m/s^2)]``, all in frame 0.
-    contact_wrench : float64[6]
-        External wrench ``[f; m]`` on the ring, frame C, about the ring's centre of mass (N, N m).
+        The ring's state (module docstring), advanced by ``dt`` in place.
+    base_motion, contact_wrench : float64[:]
+        The base motion and the contact wrench, held over the step (module docstring).
     dt : float
         Step (s).
     out : float64[out_size(n_legs)]

@@ -13,10 +13,12 @@ carry either kind in the same slots:
 * ``mw`` = ``[W | g (n) | a0 (6) | ext (n x 6) | pose0 (12) | twist0 (6)]``: the tree's work array
   and scratch.
 
-State ``x = [p (n), pd (n)]``; base motion ``bm = [a_0, omega_0, eps_0, g_0]`` (frame 0, as the
-parallel mechanism's); ``cw`` = contact wrench on the buffer link, frame E about E's origin;
-``out = [xdot (2n), base_wrench (6: [f; m about O_0], frame 0, the mechanism on its base),
-dev_force (n x NDEV), dev_power (n x NDEV), status]`` (offsets :func:`out_offsets`).
+State ``x = [p (n), pd (n)]``: joint coordinates (m or rad) and rates (m/s or rad/s); base motion
+``bm = [a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]`` (frame 0, as the parallel
+mechanism's); ``cw`` = contact wrench ``[f; m]`` on the buffer link, frame E about E's origin
+(N, N m); ``out = [xdot (2n), base_wrench (6: [f; m about O_0], frame 0, the mechanism on its
+base), dev_force (n x NDEV), dev_power (n x NDEV), status]`` (offsets :func:`out_offsets`). The
+kernels below take these arrays under these names.
 
 All ``@njit(cache=True)`` and allocation-free.
 """
@@ -97,7 +99,7 @@ def joint_forces(D, n, x, g, out, o_f, o_p):
     n : int
         Number of joints.
     x : float64[2n]
-        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+        State ``[p, pd]`` (module docstring).
     g : float64[n]
         Output: the summed device force along each joint's axis (N or N m).
     out : float64[out_size]
@@ -140,12 +142,12 @@ def tree_kinematics_packed(mp, mw, x, omega0):
     Parameters
     ----------
     mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
+        The tree's packed parameters (module docstring, as for ``mw`` and ``x``;
+        :func:`packed_sizes`).
     mw : float64[:]
-        The tree's work array and scratch (module docstring); the kinematics are written into
-        its ``W``.
+        The tree's work array; the kinematics are written into its ``W``.
     x : float64[2n]
-        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
+        State ``[p, pd]``.
     omega0 : float64[3]
         Angular velocity of the base frame 0 relative to the inertial frame, frame 0 (rad/s).
     """
@@ -162,20 +164,11 @@ def tree_finish(mp, mw, x, bm, cw, out):
 
     Parameters
     ----------
-    mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
-    mw : float64[:]
-        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
-        docstring).
-    x : float64[2n]
-        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
-    bm : float64[12]
-        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
-    cw : float64[6]
-        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    mp, mw, x, bm, cw : float64[:]
+        The tree's parameters, work array (with the kinematics of ``x``), state, base motion and
+        contact wrench (module docstring).
     out : float64[out_size]
-        Output (:func:`out_offsets`): ``[xdot (2n), base_wrench (6), dev_force (n x NDEV),
-        dev_power (n x NDEV), status]``.
+        Output (module docstring, :func:`out_offsets`).
     """
     n, P, D, E, W, g, a0, ext = _unpack(mp, mw)
     no = 2 * n
@@ -216,20 +209,11 @@ def tree_derivatives(mp, mw, x, bm, cw, out):
 
     Parameters
     ----------
-    mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
-    mw : float64[:]
-        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
-        docstring).
-    x : float64[2n]
-        State ``[p, pd]``: joint coordinates (m or rad) and rates (m/s or rad/s).
-    bm : float64[12]
-        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
-    cw : float64[6]
-        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+    mp, mw, x, bm, cw : float64[:]
+        The tree's parameters, work array (the kinematics written), state, base motion and
+        contact wrench, as for :func:`tree_finish`.
     out : float64[out_size]
-        Output (:func:`out_offsets`): ``[xdot (2n), base_wrench (6), dev_force (n x NDEV),
-        dev_power (n x NDEV), status]``.
+        Output: the evaluation.
     """
     tree_kinematics_packed(mp, mw, x, bm[3:6])
     return tree_finish(mp, mw, x, bm, cw, out)
@@ -242,18 +226,12 @@ def tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt):
 
     Parameters
     ----------
-    mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
-    mw : float64[:]
-        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
-        docstring).
+    mp, mw : float64[:]
+        The tree's parameters and work array (module docstring, as for the other arrays).
     x : float64[2n]
-        State ``[p, pd]``, advanced by ``dt`` in place: joint coordinates (m or rad) and rates
-        (m/s or rad/s).
-    bm : float64[12]
-        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
-    cw : float64[6]
-        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+        State ``[p, pd]``, advanced by ``dt`` in place.
+    bm, cw : float64[:]
+        Base motion and contact wrench, held over the step.
     out : float64[out_size]
         Output (:func:`out_offsets`): each stage's evaluation, the last stage's after the step.
     dt : float
@@ -285,28 +263,20 @@ def tree_rk4_run(mp, mw, x, bm, cw, out, dt, nsteps, k, xt):
 
     Parameters
     ----------
-    mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
-    mw : float64[:]
-        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
-        docstring).
+    mp, mw : float64[:]
+        As for :func:`tree_step_rk4`, as are the other arguments.
     x : float64[2n]
-        State ``[p, pd]``, advanced by ``nsteps * dt`` in place: joint coordinates (m or rad) and
-        rates (m/s or rad/s).
-    bm : float64[12]
-        Base motion ``[a_0 (m/s^2), omega_0 (rad/s), eps_0 (rad/s^2), g_0 (m/s^2)]``, frame 0.
-    cw : float64[6]
-        Contact wrench ``[f; m]`` on the buffer link, frame E, about E's origin (N, N m).
+        State ``[p, pd]``, advanced by ``nsteps * dt`` in place.
+    bm, cw : float64[:]
+        Held over all the steps.
     out : float64[out_size]
-        Output (:func:`out_offsets`): the last stage's evaluation.
+        Output: the last stage's evaluation.
     dt : float
         Step (s).
     nsteps : int
         Number of steps.
-    k : float64[4, 2n]
-        Scratch: the stage derivatives.
-    xt : float64[2n]
-        Scratch: the stage state.
+    k, xt : float64 arrays
+        Scratch.
     """
     for _ in range(nsteps):
         st = tree_step_rk4(mp, mw, x, bm, cw, out, dt, k, xt)
@@ -323,8 +293,7 @@ def tree_sie_update(x, xdot, dt):
     Parameters
     ----------
     x : float64[2n]
-        State ``[p, pd]``, advanced in place: joint coordinates (m or rad) and rates (m/s or
-        rad/s).
+        State ``[p, pd]`` (module docstring), advanced in place.
     xdot : float64[>= 2n]
         The state derivative (``out`` of :func:`tree_finish`); its accelerations ``xdot[n:2n]``
         are read.
@@ -347,11 +316,9 @@ def tree_link_state(mp, mw, kin, link_pose, link_twist, R_PE):
 
     Parameters
     ----------
-    mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring; :func:`packed_sizes`).
-    mw : float64[:]
-        The tree's work array and scratch ``[W | g | a0 | ext | pose0 | twist0]`` (module
-        docstring).
+    mp, mw : float64[:]
+        The tree's packed parameters, and its work array as :func:`tree_kinematics_packed` left
+        it (module docstring).
     kin : float64[KIN_LEN]
         Kinematic record of A in P (``sim_stand.kin`` ``K_*``): position ``K_P`` (m), DCM
         ``K_R``, A's absolute velocity ``K_V`` (m/s) and angular velocity ``K_W`` (rad/s), P
@@ -394,8 +361,7 @@ def absorbed_power(mp, out):
     Parameters
     ----------
     mp : float64[:]
-        The tree's packed parameters ``[P | D | E]`` (module docstring); only the joint count is
-        read.
+        The tree's packed parameters (module docstring); only the joint count is read.
     out : float64[out_size]
         Outputs of the last evaluation (:func:`out_offsets`); the device powers are read.
     """
