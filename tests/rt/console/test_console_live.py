@@ -1,8 +1,8 @@
 """The console (Textual Pilot) against a controller in lockstep with the emulator
 (tests/rt/console/live_rig.py): it follows a docking IDLE -> CONFIGURED -> ARMED -> RUNNING
 (first contact, the three capture latches, capture: the emulated mechanism's signals on the
-platform's digital inputs) -> DONE (the case's time limit: the residual relative speed stays
-above the capture-settled criterion; docs/console.md), its panels show the run log's values for the cycle they show;
+platform's digital inputs) -> DONE (capture settled: the capture signal held for the case's
+end.capture_settle_s; docs/console.md), its panels show the run log's values for the cycle they show;
 arm/start/abort from its keys reach the controller; a console without the lease and a
 ``--watch`` console get their leased commands refused (the latter never sends them), while
 abort needs no lease and drives the stand to its safe state."""
