@@ -296,6 +296,18 @@ def stop_child(proc, timeout_s: float = 30.0) -> int:
         return proc.wait()
 
 
+def start_lockstep(ctl, links_cycles: int = 200) -> None:
+    """Bring a lockstep controller whose emulator is up to its first cycles: open its links,
+    compile its kernels (``warm_up``), wait until the emulator's sockets are connected
+    (:func:`_wait_for_peers`), build its loop and step it until both links have been heard
+    (zmq connects asynchronously; at most ``links_cycles`` cycles)."""
+    ctl.open()
+    ctl.warm_up()
+    _wait_for_peers(ctl)
+    ctl.make_loop()
+    ctl.run_until(lambda c: c.links_seen(), links_cycles)
+
+
 def drive_docking(ctl, case, case_arg, client: str = "demo") -> dict:
     """The operator's sequence on an opened, lockstep controller whose emulator is up: links
     seen, ``load_case`` (``case_arg``: a path or a Case), ``arm``, ``start``, the run to its end
@@ -306,12 +318,7 @@ def drive_docking(ctl, case, case_arg, client: str = "demo") -> dict:
     from rt.control.supervisor import State
 
     stand = ctl.stand
-    ctl.open()
-    ctl.warm_up()
-    _wait_for_peers(ctl)
-    ctl.make_loop()
-    # let the links come up (zmq connects asynchronously), then the operator sequence
-    ctl.run_until(lambda c: c.links_seen(), 200)
+    start_lockstep(ctl)
     r = ctl.command("load_case", client=client, case=case_arg)
     if not r.ok:
         raise RuntimeError(f"load_case refused: {r.reason}")

@@ -128,8 +128,8 @@ class DrillStand:
         from rt.config.case import load_case
         from rt.config.stand import load_stand
         from rt.control.controller import Controller, with_endpoints
-        from sim_stand.cli import (DEFAULT_STAND, _emulator_config, _endpoint_override, _wait_for_peers, free_tcp_port,
-                                   lockstep_stand, with_mechanism_port)
+        from sim_stand.cli import (DEFAULT_STAND, _emulator_config, _endpoint_override, free_tcp_port, lockstep_stand,
+                                   start_lockstep, with_mechanism_port)
         from sim_stand.emulator import Emulator
         from sim_stand.world import StandWorld
         from sim_stand.world_config import load_emulator
@@ -156,11 +156,7 @@ class DrillStand:
         self._em_th.start()
         self.ctl = Controller(ctl_stand, lockstep=True, telemetry=True, lockstep_timeout_s=0.5,
                               log_dir=log_dir if log_dir is not None else self.tmp / "runs")
-        self.ctl.open()
-        self.ctl.warm_up()
-        _wait_for_peers(self.ctl)
-        self.ctl.make_loop()
-        self.ctl.run_until(lambda c: c.links_seen(), 500)
+        start_lockstep(self.ctl, links_cycles=500)
         self._loop_stop = threading.Event()
         self.loop_error: BaseException | None = None
         self._loop_th = threading.Thread(target=self._loop, name="drill-loop", daemon=True)

@@ -3,6 +3,10 @@ import os
 import rt  # noqa: F401  (numba's cache location is set before any test module imports numba)
 
 import hypothesis
+import pytest
+
+# the helper modules tests share (imported by name) report a failed assert's operands as a test does
+pytest.register_assert_rewrite("campaign_helpers", "config_edits", "reference_agreement", "rig_steps")
 
 # Deterministic property tests: fixed seed (derandomize), no deadline (numba compiles on first call).
 hypothesis.settings.register_profile("dockstand", derandomize=True, deadline=None, max_examples=200,

@@ -44,81 +44,82 @@ def _kinds(ctl, since=0):
     return [e for e in list(ctl.events)[since:] if e.get("source") == "mechanism_io"]
 
 
-def test_capture_from_the_unit_then_arm_refused_then_undock_and_dock_again(tmp_path):
+@pytest.fixture
+def st(tmp_path):
+    """The mechanism-I/O stand up for drills (the short case, the brisker retreat), closed after."""
     st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=_stand(tmp_path))
-    c = st.ctl
     try:
-        st.wait(lambda: c.mechanism_io.state.ok, 10, "the mechanism link's first poll")
-        st.start_docking()
-        out = st.finish_docking()
-        assert out["state"] == "DONE", out
-        s = c.summary()
-        assert s["captured"] is True and s["capture_signal_s"] is not None, s
-        caps = [e for e in _kinds(c) if e["kind"] == "capture"]
-        assert caps and caps[0]["t_run"] == s["capture_signal_s"]
-        assert len([e for e in _kinds(c) if e["kind"] == "latch_closed"]) == 3
-        assert st.em.world.latch_states().count("engaged") == 3
-
-        # ARM with the units latched: refused, nothing moves
-        assert st.op.req("reset")["ok"]
-        r = st.op.req("arm")
-        assert not r["ok"] and "mechanism latched" in r["reason"] and "undock" in r["reason"], r
-        assert c.phase.name in ("FROZEN", "IDLE")
-
-        # UNDOCK: the release output, the latches open, the retreat, the output cleared
-        n0 = len(c.events)
-        assert st.op.req("undock")["ok"]
-        st.wait(lambda: c.phase.name == "RETRACT", 10, "the undock's retract")
-        st.wait(lambda: st.em.unit.release_on, 10, "the release output at the unit")
-        st.wait(lambda: c.phase.name == "FROZEN", 120, "the retract's end")
-        st.wait(lambda: not c.mechanism_io.state.release_on and not st.em.unit.release_on, 10, "the output cleared")
-        ev = list(c.events)[n0:]
-        kinds = [e["kind"] for e in ev]
-        assert "mechanism_released" in kinds and kinds.count("latch_opened") == 3, kinds
-        assert c.trip_text is None and c.supervisor.trip_reason is None
-        assert "engaged" not in st.em.world.latch_states()
-        assert not c.mechanism_io.state.latched
-
-        # and the stand docks again, captured again
-        st.must(st.op.req("arm"), "arm after undock")
-        st.wait(lambda: c.phase.name == "READY", 120, "READY")
-        st.must(st.op.req("start"), "start")
-        out = st.finish_docking()
-        assert out["state"] == "DONE" and c.summary()["captured"] is True, out
+        yield st
     finally:
         st.close()
 
 
-def test_latch_inputs_that_never_close_report_no_capture(tmp_path):
-    st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=_stand(tmp_path))
-    c = st.ctl
-    try:
-        st.em.faults.start("latch_inputs_stuck", 0.0)
-        st.wait(lambda: c.mechanism_io.state.ok, 10, "the mechanism link's first poll")
-        st.start_docking()
-        out = st.finish_docking()
-        assert st.em.world.captured            # the emulated mechanism did latch ...
-        s = c.summary()
-        assert s["captured"] is False and s["capture_signal_s"] is None, (out, s)   # ... the unit never said so
-        assert not [e for e in _kinds(c) if e["kind"] in ("capture", "latch_closed")]
-    finally:
-        st.close()
+def _start_docking(st):
+    """The docking started once the controller has polled the mechanism's unit."""
+    st.wait(lambda: st.ctl.mechanism_io.state.ok, 10, "the mechanism link's first poll")
+    st.start_docking()
 
 
-def test_a_fault_on_the_units_register_trips_by_its_name(tmp_path):
-    st = DrillStand(tmp_path / "runs", lease_timeout_s=10.0, case=_short_case(tmp_path), emulator=None, stand=_stand(tmp_path))
+def test_capture_from_the_unit_then_arm_refused_then_undock_and_dock_again(st):
     c = st.ctl
-    try:
-        st.wait(lambda: c.mechanism_io.state.ok, 10, "the mechanism link's first poll")
-        st.start_docking()
-        st.wait(lambda: c.phase.name == "DYNAMICS", 60, "the dynamics")
-        st.em.faults.start("mechanism_fault", st.em.t)
-        st.wait(lambda: c.supervisor.safe, 10, "the trip")
-        assert c.supervisor.trip_reason == "MECHANISM_FAULT", c.trip_text
-        assert "latch drive overcurrent" in c.trip_text
-        st.wait(st.stopped, 30, "the platform frozen")
-        st.em.faults.end("mechanism_fault")
-        st.wait(lambda: c.mechanism_io.state.fault == 0, 10, "the fault cleared at the unit")
-        assert st.op.req("reset")["ok"]
-    finally:
-        st.close()
+    _start_docking(st)
+    out = st.finish_docking()
+    assert out["state"] == "DONE", out
+    s = c.summary()
+    assert s["captured"] is True and s["capture_signal_s"] is not None, s
+    caps = [e for e in _kinds(c) if e["kind"] == "capture"]
+    assert caps and caps[0]["t_run"] == s["capture_signal_s"]
+    assert len([e for e in _kinds(c) if e["kind"] == "latch_closed"]) == 3
+    assert st.em.world.latch_states().count("engaged") == 3
+
+    # ARM with the units latched: refused, nothing moves
+    assert st.op.req("reset")["ok"]
+    r = st.op.req("arm")
+    assert not r["ok"] and "mechanism latched" in r["reason"] and "undock" in r["reason"], r
+    assert c.phase.name in ("FROZEN", "IDLE")
+
+    # UNDOCK: the release output, the latches open, the retreat, the output cleared
+    n0 = len(c.events)
+    assert st.op.req("undock")["ok"]
+    st.wait(lambda: c.phase.name == "RETRACT", 10, "the undock's retract")
+    st.wait(lambda: st.em.unit.release_on, 10, "the release output at the unit")
+    st.wait(lambda: c.phase.name == "FROZEN", 120, "the retract's end")
+    st.wait(lambda: not c.mechanism_io.state.release_on and not st.em.unit.release_on, 10, "the output cleared")
+    ev = list(c.events)[n0:]
+    kinds = [e["kind"] for e in ev]
+    assert "mechanism_released" in kinds and kinds.count("latch_opened") == 3, kinds
+    assert c.trip_text is None and c.supervisor.trip_reason is None
+    assert "engaged" not in st.em.world.latch_states()
+    assert not c.mechanism_io.state.latched
+
+    # and the stand docks again, captured again
+    st.must(st.op.req("arm"), "arm after undock")
+    st.wait(lambda: c.phase.name == "READY", 120, "READY")
+    st.must(st.op.req("start"), "start")
+    out = st.finish_docking()
+    assert out["state"] == "DONE" and c.summary()["captured"] is True, out
+
+
+def test_latch_inputs_that_never_close_report_no_capture(st):
+    c = st.ctl
+    st.em.faults.start("latch_inputs_stuck", 0.0)
+    _start_docking(st)
+    out = st.finish_docking()
+    assert st.em.world.captured            # the emulated mechanism did latch ...
+    s = c.summary()
+    assert s["captured"] is False and s["capture_signal_s"] is None, (out, s)   # ... the unit never said so
+    assert not [e for e in _kinds(c) if e["kind"] in ("capture", "latch_closed")]
+
+
+def test_a_fault_on_the_units_register_trips_by_its_name(st):
+    c = st.ctl
+    _start_docking(st)
+    st.wait(lambda: c.phase.name == "DYNAMICS", 60, "the dynamics")
+    st.em.faults.start("mechanism_fault", st.em.t)
+    st.wait(lambda: c.supervisor.safe, 10, "the trip")
+    assert c.supervisor.trip_reason == "MECHANISM_FAULT", c.trip_text
+    assert "latch drive overcurrent" in c.trip_text
+    st.wait(st.stopped, 30, "the platform frozen")
+    st.em.faults.end("mechanism_fault")
+    st.wait(lambda: c.mechanism_io.state.fault == 0, 10, "the fault cleared at the unit")
+    assert st.op.req("reset")["ok"]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from rt.record.telemetry import CommandClient
 
+from config_edits import ipc_stand
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -51,24 +53,15 @@ def _intruder(endpoints: list[str]) -> int:
     return pid
 
 
+# this test is about peers, not about timing on a busy 2-core machine (forked intruders and
+# a FIFO emulator share it with the controller): links may go quiet for 100 cycles before
+# they count as lost, and the loop may overrun or miss 1000 cycles before it trips
+PATIENT = (("stale_cycles = 5 ", "stale_cycles = 100 "), ("platform_stale_cycles = 20 ", "platform_stale_cycles = 100 "),
+           ("overrun_streak_max = 5", "overrun_streak_max = 1000"), ("miss_budget = 50 ", "miss_budget = 1000 "))
+
+
 def _stand(tmp_path: Path, name: str, cmd: str, pub: str) -> Path:
-    text = (REPO / "config" / "stand.toml").read_text()
-    for old, new in (("tcp://127.0.0.1:5570", f"ipc://{tmp_path}/sensor"),
-                     ("tcp://127.0.0.1:5571", f"ipc://{tmp_path}/platform"),
-                     ("tcp://127.0.0.1:5561", f"ipc://{tmp_path}/{pub}"),
-                     ("tcp://127.0.0.1:5560", f"ipc://{tmp_path}/{cmd}")):
-        assert old in text
-        text = text.replace(old, new)
-    # this test is about peers, not about timing on a busy 2-core machine (forked intruders and
-    # a FIFO emulator share it with the controller): links may go quiet for 100 cycles before
-    # they count as lost, and the loop may overrun or miss 1000 cycles before it trips
-    for old, new in (("stale_cycles = 5 ", "stale_cycles = 100 "), ("platform_stale_cycles = 20 ", "platform_stale_cycles = 100 "),
-                     ("overrun_streak_max = 5", "overrun_streak_max = 1000"), ("miss_budget = 50 ", "miss_budget = 1000 ")):
-        assert old in text
-        text = text.replace(old, new)
-    p = tmp_path / f"{name}.toml"
-    p.write_text(text)
-    return p
+    return ipc_stand(tmp_path, name, cmd, pub, more=PATIENT)
 
 
 def _start(args, tmp_path, **kw):

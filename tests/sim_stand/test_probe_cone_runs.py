@@ -16,6 +16,8 @@ from sim_stand.cli import DEFAULT_EMULATOR, DEFAULT_STAND, REPO, run_demo
 from sim_stand.digital import DigitalSim, stand_conditions
 from sim_stand.world_config import load_emulator
 
+from reference_agreement import check_hil_agrees
+
 pytestmark = pytest.mark.slow
 
 CASE = REPO / "config" / "cases" / "probe_cone.toml"
@@ -81,12 +83,7 @@ def pair(tmp_path_factory):
 
 def test_hil_probe_cone_agrees_with_the_reference(pair):
     case, hil, dig, rep = pair
-    assert hil["final_state"] == "DONE" and hil["trip"] is None, hil
-    assert hil["captured"] and dig.captured and rep["capture_agreement"], rep
-    assert abs(hil["time_to_capture_s"] - dig.time_to_capture_s) < 0.02
-    fi = rep["fidelity"]
-    assert abs(fi["first_contact_difference_s"]) < 0.02, fi
-    assert abs(rep["peak_force_error_pct"]) <= 8.0, rep["peak_force_error_pct"]
+    check_hil_agrees(hil, dig, rep)
     assert rep["post_impact_velocity_error_mps"] <= 0.05 * case.initial.velocity_mps[0], rep
 
 

@@ -9,6 +9,8 @@ from rt.stand import hexapod as HX
 from rt.config import ConfigError, load_any
 from rt.config.stand import default_runlog_dir, load_stand
 
+from config_edits import config_error
+
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT = REPO / "config" / "stand.toml"
 TEXT = DEFAULT.read_text()
@@ -53,12 +55,7 @@ def test_run_logs_default_to_the_data_directory_not_the_source_tree(tmp_path, mo
 
 
 def bad(tmp_path, old, new):
-    assert old in TEXT, old
-    p = tmp_path / "stand.toml"
-    p.write_text(TEXT.replace(old, new, 1))
-    with pytest.raises(ConfigError) as e:
-        load_stand(p)
-    return e.value
+    return config_error(load_stand, TEXT, old, new, tmp_path / "stand.toml")
 
 
 @pytest.mark.parametrize("old, new, key, words", [

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rt.config.stand import load_stand
 from rt.control.controller import Controller, with_endpoints
-from sim_stand.cli import (DEFAULT_STAND, REPO, _emulator_config, _endpoint_override, _wait_for_peers,
-                           die_with_parent, lockstep_stand)
+from sim_stand.cli import (DEFAULT_STAND, REPO, _emulator_config, _endpoint_override, die_with_parent, lockstep_stand,
+                           start_lockstep)
 
 NOMINAL = REPO / "config" / "cases" / "nominal.toml"
 
@@ -55,11 +55,7 @@ class LiveStand:
             text=True, cwd=str(REPO), preexec_fn=die_with_parent(os.getpid()))
         assert self.proc.stdout.readline(), self.proc.stderr.read()
         self.ctl = Controller(stand, lockstep=True, telemetry=True, log_dir=log_dir, lockstep_timeout_s=0.5)
-        self.ctl.open()
-        self.ctl.warm_up()
-        _wait_for_peers(self.ctl)
-        self.ctl.make_loop()
-        self.ctl.run_until(lambda c: c.links_seen(), 200)
+        start_lockstep(self.ctl)
         self.stop = threading.Event()
         self.cycle_s = cycle_s
         self.error: BaseException | None = None

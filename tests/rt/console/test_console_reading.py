@@ -5,68 +5,33 @@ line says TRIPPED and the way back, the platform's fault code has its name; refu
 keys, not of the protocol."""
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
 from textual.widgets._footer import FooterKey
 
 from drivers.motion_platform import PlatformState
 from rt.console import view as V
-from rt.console.app import ConsoleApp
 from rt.console.source import ReplaySource, load_log
-from rt.control.controller import Phase
 from rt.record.runlog import read_log
 from sim_stand.kinematic_rig import Rig
 
+from pilot_steps import play_to_end, replay_in_console
+from rig_steps import record_until_frozen
+
 WEIGHT_N = -1500.0        # the passive unit's weight on the sensor before the tare
 
-
-def arm_and_start(rig, attempts: int = 3):
-    """``rig.arm_and_start()``, with the arm asked again after a few cycles if its guard found the
-    stepped rig's platform "silent": it judges the STATUS's wall-clock age (20 ms), which a loaded
-    machine can exceed between two rig steps; not what these tests are about."""
-    from sim_stand.kinematic_rig import NOMINAL
-    c = rig.ctl
-    rig.run(3)
-    assert c.command("load_case", case=str(NOMINAL)).ok
-    for k in range(attempts):
-        r = c.command("arm")
-        if r.ok or "silent" not in str(r.reason) or k == attempts - 1:
-            assert r.ok, r.reason
-            break
-        rig.run(5)
-    rig.run_until(lambda x: x.phase is Phase.READY or x.supervisor.safe, 20000)
-    assert c.phase is Phase.READY, (c.phase, c.trip_text)
-    assert c.command("start").ok
 
 @pytest.fixture(scope="module")
 def tripped(tmp_path_factory):
     """A kinematic-rig run with the unit's weight on the sensor (taken out by the arm's tare),
     a contact, and the platform reporting FAULT / WATCHDOG in the dynamics: PLATFORM_FAULT."""
-    d = tmp_path_factory.mktemp("tripped")
-    rig = Rig(d, contact=(-0.2, 2000.0))
+    rig = Rig(tmp_path_factory.mktemp("tripped"), contact=(-0.2, 2000.0))
     rig.w_S[2] = WEIGHT_N
-    try:
-        arm_and_start(rig)
-        rig.run_until(lambda c: c.phase is Phase.DYNAMICS, 5000)
-        rig.run(1200)
+
+    def platform_fault(rig):
         rig.state, rig.fault = PlatformState.FAULT, 1
-        rig.run_until(lambda c: c.phase is Phase.FROZEN, 5000)
-        rig.run(5)
-        trip = rig.ctl.summary().get("trip_reason")
-    finally:
-        rig.close()
-    return rig.ctl.log_path, trip
-
-
-async def _play_to_end(app, pilot):
-    await pilot.press("plus", "plus", "plus", "plus")
-    for _ in range(200):
-        if app.source.ended:
-            break
-        await pilot.press("right_square_bracket")
-    await pilot.pause(0.3)
+    path, summary = record_until_frozen(rig, 1200, platform_fault)
+    return path, summary.get("trip_reason")
 
 
 def test_replay_titles_footer_plots_and_the_trip(tripped):
@@ -74,45 +39,43 @@ def test_replay_titles_footer_plots_and_the_trip(tripped):
     assert trip == "PLATFORM_FAULT"
     log = read_log(path)
     src = ReplaySource(path)
-    app = ConsoleApp(src, refresh_hz=30)
 
-    async def go():
-        async with app.run_test(size=(180, 55)) as pilot:
-            await pilot.pause(0.3)
-            # every panel has a title
-            for pid in ("wrench", "plots", "relative", "platform", "margins", "links", "timing", "events"):
-                assert str(app.w[pid].border_title or "").strip(), pid
-            # the footer of a replay: its transport and quit, no command key
-            for _ in range(100):            # the footer composes its keys after the first frames
-                keys = {k.description for k in app.query(FooterKey)}
-                if keys:
-                    break
-                await pilot.pause(0.05)
-            assert {"play/pause", "+10 s", "quit"} <= keys
-            assert not keys & {k.label for k in V.COMMAND_KEYS}, keys
-            assert "sends no command" in app.message
-            await pilot.press("p")
-            await pilot.press("a")          # a command key in a replay: said, and nothing sent
-            await pilot.pause(0.1)
-            assert "arm: a replay sends no command" in app.message
-            # the plots start after the tare: past the MOVE, no plotted value carries the weight (paused,
-            # seeking by 1 s)
-            while V.name_of(V.PHASES, app.sample["phase"]) in ("ENGAGE", "TARE", "IDLE"):
-                await pilot.press("right")
-                await pilot.pause(0.05)
-            await pilot.pause(0.2)          # (paused: the panels hold one sample)
-            fz = app.w["spark-Fz"].data
-            assert fz and min(fz) > 0.5 * WEIGHT_N, min(fz)
-            assert "-1.5k" not in app.shown["spark-label-Fz"]
-            await pilot.press("p")
-            await _play_to_end(app, pilot)
-            # after the trip: its time in the header, the message line, the fault's name
-            assert V.name_of(V.STATES, app.sample["state"]) == "SAFE"
-            header = app.shown["header"]
-            assert "t_run     —" in header and "tripped: PLATFORM_FAULT at t_run" in header, header
-            assert "TRIPPED: PLATFORM_FAULT" in app.message and ("reset (r)" in app.message
-                                                                  or "Next: " in app.message), app.message
-    asyncio.run(go())
+    async def steps(app, pilot):
+        # every panel has a title
+        for pid in ("wrench", "plots", "relative", "platform", "margins", "links", "timing", "events"):
+            assert str(app.w[pid].border_title or "").strip(), pid
+        # the footer of a replay: its transport and quit, no command key
+        for _ in range(100):            # the footer composes its keys after the first frames
+            keys = {k.description for k in app.query(FooterKey)}
+            if keys:
+                break
+            await pilot.pause(0.05)
+        assert {"play/pause", "+10 s", "quit"} <= keys
+        assert not keys & {k.label for k in V.COMMAND_KEYS}, keys
+        assert "sends no command" in app.message
+        await pilot.press("p")
+        await pilot.press("a")          # a command key in a replay: said, and nothing sent
+        await pilot.pause(0.1)
+        assert "arm: a replay sends no command" in app.message
+        # the plots start after the tare: past the MOVE, no plotted value carries the weight (paused,
+        # seeking by 1 s)
+        while V.name_of(V.PHASES, app.sample["phase"]) in ("ENGAGE", "TARE", "IDLE"):
+            await pilot.press("right")
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)          # (paused: the panels hold one sample)
+        fz = app.w["spark-Fz"].data
+        assert fz and min(fz) > 0.5 * WEIGHT_N, min(fz)
+        assert "-1.5k" not in app.shown["spark-label-Fz"]
+        await pilot.press("p")
+        await play_to_end(app, pilot)
+        # after the trip: its time in the header, the message line, the fault's name
+        assert V.name_of(V.STATES, app.sample["state"]) == "SAFE"
+        header = app.shown["header"]
+        assert "t_run     —" in header and "tripped: PLATFORM_FAULT at t_run" in header, header
+        assert "TRIPPED: PLATFORM_FAULT" in app.message and ("reset (r)" in app.message
+                                                              or "Next: " in app.message), app.message
+
+    app = replay_in_console(src, steps, settle_s=0.3)
     # the trip's run time is the run clock at the trip's cycle (from the run_start event's two clocks)
     t_trip = float(app.run_end.rsplit("t_run ", 1)[1].split()[0])
     ev = next(e for e in log.events if e.get("kind") == "supervisor_trip")

@@ -3,7 +3,6 @@ rig, lockstep) plays through the same panels and ends on the values of its last 
 controller's summary; a truncated copy plays to its last complete record and says so."""
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -12,80 +11,42 @@ import numpy as np
 import pytest
 
 from rt.console import view as V
-from rt.console.app import ConsoleApp
 from rt.console.source import ReplaySource, WatchOnly
 from rt.control.controller import Phase
 from rt.record.runlog import read_log
 from sim_stand.kinematic_rig import REPO, Rig
 
+from pilot_steps import play_to_end, replay_in_console
+from rig_steps import record_until_frozen
 
-def arm_and_start(rig, attempts: int = 3):
-    """``rig.arm_and_start()``, with the arm asked again after a few cycles if its guard found the
-    stepped rig's platform "silent": it judges the STATUS's wall-clock age (20 ms), which a loaded
-    machine can exceed between two rig steps; not what these tests are about."""
-    from sim_stand.kinematic_rig import NOMINAL
-    c = rig.ctl
-    rig.run(3)
-    assert c.command("load_case", case=str(NOMINAL)).ok
-    for k in range(attempts):
-        r = c.command("arm")
-        if r.ok or "silent" not in str(r.reason) or k == attempts - 1:
-            assert r.ok, r.reason
-            break
-        rig.run(5)
-    rig.run_until(lambda x: x.phase is Phase.READY or x.supervisor.safe, 20000)
-    assert c.phase is Phase.READY, (c.phase, c.trip_text)
-    assert c.command("start").ok
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    d = tmp_path_factory.mktemp("replay")
-    rig = Rig(d, contact=(-0.2, 2000.0))
-    try:
-        arm_and_start(rig)
-        rig.run_until(lambda c: c.phase is Phase.DYNAMICS, 5000)
-        rig.run(1500)
-        rig.ctl.command("abort", client="test")
-        rig.run_until(lambda c: c.phase is Phase.FROZEN, 5000)
-        rig.run(5)
-        summary = rig.ctl.summary()
-    finally:
-        rig.close()
-    return rig.ctl.log_path, summary
-
-
-async def _play_to_end(app, pilot):
-    await pilot.press("plus", "plus", "plus", "plus")          # x10
-    for _ in range(200):
-        if app.source.ended:
-            break
-        await pilot.press("right_square_bracket")           # seek +10 s
-    await pilot.pause(0.3)
+    rig = Rig(tmp_path_factory.mktemp("replay"), contact=(-0.2, 2000.0))
+    return record_until_frozen(rig, 1500, lambda rig: rig.ctl.command("abort", client="test"))
 
 
 def test_replay_ends_on_the_summary_values(recorded):
     path, summary = recorded
     log = read_log(path)
     src = ReplaySource(path)
-    app = ConsoleApp(src, refresh_hz=30)
 
-    async def go():
-        async with app.run_test(size=(180, 55)) as pilot:
-            await pilot.pause(0.2)
-            assert app.sample is not None and src.speed == 1.0
-            await pilot.press("p")
-            assert src.paused
-            await pilot.press("p")
-            await _play_to_end(app, pilot)
-            assert src.speed == 10.0 and src.ended
-            assert "replay ended at cycle" in app.message and "truncated" not in app.message
-            # a lockstep log holds no link ages or wall-clock timing: said, not shown as 0
-            assert "not recorded" in app.shown["links"] and "not recorded" in app.shown["timing"]
-            assert "t_run" in app.shown["header"]
-            assert "mechanism  capture open   latches 1○ 2○ 3○" in app.shown["relative"]   # the rig has no mechanism
-            assert "since the log opened" in str(app.w["events"].border_title)
-            assert all(app.w[f"spark-{n}"].summary_function is V.extreme for n in V.WRENCH)
-    asyncio.run(go())
+    async def steps(app, pilot):
+        assert app.sample is not None and src.speed == 1.0
+        await pilot.press("p")
+        assert src.paused
+        await pilot.press("p")
+        await play_to_end(app, pilot)
+        assert src.speed == 10.0 and src.ended
+        assert "replay ended at cycle" in app.message and "truncated" not in app.message
+        # a lockstep log holds no link ages or wall-clock timing: said, not shown as 0
+        assert "not recorded" in app.shown["links"] and "not recorded" in app.shown["timing"]
+        assert "t_run" in app.shown["header"]
+        assert "mechanism  capture open   latches 1○ 2○ 3○" in app.shown["relative"]   # the rig has no mechanism
+        assert "since the log opened" in str(app.w["events"].border_title)
+        assert all(app.w[f"spark-{n}"].summary_function is V.extreme for n in V.WRENCH)
+
+    app = replay_in_console(src, steps)
     last = log.n_records - 1
     assert app.sample["cycle"] == log.fields["cycle"][last]
     assert app.shown["wrench"] == V.fmt_wrench(log.fields["w_P"][last])
@@ -107,15 +68,13 @@ def test_a_truncated_log_plays_to_its_end_and_says_so(recorded, tmp_path):
     cut.write_bytes(raw[: int(len(raw) * 0.6)])
     src = ReplaySource(cut)
     assert src.truncated and 0 < src.n < read_log(path).n_records
-    app = ConsoleApp(src, refresh_hz=30)
 
-    async def go():
-        async with app.run_test(size=(180, 55)) as pilot:
-            await pilot.pause(0.2)
-            assert "truncated" in app.message
-            await _play_to_end(app, pilot)
-            assert "replay ended" in app.message and "truncated log" in app.message
-    asyncio.run(go())
+    async def steps(app, pilot):
+        assert "truncated" in app.message
+        await play_to_end(app, pilot)
+        assert "replay ended" in app.message and "truncated log" in app.message
+
+    app = replay_in_console(src, steps)
     log = read_log(cut)
     assert app.sample["cycle"] == log.fields["cycle"][-1]
 

@@ -14,14 +14,14 @@ from rt.control.controller import Phase
 from rt.record.runlog import read_log
 from sim_stand.kinematic_rig import Rig
 
+from rig_steps import into_dynamics
+
 
 def test_a_raising_cycle_stops_the_platform_and_the_loop_goes_on(tmp_path, monkeypatch):
     rig = Rig(tmp_path / "logs")
     c = rig.ctl
     try:
-        rig.arm_and_start()
-        rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
-        rig.run(200)
+        into_dynamics(rig, 200)
         real = CK.hil_cycle_packed
         calls = {"n": 0}
 

@@ -23,6 +23,8 @@ from rt.control.controller import Phase
 from rt.record.runlog import read_log
 from sim_stand.kinematic_rig import NOMINAL, STAND, Rig
 
+from rig_steps import into_dynamics
+
 
 @pytest.fixture
 def small_disk(tmp_path):
@@ -82,9 +84,7 @@ def test_a_disk_that_fills_mid_run_is_named_and_survived(small_disk, policy):
     rig = Rig(small_disk / "runs", stand=stand)
     c = rig.ctl
     try:
-        rig.arm_and_start()
-        rig.run_until(lambda k: k.phase is Phase.DYNAMICS, 5000)
-        rig.run(300)
+        into_dynamics(rig, 300)
         path = c.log_path
         filler = fill(small_disk, 64 << 10)
         rig.run_until(lambda k: k.recorder.last_failure is not None, 3000)

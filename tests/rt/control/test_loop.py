@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from bench.controller import _Empty as Nop     # a cycle that does nothing (the bench's empty loop)
 from rt.control.clock import StepClock, WallClock
 from rt.control.loop import FixedStepLoop, TimingRing
 
@@ -29,17 +30,6 @@ class Recorder:
 
     def write(self, c, t):
         self.calls.append(("w", c, t))
-
-
-class Nop:
-    def read(self, c, t):
-        pass
-
-    def update(self, c, t):
-        pass
-
-    def write(self, c, t):
-        pass
 
 
 def test_lockstep_is_deterministic_and_ordered():

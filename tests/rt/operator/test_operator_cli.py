@@ -10,20 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from config_edits import ipc_stand
+
 REPO = Path(__file__).resolve().parents[3]
-
-
-def _stand(tmp_path: Path) -> Path:
-    text = (REPO / "config" / "stand.toml").read_text()
-    for old, new in (("tcp://127.0.0.1:5570", f"ipc://{tmp_path}/sensor"),
-                     ("tcp://127.0.0.1:5571", f"ipc://{tmp_path}/platform"),
-                     ("tcp://127.0.0.1:5561", f"ipc://{tmp_path}/pub"),
-                     ("tcp://127.0.0.1:5560", f"ipc://{tmp_path}/cmd")):
-        assert old in text
-        text = text.replace(old, new)
-    p = tmp_path / "stand.toml"
-    p.write_text(text)
-    return p
 
 
 def _ctl(tmp_path, *args):
@@ -34,7 +23,7 @@ def _ctl(tmp_path, *args):
 
 @pytest.mark.slow
 def test_run_ctl_and_sigterm(tmp_path):
-    stand = _stand(tmp_path)
+    stand = ipc_stand(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "rt.cli", "run", "--stand", str(stand)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

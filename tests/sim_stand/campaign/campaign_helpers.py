@@ -14,39 +14,36 @@ ROOT = Path(__file__).resolve().parents[3]
 NOMINAL = ROOT / "config" / "cases" / "nominal.toml"
 
 
+def toml_value(v) -> str:
+    """A number, a string (a path) or a list of numbers as TOML writes it."""
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, (str, Path)):
+        return f'"{v}"'
+    return repr(v)
+
+
+def write_campaign(path: Path, dispersions: dict, extra: str = "", **keys) -> Path:
+    """A campaign file at ``path``: the top-level ``keys`` in their order (None: left out), a
+    ``[dispersions.NAME]`` table for each entry of ``dispersions`` (name -> its keys), then the
+    TOML text ``extra``."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in keys.items() if v is not None]
+    for name, table in dispersions.items():
+        lines += ["", f"[dispersions.{name}]", *(f"{k} = {toml_value(v)}" for k, v in table.items())]
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
 def short_campaign(tmp_path: Path, samples: int = 12, sampling: str = "lhs", extra: str = "") -> Path:
     """The nominal case cut to 2.5 s (capture settles 0.2 s after capture): ~0.2 s CPU a sample."""
-    p = tmp_path / "short.toml"
-    p.write_text(f'''name = "short"
-case = "{NOMINAL}"
-samples = {samples}
-seed = 7
-sampling = "{sampling}"
-duration_s = 2.5
-capture_settle_s = 0.2
-
-[dispersions.position_y_m]
-distribution = "normal"
-sigma = 0.01
-
-[dispersions.closing_velocity_mps]
-distribution = "uniform"
-bounds = [0.08, 0.14]
-
-[dispersions.misalignment_2_deg]
-distribution = "normal"
-three_sigma = 1.5
-
-[dispersions.damper_scale]
-distribution = "truncated_normal"
-sigma = 0.1
-bounds = [0.8, 1.2]
-
-[dispersions.active_mass_scale]
-distribution = "uniform"
-bounds = [0.95, 1.05]
-{extra}''')
-    return p
+    return write_campaign(tmp_path / "short.toml", {
+        "position_y_m": {"distribution": "normal", "sigma": 0.01},
+        "closing_velocity_mps": {"distribution": "uniform", "bounds": [0.08, 0.14]},
+        "misalignment_2_deg": {"distribution": "normal", "three_sigma": 1.5},
+        "damper_scale": {"distribution": "truncated_normal", "sigma": 0.1, "bounds": [0.8, 1.2]},
+        "active_mass_scale": {"distribution": "uniform", "bounds": [0.95, 1.05]},
+    }, extra, name="short", case=NOMINAL, samples=samples, seed=7, sampling=sampling, duration_s=2.5,
+        capture_settle_s=0.2)
 
 
 class DaskProcesses:
@@ -113,3 +110,13 @@ def run_on_processes(c, procs: DaskProcesses, out_dir):
     addr = procs.start_scheduler()
     procs.start_worker("w1")
     return run_campaign(c, out_dir, scheduler=addr, progress=False)
+
+
+def check_rows_on_processes(local_run, procs: DaskProcesses, out_dir, n: int) -> None:
+    """``local_run``'s campaign (campaign, its results directory, its report) run again on a
+    ``dask scheduler`` and a ``dask worker`` process into ``out_dir``: all ``n`` samples ran and
+    the rows are those of the local run."""
+    c, out, _ = local_run
+    rep = run_on_processes(c, procs, out_dir)
+    assert rep.ran == n
+    assert comparable_rows(out_dir) == comparable_rows(out)

@@ -17,7 +17,7 @@ from sim_stand.campaign.outcome import run_sample
 from sim_stand.campaign.spec import load_campaign
 from sim_stand.campaign.store import ResultStore, StoreError
 
-from campaign_helpers import comparable_rows, run_on_processes, short_campaign
+from campaign_helpers import check_rows_on_processes, comparable_rows, short_campaign
 
 N = 16
 
@@ -54,10 +54,7 @@ def test_local_cluster_runs_every_sample_once(local_run):
 
 
 def test_scheduler_and_worker_processes_give_identical_rows(local_run, dask_procs, tmp_path):
-    c, out, _ = local_run
-    rep = run_on_processes(c, dask_procs, tmp_path / "remote")
-    assert rep.ran == N
-    assert _rows(tmp_path / "remote") == _rows(out)
+    check_rows_on_processes(local_run, dask_procs, tmp_path / "remote", N)
 
 
 def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_path):

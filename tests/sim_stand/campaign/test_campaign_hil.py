@@ -17,38 +17,25 @@ from sim_stand.campaign.engine import run_campaign
 from sim_stand.campaign.spec import load_campaign
 from sim_stand.campaign.store import ResultStore
 
-from campaign_helpers import NOMINAL, comparable_rows, run_on_processes
+from campaign_helpers import NOMINAL, check_rows_on_processes, write_campaign
 
 pytestmark = pytest.mark.slow
 
 N = 4
 
 
-def hil_campaign(tmp, samples=N, extra="", mode='mode = "hil"'):
+def hil_campaign(tmp, samples=N, extra="", mode="hil"):
     """The nominal docking started at -0.65 m (contact after ~0.5 s), cut to 2.5 s; the
-    platform's delay 2.2 .. 4.5 ms against the 2.5 ms the controller is configured for."""
+    platform's delay 2.2 .. 4.5 ms against the 2.5 ms the controller is configured for
+    (``mode`` None: no mode given)."""
     case = tmp / "short_case.toml"
     text = NOMINAL.read_text().replace("../vehicles/", f"{NOMINAL.parent.parent}/vehicles/")
     case.write_text(text.replace("position_m = [-0.70,", "position_m = [-0.65,"))
-    p = tmp / "hil.toml"
-    p.write_text(f'''name = "hil_short"
-case = "{case}"
-{mode}
-samples = {samples}
-seed = 11
-sampling = "sobol"
-duration_s = 2.5
-capture_settle_s = 0.2
-
-[dispersions.stand_delay_s]
-distribution = "uniform"
-bounds = [0.0022, 0.0045]
-
-[dispersions.closing_velocity_mps]
-distribution = "uniform"
-bounds = [0.09, 0.12]
-{extra}''')
-    return p
+    return write_campaign(tmp / "hil.toml", {
+        "stand_delay_s": {"distribution": "uniform", "bounds": [0.0022, 0.0045]},
+        "closing_velocity_mps": {"distribution": "uniform", "bounds": [0.09, 0.12]},
+    }, extra, name="hil_short", case=case, mode=mode, samples=samples, seed=11, sampling="sobol", duration_s=2.5,
+        capture_settle_s=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +61,7 @@ def test_hil_samples_dock_on_the_emulated_stand(hil_run):
 
 
 def test_hil_rows_identical_on_scheduler_and_worker_processes(hil_run, dask_procs, tmp_path):
-    c, out, _ = hil_run
-    rep = run_on_processes(c, dask_procs, tmp_path / "remote")
-    assert rep.ran == N
-    assert comparable_rows(tmp_path / "remote") == comparable_rows(out)
+    check_rows_on_processes(hil_run, dask_procs, tmp_path / "remote", N)
 
 
 def test_rerun_log_shows_the_sampled_delay(hil_run, tmp_path):
@@ -99,7 +83,7 @@ def test_rerun_log_shows_the_sampled_delay(hil_run, tmp_path):
 
 def test_hil_only_keys_are_refused_elsewhere(tmp_path):
     with pytest.raises(ConfigError) as e:
-        load_campaign(hil_campaign(tmp_path, mode=""))
+        load_campaign(hil_campaign(tmp_path, mode=None))
     assert e.value.key == "dispersions.stand_delay_s" and "mode = 'hil'" in e.value.reason
     p = hil_campaign(tmp_path)
     p.write_text(p.read_text().replace("bounds = [0.0022, 0.0045]", "bounds = [0.0010, 0.0045]"))

@@ -11,33 +11,17 @@ from scipy import stats
 from sim_stand.campaign.sampling import design, sample_values, unit_design
 from sim_stand.campaign.spec import load_campaign
 
-from campaign_helpers import NOMINAL
+from campaign_helpers import NOMINAL, write_campaign
 
 N = 2000
 
 
 def _campaign(tmp_path, sampling):
-    p = tmp_path / "m.toml"
-    p.write_text(f'''case = "{NOMINAL}"
-samples = {N}
-seed = 11
-sampling = "{sampling}"
-
-[dispersions.closing_velocity_mps]
-distribution = "uniform"
-bounds = [0.05, 0.20]
-
-[dispersions.position_y_m]
-distribution = "normal"
-mean = 0.01
-three_sigma = 0.09
-
-[dispersions.damper_scale]
-distribution = "truncated_normal"
-sigma = 0.15
-bounds = [0.8, 1.3]
-''')
-    return load_campaign(p)
+    return load_campaign(write_campaign(tmp_path / "m.toml", {
+        "closing_velocity_mps": {"distribution": "uniform", "bounds": [0.05, 0.20]},
+        "position_y_m": {"distribution": "normal", "mean": 0.01, "three_sigma": 0.09},
+        "damper_scale": {"distribution": "truncated_normal", "sigma": 0.15, "bounds": [0.8, 1.3]},
+    }, case=NOMINAL, samples=N, seed=11, sampling=sampling))
 
 
 @pytest.mark.parametrize("sampling", ["random", "lhs", "sobol"])
