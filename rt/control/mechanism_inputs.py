@@ -10,11 +10,12 @@ answer "does the mechanism report capture?".
 
 Real time: :func:`edges` runs in the loop thread only on the cycle whose STATUS changed the
 word (a handful per run); :func:`captured` and :func:`describe` are for guards, summaries and
-consoles (no I/O, small allocations).
+consoles (no I/O, small allocations); :func:`capture_signal_edge` keeps a run's capture time
+and hold on the controller (loop thread, on the cycle of an edge).
 """
 from __future__ import annotations
 
-__all__ = ["edges", "captured", "describe", "EVENT_KINDS"]
+__all__ = ["edges", "captured", "describe", "capture_signal_edge", "EVENT_KINDS"]
 
 #: event kind -> what it says (consoles, reports)
 EVENT_KINDS = {
@@ -54,3 +55,25 @@ def describe(inputs, word: int) -> dict:
     """The wired signals in ``word``, by name: ``{"capture": bool | None, "latches": [bool, ...]}``
     (a console's panel, ``status``)."""
     return {"capture": captured(inputs, word), "latches": [_bit(word, b) for b in inputs.latches]}
+
+
+def capture_signal_edge(ctl, kind: str) -> None:
+    """A run's capture-signal edge (``kind``: an event kind of the mechanism's signals) from
+    the authoritative source (the mechanism's own link where the stand has one, else the
+    platform's digital inputs): the first capture of the run is its capture time; the signal
+    held since its last rise ends the run by ``rt.control.procedures.capture_signal_check``.
+    Loop thread, on the cycle of an edge.
+
+    Parameters
+    ----------
+    ctl : rt.control.controller.Controller
+        The controller: its ``capture_t_run`` and ``capture_held_since`` (run time, s) are set.
+    kind : str
+        The edge's event kind (``capture``, ``capture_released``; others change nothing).
+    """
+    if kind == "capture":
+        if ctl.capture_t_run is None:
+            ctl.capture_t_run = ctl.t_run
+        ctl.capture_held_since = ctl.t_run
+    elif kind == "capture_released":
+        ctl.capture_held_since = None

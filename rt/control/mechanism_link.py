@@ -25,6 +25,7 @@ its events only on a change, a handful per run); the rest runs on commands.
 """
 from __future__ import annotations
 
+from rt.control import mechanism_inputs as MI
 from rt.control.phases import ENGAGED_PHASES, Phase
 from rt.control.supervisor import State
 from rt.stand.safety import Reason
@@ -73,7 +74,7 @@ def cycle(ctl) -> None:
         ev["phase"] = ctl.phase.name
         if running:
             ev["t_run"] = ctl.t_run
-            PR.capture_signal_edge(ctl, ev["kind"])
+            MI.capture_signal_edge(ctl, ev["kind"])
         ctl._event(ev)
     if st.ok and st.fault and st.fault != prev.fault:
         engaged = ctl.phase in ENGAGED_PHASES or ctl.phase is Phase.ENGAGE or \

@@ -238,22 +238,8 @@ def inputs_changed(ctl, first_status: bool = False) -> None:
         if running:
             ev["t_run"] = ctl.t_run
             if ctl.mechanism_io is None:
-                capture_signal_edge(ctl, ev["kind"])
+                MI.capture_signal_edge(ctl, ev["kind"])
         ctl._event(ev)
-
-
-def capture_signal_edge(ctl, kind: str) -> None:
-    """A run's capture-signal edge (``kind``: an event kind of the mechanism's signals) from
-    the authoritative source (the mechanism's own link where the stand has one, else the
-    platform's digital inputs): the first capture of the run is its capture time; the signal
-    held since its last rise ends the run by :func:`capture_signal_check`. Loop thread, on the
-    cycle of an edge."""
-    if kind == "capture":
-        if ctl.capture_t_run is None:
-            ctl.capture_t_run = ctl.t_run
-        ctl.capture_held_since = ctl.t_run
-    elif kind == "capture_released":
-        ctl.capture_held_since = None
 
 
 def capture_signal_check(ctl) -> None:

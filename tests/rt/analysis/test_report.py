@@ -276,13 +276,15 @@ def test_energy_curves_named_absorbed_or_dissipated_never_fall(demo_log, digital
     assert not any("absorbed" in k for k, _ in energy_rows(rep))
 
 
-def test_the_reference_span_is_shown_and_said(demo_log, digital_log):
-    """The digital reference ends when its capture settles, the run goes on: the report says so
-    (a note, a shaded span, the span of the impulse), and compare says the same span."""
+def test_the_reference_span_is_shown_and_said(demo_log, early_reference):
+    """The digital reference ends before the run (here: its duration cut to 3 s), the run goes
+    on: the report says so (a note, a shaded span, the span of the impulse), and compare says
+    the same span."""
     from rt.analysis.figures import fidelity_rows, wrench_page
+    digital_log = early_reference
     run, ref = load_run(demo_log), load_run(digital_log)
     rep = build_report(run, ref)
-    assert rep.reference.end_s < rep.series.end_s - 1.0 and rep.reference.end == "capture_settled"
+    assert rep.reference.end_s < rep.series.end_s - 1.0 and rep.reference.end == "time_limit"
     assert any("has no reference" in n for n in rep.notes)
     fig = wrench_page(rep)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]

@@ -28,25 +28,24 @@ def test_captured_and_describe():
 
 
 def test_the_capture_signal_ends_a_run_once_held_for_the_settle_time():
-    """A run's capture-signal edges (rt.control.procedures.capture_signal_edge) and the end they
+    """A run's capture-signal edges (rt.control.mechanism_inputs.capture_signal_edge) and the end they
     make (rt.control.end_criteria.capture_signal_settled): the first capture is the run's capture
     time; a release restarts the hold; held for end.capture_settle_s the run ends."""
     from types import SimpleNamespace
 
     from rt.control import end_criteria as EC
-    from rt.control import procedures as PR
 
     ctl = SimpleNamespace(capture_t_run=None, capture_held_since=None, t_run=2.5)
-    PR.capture_signal_edge(ctl, "latch_closed")                 # not the capture signal
+    MI.capture_signal_edge(ctl, "latch_closed")                 # not the capture signal
     assert ctl.capture_t_run is None and ctl.capture_held_since is None
-    PR.capture_signal_edge(ctl, "capture")
+    MI.capture_signal_edge(ctl, "capture")
     assert ctl.capture_t_run == 2.5 and ctl.capture_held_since == 2.5
     assert not EC.capture_signal_settled(4.499, ctl.capture_held_since, 2.0)
     ctl.t_run = 3.0
-    PR.capture_signal_edge(ctl, "capture_released")              # it dropped: the hold is gone
+    MI.capture_signal_edge(ctl, "capture_released")              # it dropped: the hold is gone
     assert ctl.capture_held_since is None and not EC.capture_signal_settled(9.0, None, 2.0)
     ctl.t_run = 3.2
-    PR.capture_signal_edge(ctl, "capture")                       # back: the capture time stays the first
+    MI.capture_signal_edge(ctl, "capture")                       # back: the capture time stays the first
     assert ctl.capture_t_run == 2.5 and ctl.capture_held_since == 3.2
     assert not EC.capture_signal_settled(5.19, 3.2, 2.0) and EC.capture_signal_settled(5.2, 3.2, 2.0)
     assert EC.capture_signal_settled(3.2, 3.2, 0.0)              # settle 0: the capture's own cycle
