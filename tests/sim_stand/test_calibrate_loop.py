@@ -12,6 +12,7 @@ import pytest
 from sim_stand.cli import REPO
 
 
+@pytest.mark.slow
 def test_calibrate_loop_at_the_fidelity_settings(tmp_path):
     p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--identify", "feed", "--contact-gate",
                         "--json", "--log-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
@@ -42,6 +43,7 @@ def test_calibrate_loop_names_a_bad_stand(tmp_path):
     assert "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_a_known_lead_error_fails_whatever_the_noise(tmp_path):
     """The stand's defaults (identify = monitor: the configured lead, 3.5 ms, against the
     platform's 3.3 ms; no gate): FAIL on the lead alone, named with its expected error
@@ -64,6 +66,7 @@ def test_a_known_lead_error_fails_whatever_the_noise(tmp_path):
     assert audit["injected_pct"] == pytest.approx(2 * res["cases"][0]["lead_error_pct_expected"], abs=0.1)
 
 
+@pytest.mark.slow
 def test_calibrate_loop_takes_the_stand_from_the_environment_and_refuses_bad_options(tmp_path):
     feed = tmp_path / "stand.toml"
     feed.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "monitor"', 'identify = "feed"'))

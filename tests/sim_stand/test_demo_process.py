@@ -62,6 +62,7 @@ def test_the_emulator_dies_with_a_killed_demo(tmp_path):
             demo.wait()
 
 
+@pytest.mark.slow
 def test_a_finished_demo_leaves_no_temporary_folder(tmp_path):
     from sim_stand.cli import REPO, run_demo
     pattern = os.path.join(tempfile.gettempdir(), "dockstand-demo-*")

@@ -42,6 +42,7 @@ def test_digital_reference_reproduces_the_closed_form(name, tmp_path):
     assert m["cor"] == pytest.approx(rod.restitution(case.contact.damping_ratio), rel=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["elastic_rod", "elastic_rod_damped"])
 def test_hil_cor_uncompensated_exceeds_and_compensated_matches(name, tmp_path):
     path = CASES / f"{name}.toml"

@@ -38,6 +38,7 @@ def _check_commands(log_path):
     return log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault,reason", CASES, ids=[c[0].split("@")[0] for c in CASES])
 def test_emulator_fault_reaches_safe_state(fault, reason, tmp_path):
     out = run_demo(world="free", faults=[fault], log_dir=tmp_path)

@@ -16,6 +16,7 @@ from sim_stand.calibration import rod_hil
 from sim_stand.cli import REPO
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["elastic_rod", "elastic_rod_damped"])
 def test_rebound_exact_and_no_noise_walk(case, tmp_path):
     m = rod_hil(REPO / "config" / "cases" / f"{case}.toml", True, log_dir=tmp_path, identify="feed",
@@ -53,6 +54,7 @@ def test_rebound_exact_and_no_noise_walk(case, tmp_path):
     assert len(ev) == 1 and ev[0]["verdict"] == "PASS" and ev[0]["mechanism_j"] == v["mechanism_j"], ev
 
 
+@pytest.mark.slow
 def test_energy_audit_fails_an_uncompensated_rebound(tmp_path):
     """Without compensation the loop injects ~13 % of the approach energy (CoR +6.5 %): the
     run's verdict is FAIL against the 1 % bound, and says how much."""

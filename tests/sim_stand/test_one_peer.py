@@ -7,6 +7,7 @@ SIGKILL mid-connection (what made a PAIR device abort inside libzmq) leave the e
 running."""
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import signal
@@ -88,6 +89,7 @@ def _wait(pred, timeout_s: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.slow
 def test_a_second_controller_is_refused_and_named_and_the_first_goes_on(tmp_path):
     s1 = _stand(tmp_path, "stand1", "cmd1", "pub1")
     s2 = _stand(tmp_path, "stand2", "cmd2", "pub2")

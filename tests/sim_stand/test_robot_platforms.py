@@ -36,6 +36,7 @@ def test_the_nominal_docking_on_a_robot_ends_done_and_captured(protocol, tmp_pat
     assert r["overruns"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_robot_that_stops_sending_trips_robot_cycle_missed_in_time(protocol, tmp_path):
     stand = load_stand(_stand(protocol))

@@ -21,6 +21,7 @@ def _args(*argv):
     return build_parser().parse_args(["export", *argv])
 
 
+@pytest.mark.slow
 def test_parquet_reads_back_equal_with_units_and_header(demo_log, tmp_path, monkeypatch):
     monkeypatch.setattr(E, "CHUNK", 3000)                 # several row groups
     out = tmp_path / "r.parquet"
@@ -54,6 +55,7 @@ def test_csv_reads_back_bit_for_bit_with_window_and_stride(demo_log, tmp_path, m
     assert np.array_equal(data, want)
 
 
+@pytest.mark.slow
 def test_mcap_channels_messages_and_values(demo_log, tmp_path):
     out = tmp_path / "r.mcap"
     assert cmd_export(_args(demo_log, "--format", "mcap", "-o", str(out))) == 0

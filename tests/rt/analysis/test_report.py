@@ -99,6 +99,7 @@ def _pdf_pages(path) -> int:
     return len(re.findall(rb"/Type\s*/Page\b", path.read_bytes()))
 
 
+@pytest.mark.slow
 def test_report_pdf_and_html_with_and_without_reference(demo_log, digital_log, tmp_path, capsys):
     out = tmp_path / "r.pdf"
     assert cmd_report(_args("report", demo_log, "-o", str(out))) == 0
@@ -207,6 +208,7 @@ def test_the_chunked_energy_audit_is_the_whole_series_audit(demo_log, monkeypatc
     assert chunked.vehicles_j == pytest.approx(float(np.sum(p[1:] * np.diff(d["t"][1:]))), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys):
     cut = tmp_path / "cut.dslog"
     raw = open(demo_log, "rb").read()

@@ -86,6 +86,7 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "rt.cli", *args], capture_output=True, text=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_check_config_cli_exit_codes():
     r = cli("check-config", *presets())
     assert r.returncode == 0, r.stderr

@@ -7,6 +7,7 @@ loopback, a controller on the kinematic rig (found by an operator's review: a re
 console never got the capture event)."""
 from __future__ import annotations
 
+import pytest
 import threading
 import time
 
@@ -28,6 +29,7 @@ def _pump(rig, src, seconds, got):
         time.sleep(0.002)
 
 
+@pytest.mark.slow
 def test_lost_and_earlier_events_are_fetched_once(tmp_path):
     stand = with_endpoints(load_stand(STAND), telemetry={"pub_endpoint": "tcp://127.0.0.1:*",
                                                          "cmd_endpoint": "tcp://127.0.0.1:*"})

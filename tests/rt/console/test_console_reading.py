@@ -34,6 +34,7 @@ def tripped(tmp_path_factory):
     return path, summary.get("trip_reason")
 
 
+@pytest.mark.slow
 def test_replay_titles_footer_plots_and_the_trip(tripped):
     path, trip = tripped
     assert trip == "PLATFORM_FAULT"

@@ -26,6 +26,7 @@ def recorded(tmp_path_factory):
     return record_until_frozen(rig, 1500, lambda rig: rig.ctl.command("abort", client="test"))
 
 
+@pytest.mark.slow
 def test_replay_ends_on_the_summary_values(recorded):
     path, summary = recorded
     log = read_log(path)

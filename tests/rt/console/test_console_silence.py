@@ -4,6 +4,7 @@ comes back as "not answered" instead of vanishing. Real sockets on loopback: the
 TelemetryServer polled by a thread, then stopped."""
 from __future__ import annotations
 
+import pytest
 import threading
 import time
 
@@ -15,6 +16,7 @@ from rt.record.telemetry import TelemetryServer
 FIELDS = {"t": 1, "w_P": 6}
 
 
+@pytest.mark.slow
 def test_a_silent_controller_is_named_and_an_unanswered_abort_reported():
     ctx = zmq.Context()
     tel = TelemetryServer(FIELDS, pub_endpoint="tcp://127.0.0.1:*", cmd_endpoint="tcp://127.0.0.1:*", context=ctx,

@@ -10,6 +10,7 @@ until a force/torque trip (9.7 kN, 1.3 kN·m on the emulator before the guards).
 Controller in lockstep with the emulator process (tests/rt/console/live_rig.py)."""
 from __future__ import annotations
 
+import pytest
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from live_rig import wait_for as _wait  # noqa: E402
 
 
 
+@pytest.mark.slow
 def test_rearming_a_latched_mechanism_trips_early_and_says_why(tmp_path):
     case = short_case(tmp_path / "case")
     rig = LiveStand(tmp_path / "runs", case)

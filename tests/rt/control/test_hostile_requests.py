@@ -9,6 +9,7 @@ case are refused at once while the loop keeps its cycles, and an abort whose rea
 1000 deep is carried out, its reason replaced, its events readable."""
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -53,6 +54,7 @@ class Operator:
         self.cli.close()
 
 
+@pytest.mark.slow
 def test_hostile_requests_mid_docking_leave_the_docking_done(tmp_path):
     case = short_case(tmp_path / "case")
     files = hostile_files(tmp_path / "hostile")

@@ -30,6 +30,7 @@ def _rotvec(q):
     return ang * q[1:] / s
 
 
+@pytest.mark.slow
 def test_feedback_linearization_after_capture():
     base = ArmModel(load_arm(ROOT / "config/arms/berthing_arm.toml"))
     q, u = base.home()

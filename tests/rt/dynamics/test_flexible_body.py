@@ -130,6 +130,7 @@ def _tumble(link, dt, seconds):
             abs(E1 - E0) / E0)
 
 
+@pytest.mark.slow
 def test_free_floating_link_conserves_momentum_and_energy(link):
     """2 s of free flight, tumbling and vibrating (second bending modes near 40 Hz), RK4: linear
     and angular momentum (inertial, about the inertial origin) stay to 1e-9; the energy error is

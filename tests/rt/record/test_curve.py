@@ -62,6 +62,7 @@ def _wait(pred, tel, timeout=5.0):
     return None
 
 
+@pytest.mark.slow
 def test_authorised_key_works_unknown_key_gets_nothing(tmp_path):
     keys = init_keys(tmp_path / "keys", ["alice"])
     stranger = _pair(tmp_path, "mallory")       # a valid key pair the controller does not know

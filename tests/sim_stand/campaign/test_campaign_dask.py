@@ -36,6 +36,7 @@ def local_run(tmp_path_factory):
 _rows = comparable_rows
 
 
+@pytest.mark.slow
 def test_local_cluster_runs_every_sample_once(local_run):
     c, out, rep = local_run
     assert rep.ran == N and rep.written == N and rep.workers == 2
@@ -53,10 +54,12 @@ def test_local_cluster_runs_every_sample_once(local_run):
     assert pq.read_table(out / "results").num_rows == N
 
 
+@pytest.mark.slow
 def test_scheduler_and_worker_processes_give_identical_rows(local_run, dask_procs, tmp_path):
     check_rows_on_processes(local_run, dask_procs, tmp_path / "remote", N)
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_path):
     c = load_campaign(short_campaign(tmp_path, 16, sampling="random"))
     run_sample(c, 0, {})                               # kernels compiled (once) before the workers start
@@ -104,6 +107,7 @@ def test_worker_killed_mid_campaign_each_sample_exactly_once(dask_procs, tmp_pat
         assert rows_equal(r, run_sample(c, r["sample"], {k: r[k] for k in c.names}))
 
 
+@pytest.mark.slow
 def test_resume_runs_only_the_missing_samples(local_run, tmp_path):
     c, _, _ = local_run
     c = load_campaign(short_campaign(tmp_path, 6, sampling="random"))
@@ -124,6 +128,7 @@ def test_resume_runs_only_the_missing_samples(local_run, tmp_path):
     assert rows[:4] == first
 
 
+@pytest.mark.slow
 def test_rerun_reproduces_its_row_and_writes_the_run_log(local_run, tmp_path):
     from rt.record.runlog import read_log
     _, out, _ = local_run

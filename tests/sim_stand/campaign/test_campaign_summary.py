@@ -85,6 +85,7 @@ def test_infeasible_starts_are_not_in_the_capture_probability(tmp_path):
     assert 4 not in [r["sample"] for r in s.worst] and len(s.worst) == 4       # 1 over a limit + 3
 
 
+@pytest.mark.slow
 def test_summary_pdf_and_cli(tmp_path):
     st = _store(tmp_path)
     pdf = tmp_path / "s.pdf"
