@@ -25,6 +25,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_STAND = REPO / "config" / "stand.toml"
 DEFAULT_CASE = REPO / "config" / "cases" / "nominal.toml"
+#: How long (wall-clock s) a lockstep controller waits for the emulator's answer to a frame
+#: before it counts the answer missing (then 10 ms per cycle while the emulator stays silent).
+#: The emulator always answers, unless a fault is injected, so this only has to outlast a
+#: stall: a process descheduled on a loaded machine, a Dask worker's thread waiting for the GIL.
+#: At 0.5 s a heavily loaded machine (load 5 on 2 cores) missed two answers of a probe-cone run
+#: that an unloaded one received -- the same case gave other rows; lockstep runs must not
+#: depend on the machine. A silent emulator (an injected link loss) costs this once.
+LOCKSTEP_TIMEOUT_S = 2.0
 DEFAULT_EMULATOR = REPO / "config" / "emulator" / "default.toml"
 
 
@@ -401,7 +409,8 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
             err = proc.stderr.read()
             raise RuntimeError(f"the emulator did not start: {err.strip()[-2000:]}")
         ctl = Controller(stand, compensate=compensate, lockstep=True, telemetry=False,
-                         log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5,
+                         log_dir=log_dir if log_dir is not None else stand.runlog_dir,
+                         lockstep_timeout_s=LOCKSTEP_TIMEOUT_S,
                          auditor=energy_verdict)
         cs = drive_docking(ctl, case, case_path)
     finally:

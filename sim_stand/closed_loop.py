@@ -63,7 +63,7 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
     RuntimeError if the emulator fails or a command is refused."""
     from rt.analysis.audit import energy_verdict
     from rt.control.controller import Controller
-    from sim_stand.cli import _endpoint_override, drive_docking, lockstep_stand
+    from sim_stand.cli import LOCKSTEP_TIMEOUT_S, _endpoint_override, drive_docking, lockstep_stand
     from sim_stand.model_clock import capture_on_model_clock, stand_event_on_model_clock
     from sim_stand.emulator import Emulator
     from sim_stand.world import StandWorld
@@ -99,7 +99,8 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
         if not ready.wait(timeout_s) or "error" in box:
             raise RuntimeError(f"the emulator did not start: {box.get('error', 'timeout')}")
         ctl = Controller(ctl_stand, compensate=compensate, lockstep=True, telemetry=False,
-                         log_dir=log_dir if log_dir is not None else stand.runlog_dir, lockstep_timeout_s=0.5,
+                         log_dir=log_dir if log_dir is not None else stand.runlog_dir,
+                         lockstep_timeout_s=LOCKSTEP_TIMEOUT_S,
                          auditor=energy_verdict)
         ctl.log_extra = dict(header or {})
         cs = drive_docking(ctl, case, case, client="campaign")

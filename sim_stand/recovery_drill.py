@@ -128,8 +128,8 @@ class DrillStand:
         from rt.config.case import load_case
         from rt.config.stand import load_stand
         from rt.control.controller import Controller, with_endpoints
-        from sim_stand.cli import (DEFAULT_STAND, _emulator_config, _endpoint_override, free_tcp_port, lockstep_stand,
-                                   start_lockstep, with_mechanism_port)
+        from sim_stand.cli import (DEFAULT_STAND, LOCKSTEP_TIMEOUT_S, _emulator_config, _endpoint_override,
+                                   free_tcp_port, lockstep_stand, start_lockstep, with_mechanism_port)
         from sim_stand.emulator import Emulator
         from sim_stand.world import StandWorld
         from sim_stand.world_config import load_emulator
@@ -154,7 +154,7 @@ class DrillStand:
         self.em_error: BaseException | None = None
         self._em_th = threading.Thread(target=self._emulate, name="drill-emulator", daemon=True)
         self._em_th.start()
-        self.ctl = Controller(ctl_stand, lockstep=True, telemetry=True, lockstep_timeout_s=0.5,
+        self.ctl = Controller(ctl_stand, lockstep=True, telemetry=True, lockstep_timeout_s=LOCKSTEP_TIMEOUT_S,
                               log_dir=log_dir if log_dir is not None else self.tmp / "runs")
         start_lockstep(self.ctl, links_cycles=500)
         self._loop_stop = threading.Event()
