@@ -213,7 +213,9 @@ def _identity(run: Run) -> list[tuple[str, str]]:
         tau = h.get("tau_s")
         rows += [("delay compensation", f"{'on' if h.get('compensate') else 'off'}, "
                   + (f"tau = {1e3 * float(tau):.3f} ms" if tau is not None else "tau not logged")
-                  + (f", {h.get('delay_predictor', 'unlogged')} predictor" if h.get("compensate") else "")),
+                  + (f", {h.get('delay_predictor', 'unlogged')} predictor" if h.get("compensate") else "")
+                  + (f" (the case's: {h['delay_predictor_reason']})" if h.get("compensate") and h.get(
+                      "delay_predictor_reason", "the stand's [delays] predictor") != "the stand's [delays] predictor" else "")),
                  ("delay identification", str(h.get("delay_identify") or "not logged") + _identified(run)),
                  ("contact gate", ("on" if gate.get("enabled") else "off") if gate else "not logged"),
                  ("sensing filter", f"{flt.get('cutoff_hz')} Hz" if flt.get("cutoff_hz") else "off"),

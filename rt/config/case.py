@@ -88,6 +88,46 @@ def _mechanism_contact(t: Table, m_red: float) -> ContactSpec:
 
 
 @dataclass(frozen=True)
+class LoopSpec:
+    """``[loop]``: where this case's HIL loop must differ from the stand file's, each with its
+    reason (the stand file's settings are what every case runs otherwise; docs/validation.md
+    §3.3):
+
+    * ``predictor`` (``"acceleration"`` or ``"jerk"``: ``rt.dynamics.coupling``) in place of the
+      stand's ``[delays] predictor``, with ``predictor_reason`` (required with it: a run log and
+      a report say why this case is not run at the stand's setting);
+    * ``contact_stiffness_n_per_m``: the stiffest contact the vehicles feel (for the envelope at
+      ARM, ``rt.stand.envelope``); by default the ``[contact]`` model's own ``stiffness_n_per_m``
+      where it declares one (an elastic rod, a grapple), otherwise none (not checked).
+    """
+    predictor: str | None = None
+    predictor_reason: str = ""
+    contact_stiffness_n_per_m: float | None = None
+
+
+#: the predictors a case may name (``rt.dynamics.coupling.PREDICTORS``: config imports no kernel)
+LOOP_PREDICTORS = ("acceleration", "jerk")
+
+
+def _loop(t: Table, contact) -> LoopSpec:
+    k_contact = getattr(contact, "stiffness_n_per_m", None)
+    k_contact = float(k_contact) if k_contact else None
+    if not t.has("loop"):
+        return LoopSpec(contact_stiffness_n_per_m=k_contact)
+    lp = t.table("loop")
+    pred = lp.str("predictor", None, choices=LOOP_PREDICTORS)
+    why = lp.str("predictor_reason", "")
+    if pred is not None and not why.strip():
+        raise lp.error("predictor_reason", "a case that runs another predictor than the stand's says why "
+                       "(one line: the case's own dynamics that need it)")
+    if pred is None and why:
+        raise lp.error("predictor_reason", "given without a predictor")
+    k = lp.float("contact_stiffness_n_per_m", k_contact, gt=0.0, le=1e9)
+    lp.done()
+    return LoopSpec(predictor=pred, predictor_reason=why.strip(), contact_stiffness_n_per_m=k)
+
+
+@dataclass(frozen=True)
 class Berthing:
     """``[berthing]``: the case is a berthing (issue 25): the active side is the arm of
     ``config/arms`` (its main spacecraft, two flexible links, the end effector) and the active
@@ -120,6 +160,7 @@ class Case:
     interface_path: Path | None = None
     contact: ContactSpec = field(default_factory=ContactSpec)   # or a model's own spec
     berthing: Berthing | None = None
+    loop: LoopSpec = field(default_factory=LoopSpec)
     source: str = ""
     digest: str = ""            # sha256 of the case file's bytes (recorded in run logs)
 
@@ -220,10 +261,11 @@ def parse_case(t: Table) -> Case:
                           capture_settle_s=e.float("capture_settle_s", 2.0, ge=0.0))
         e.done()
     contact = _contact(t, active.mass_kg * passive.mass_kg / (active.mass_kg + passive.mass_kg))
+    loop = _loop(t, contact)
     t.done()
     return Case(name=name, description=desc, duration_s=duration, active=active, passive=passive,
                 initial=ia, orbit=orbit, end=end, mechanism_path=mech, interface_path=iface,
-                contact=contact, berthing=berthing, source=str(t.file))
+                contact=contact, berthing=berthing, loop=loop, source=str(t.file))
 
 
 def _berthing(b: Table) -> Berthing:

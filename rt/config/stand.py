@@ -19,6 +19,7 @@ from drivers.transport import KINDS as TRANSPORT_KINDS, validate_options
 from rt.stand import hexapod as HX
 from rt.config._common import read_pose
 from rt.config._schema import ConfigError, Table, expect_kind
+from rt.stand.envelope import ENVELOPE_ACTIONS
 from rt.stand.safety import SafetyLimits
 from rt.stand.sensing import SensingParams, lowpass_group_delay_s
 
@@ -51,7 +52,7 @@ class Delays:
     servo_s: float
     # online identification of the platform's delay (rt.stand.delay_id): "off", "monitor" (logged,
     # published, band-checked) or "feed" (also replaces transport_s + servo_s in the prediction)
-    identify: str = "monitor"
+    identify: str = "feed"
     identify_band_s: tuple | None = None      # (low, high) s: a valid estimate outside trips; None: no check
     identify_time_constant_s: float = 0.2
     identify_min_speed_m_s: float = 1e-3
@@ -59,7 +60,12 @@ class Delays:
     status_latency_s: float = 0.0
     # the pose predictor (rt.dynamics.coupling.predict_pose): "acceleration" (constant
     # acceleration over the lead) or "jerk" (constant jerk: docs/validation.md §3.3)
-    predictor: str = "acceleration"
+    predictor: str = "jerk"
+    # the stand's envelope (rt.stand.envelope): a case whose stiffest declared contact lies beyond
+    # what any causal compensator reproduces within envelope_cor_error_pct of the CoR is flagged at
+    # ARM ("warn": armed, the run's verdict says why) or refused ("refuse")
+    envelope: str = "warn"
+    envelope_cor_error_pct: float = 1.0
 
     @property
     def total_s(self) -> float:
@@ -85,7 +91,7 @@ class Delays:
 class ContactGate:
     """[sensor.contact_gate] (rt.stand.contact_gate): the measured wrench reaches the dynamics
     only in contact."""
-    enabled: bool = False
+    enabled: bool = True
     on_n: float = 40.0
     off_n: float = 25.0
     persist: int = 2
@@ -463,8 +469,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     if f_on and not cutoff < rate / 2:
         raise ft.error("cutoff_hz", f"must be below half the loop rate ({rate / 2:g} Hz)")
     ft.done()
-    cg_t = st.table("contact_gate", {"enabled": False})
-    cg = ContactGate(enabled=cg_t.bool("enabled", False), on_n=cg_t.float("on_n", 40.0, gt=0.0),
+    cg_t = st.table("contact_gate", {"enabled": True})
+    cg = ContactGate(enabled=cg_t.bool("enabled", True), on_n=cg_t.float("on_n", 40.0, gt=0.0),
                      off_n=cg_t.float("off_n", 25.0, gt=0.0), persist=cg_t.int("persist", 2, ge=1, le=100),
                      release_s=cg_t.float("release_s", 0.05, gt=0.0, le=10.0))
     if not cg.off_n <= cg.on_n:
@@ -574,12 +580,14 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
     d = t.table("delays")
     delays = Delays(d.float("sensor_s", 0.0, ge=0.0), filter_s, d.float("compute_s", 0.0, ge=0.0),
                     d.float("transport_s", 0.0, ge=0.0), d.float("servo_s", 0.0, ge=0.0),
-                    identify=d.str("identify", "monitor", choices=("off", "monitor", "feed")),
+                    identify=d.str("identify", "feed", choices=("off", "monitor", "feed")),
                     identify_time_constant_s=d.float("identify_time_constant_s", 0.2, gt=0.0),
                     identify_min_speed_m_s=d.float("identify_min_speed_m_s", 1e-3, gt=0.0),
                     identify_settle_s=d.float("identify_settle_s", 0.2, gt=0.0),
                     status_latency_s=d.float("status_latency_s", 0.0, ge=0.0),
-                    predictor=d.str("predictor", "acceleration", choices=("acceleration", "jerk")))
+                    predictor=d.str("predictor", "jerk", choices=("acceleration", "jerk")),
+                    envelope=d.str("envelope", "warn", choices=ENVELOPE_ACTIONS),
+                    envelope_cor_error_pct=d.float("envelope_cor_error_pct", 1.0, gt=0.0, le=10.0))
     if d.has("identify_band_s"):
         band = d.vector("identify_band_s", 2, ge=0.0)
         if not band[0] < band[1]:

@@ -451,6 +451,12 @@ def supervise(lim, base, top, leg_lim, box, ctr, crc_ring, gap_ring, pose, vel, 
     for i in range(3):
         trk_ring[h, i] = pose[i]
     xctr[XC_HEAD] = (h + 1) % n
+    if new_missed > 0:
+        # the ring holds one command per period of the loop's clock: deadlines missed since the
+        # last cycle put a stall between its rows, which the tracking check and the delay's
+        # identification would read as the platform's lag (a 49 ms stall identified as a 47 ms
+        # delay and, fed, moved the lead there). Both wait until the ring is refilled.
+        xctr[XC_FILLED] = 0
     if xctr[XC_FILLED] < n:
         xctr[XC_FILLED] += 1
     if status_new:

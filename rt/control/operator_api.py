@@ -145,7 +145,9 @@ def log_header(ctl) -> dict:
                                "damping": ctl.stand.sensing.filter_damping},
             # likewise the contact gate and the delay identification in effect
             "contact_gate": dataclasses.asdict(ctl.stand.contact_gate),
-            "delay_identify": ctl.stand.delays.identify, "delay_predictor": ctl.stand.delays.predictor,
+            "delay_identify": ctl.stand.delays.identify,
+            "delay_predictor": PR.run_predictor(ctl)[1] if ctl.case is not None else ctl.stand.delays.predictor,
+            "delay_predictor_reason": PR.run_predictor(ctl)[2] if ctl.case is not None else "the stand's [delays] predictor",
             # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
             "flight": "berthing" if ctl.sc is not None and ctl.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
             **ctl.log_extra}

@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from drivers.motion_platform import PlatformState
 from rt.config.case import Case
+from rt.stand.envelope import check_envelope
 from rt.control import mechanism_inputs as MI
 from rt.stand import wire_kernels as WK
 
@@ -153,6 +154,10 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     why = ctl.health_refusal()
     if why:
         return why
+    if ctl.stand.delays.envelope == "refuse" and ctl.case is not None:
+        env = check_envelope(ctl.case, ctl.tau, ctl.stand.delays.envelope_cor_error_pct)
+        if env.inside is False:
+            return f"outside the stand's envelope ([delays] envelope = \"refuse\"): {env.reason}"
     if _log_error:
         return _log_error
     return None

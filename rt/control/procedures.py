@@ -44,6 +44,7 @@ from rt.dynamics import spacecraft as SCM
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
+from rt.stand.envelope import check_envelope
 from rt.stand import wire_kernels as WK
 from rt.stand.safety import Reason
 
@@ -114,9 +115,30 @@ def begin_arm(ctl, log_writer=None, flight=None) -> None:
     ctl.xlim[CK.XL_TRACK_ON] = 0.0
     DY.delay_reset(ctl.dly)           # identified anew from this run's motion (the arming move first)
     ctl.delay_rec[:] = math.nan
+    env = run_envelope(ctl)           # the case's stiffest contact at this lead (refused before, if asked)
+    ctl._event(env.as_event())
+    if env.inside is False:
+        log.warning("armed outside the stand's envelope: %s", env.reason)
     ctl._arm_t0 = ctl.t
     ctl._engage_sent = False
     ctl._set_phase(Phase.ENGAGE)
+
+
+def run_predictor(ctl) -> tuple[int, str, str]:
+    """The run's predictor (``rt.dynamics.coupling`` ``MODE_*``), its name and why: the case's
+    ``[loop] predictor`` with its reason where the case names one, else the stand's ``[delays]
+    predictor``; ``MODE_OFF`` without compensation."""
+    own = ctl.case.loop.predictor if ctl.case is not None else None
+    name = own or ctl.stand.delays.predictor
+    why = ctl.case.loop.predictor_reason if own else "the stand's [delays] predictor"
+    return (CP.PREDICTORS[name] if ctl.compensate else CP.MODE_OFF), name, why
+
+
+def run_envelope(ctl):
+    """The loaded case against the stand's envelope at the configured lead
+    (``rt.stand.envelope.check_envelope``)."""
+    d = ctl.stand.delays
+    return check_envelope(ctl.case, ctl.tau, d.envelope_cor_error_pct)
 
 
 def runup_target(ctl) -> float:
@@ -190,6 +212,7 @@ def arming_limits(ctl, creep: bool) -> tuple[float, float, float, float]:
 
 def begin_run(ctl) -> None:
     ctl.sc = flight_from_case(ctl.case)
+    ctl._mode, predictor, why = run_predictor(ctl)
     ctl._hil_pack = pack_cycle(ctl)   # now, not in the loop's first DYNAMICS cycle
     runup_target(ctl)
     ctl.t_run = -(ctl.ru[CK.RU_T] + ctl.runup_lead) if ctl.ru[CK.RU_T] > 0.0 else 0.0
@@ -208,7 +231,8 @@ def begin_run(ctl) -> None:
     ctl.t_dynamics_start = ctl.t if ctl.t_run >= 0.0 else None
     # what the cycle's kernels start from that the records do not carry (dockstand recompute)
     ctl._event({"kind": "run_start", "sensing_bias": [float(b) for b in ctl.sensing.bias],
-                 "t_run": ctl.t_run, "tau_s": ctl.tau, "mode": int(ctl._mode)})
+                 "t_run": ctl.t_run, "tau_s": ctl.tau, "mode": int(ctl._mode), "predictor": predictor,
+                 "predictor_reason": why})
     ctl._set_phase(Phase.RUNUP if ctl.t_run < 0.0 else Phase.DYNAMICS)
 
 

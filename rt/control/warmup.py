@@ -19,6 +19,7 @@ from rt.control.cycle_store import cycle_arrays, pack_cycle
 from rt.control.supervision import supervise_args
 from rt.dynamics import coupling as CP
 from rt.dynamics.berthing_flight import flight_from_case
+from rt.stand import contact_gate as CG
 from rt.stand import wire_kernels as WK
 from rt.stand.safety import SafeStop
 
@@ -46,6 +47,8 @@ def warm_up(ctl) -> None:
     CK.hil_cycle_packed(sbuf, pbuf, 0, time.monotonic_ns(), 0.0, ctl._ftype, ctl.tau, ctl._mode,
                         pack_cycle(ctl, sc, arrays=arrays).table, *link)
     CK.set_link_inputs(ins, *link)
+    # the contact gate as the run's energy audit replays it (rt.analysis.report, writer thread)
+    CG.gate(ctl.gate.copy(), np.zeros(6), np.zeros(6), True)
     CK.ingest(sbuf, pbuf, ctl.sensing.raw.copy(), meas, ins, row, rix)
     CK.emit(WK.HEARTBEAT, 0, time.monotonic_ns(), np.zeros(7), 0, 0.0, ins, np.zeros(MAX_FRAME, np.uint8), row,
             rix, ctl.sensing.w_S.copy(), ctl.sensing.w_P.copy(), sc.x.copy(), ctl.out.copy(), timing,

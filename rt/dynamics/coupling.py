@@ -26,7 +26,14 @@ Per cycle (one compiled call, :func:`coupling_update`):
 Output record ``out`` (OUT_LEN): the predicted relative pose, the current relative state and
 its rates, the platform-top command (position in B, quaternion q_BT), and the accelerations of
 the last two cycles with their count (MODE_JERK's memory: :func:`reset_memory` at the start of
-each run).
+each run), the wrench's share of the acceleration (MODE_JERK's input) and its scratch.
+
+MODE_JERK's jerk is the rate of the *measured wrench's* share of the relative acceleration
+(:func:`wrench_share`: the acceleration at the state less the acceleration at the same state
+without the wrench), not of the whole: what the wrench does not make -- a flexible arm's or a
+mount's modes, the vehicles' own control forces -- is predicted at constant acceleration. The
+jerk term exists for the contact's rate (docs/validation.md §3.3); a berthing arm's modes passed
+through it commanded the platform's angular acceleration over its limit.
 """
 from __future__ import annotations
 
@@ -50,7 +57,11 @@ O_PCMD, O_QCMD = O_ACC + 6, O_ACC + 9   # platform top in B: position (3), q_BT 
 O_A1, O_D1, O_D2 = O_QCMD + 4, O_QCMD + 10, O_QCMD + 16
 O_ANUM = O_D2 + 6
 O_JERK = O_ANUM + 1
-OUT_LEN = O_JERK + 6
+# MODE_JERK's input: the share of the relative acceleration (6) that the measured wrench makes
+# (:func:`wrench_share`), and the scratch of the wrench-free relative state and rates (19)
+O_ACCW = O_JERK + 6
+O_FREE = O_ACCW + 6
+OUT_LEN = O_FREE + S.REL_LEN + 6
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
@@ -131,8 +142,9 @@ def _median3(a, b, c):
 
 @njit(**KERNEL)
 def jerk_estimate(out, dt):
-    """The relative jerk (linear 3, angular 3) into out[O_JERK:O_JERK+6] for MODE_JERK, and
-    the acceleration it extrapolates from (docs/validation.md §3.3):
+    """The relative jerk (linear 3, angular 3) of the measured wrench's share of the
+    acceleration into out[O_JERK:O_JERK+6] for MODE_JERK, and the acceleration it extrapolates
+    from (docs/validation.md §3.3):
 
     * each axis's jerk is this cycle's backward difference of the accelerations, that of half
       a cycle ago (which moves the prediction in phase with the position, not the velocity: no
@@ -151,14 +163,15 @@ def jerk_estimate(out, dt):
     Parameters
     ----------
     out : float64[OUT_LEN]
-        The output record: reads the accelerations ``O_ACC``; writes the jerk ``O_JERK`` (m/s^3,
-        rad/s^3, P) and updates the memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``.
+        The output record: reads the wrench's share of the accelerations ``O_ACCW``
+        (:func:`wrench_share`); writes the jerk ``O_JERK`` (m/s^3, rad/s^3, P) and updates the
+        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``.
     dt : float
         The cycle, s.
     """
     n = out[O_ANUM]
     for i in range(6):
-        a = out[O_ACC + i]
+        a = out[O_ACCW + i]
         d0 = (a - out[O_A1 + i]) / dt
         d1 = out[O_D1 + i]
         if n < 3.0:
@@ -244,6 +257,34 @@ def platform_pose(geo, out):
 
 
 @njit(**KERNEL)
+def wrench_share(out):
+    """out[O_ACCW:O_ACCW+6] = the relative accelerations ``O_ACC`` less those of the same state
+    without the measured wrench (``O_FREE``'s rates): the share the wrench makes (MODE_JERK's
+    input, :func:`jerk_estimate`). The dynamics are linear in the wrench at a given state, so
+    this is the wrench's own (the forward differences' O(h) terms cancel but for O(h^2)).
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: reads ``O_ACC`` and the wrench-free rates at ``O_FREE + REL_LEN``;
+        writes ``O_ACCW`` (m/s^2, rad/s^2, P).
+    """
+    for i in range(6):
+        out[O_ACCW + i] = out[O_ACC + i] - out[O_FREE + S.REL_LEN + i]
+
+
+@njit(**KERNEL)
+def _hold_wrench(w_in, out, zero):
+    """Zero row 0 of ``w_in`` keeping it in out[O_ACCW:O_ACCW+6] (``zero``), or put it back."""
+    for i in range(6):
+        if zero:
+            out[O_ACCW + i] = w_in[0, i]
+            w_in[0, i] = 0.0
+        else:
+            w_in[0, i] = out[O_ACCW + i]
+
+
+@njit(**KERNEL)
 def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, rel):
     """One controller cycle of the coupling (module docstring): step, relative state and rates,
     prediction, platform command. ``w_in`` row 0 is the measured wrench on the passive unit.
@@ -281,7 +322,13 @@ def coupling_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
         Workspace: the relative state.
     """
     S.rk4_step(par, env, x, t, dt, w_in, 1, k, xt, ws, rel)
+    if mode == MODE_JERK:         # the same state without the wrench (first: ws as before after)
+        _hold_wrench(w_in, out, True)
+        relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_FREE, k[0], xt, ws, rel)
+        _hold_wrench(w_in, out, False)
     relative_rates(par, env, x, t + dt, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
+    if mode == MODE_JERK:
+        wrench_share(out)
     predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
 
@@ -318,7 +365,13 @@ def berthing_update(par, env, x, t, dt, w_in, tau, mode, geo, out, k, xt, ws, re
         ports in ``ws``).
     """
     ok = BF.flight_rk4_step(par[0], x, dt, w_in, k, xt, ws, rel)
+    if mode == MODE_JERK:         # the same state without the wrench (coupling_update)
+        _hold_wrench(w_in, out, True)
+        BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_FREE, k[0], xt, ws, rel)
+        _hold_wrench(w_in, out, False)
     BF.flight_relative_rates(par[0], x, w_in, 1e-4, out, O_REL, k[0], xt, ws, rel)
+    if mode == MODE_JERK:
+        wrench_share(out)
     predict_pose(out, tau, mode, dt)
     platform_pose(geo, out)
     return ok

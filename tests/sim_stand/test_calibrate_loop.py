@@ -36,7 +36,7 @@ def test_calibrate_loop_at_the_fidelity_settings(tmp_path):
 
 def test_calibrate_loop_names_a_bad_stand(tmp_path):
     bad = tmp_path / "stand.toml"
-    bad.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "monitor"', 'identify = "always"'))
+    bad.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "feed"', 'identify = "always"'))
     p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--stand", str(bad)], cwd=REPO,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "delays.identify" in p.stderr and str(bad) in p.stderr, p.stderr
@@ -45,10 +45,11 @@ def test_calibrate_loop_names_a_bad_stand(tmp_path):
 
 @pytest.mark.slow
 def test_a_known_lead_error_fails_whatever_the_noise(tmp_path):
-    """The stand's defaults (identify = monitor: the configured lead, 3.5 ms, against the
+    """A stand that leads by its configured delay (identify = monitor: 3.5 ms, against the
     platform's 3.3 ms; no gate): FAIL on the lead alone, named with its expected error
     -pi w dtau / 2 and the fix; the noise floor counts the whole run without the gate."""
-    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--json", "--log-dir", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--json", "--identify", "monitor",
+                        "--no-contact-gate", "--log-dir", str(tmp_path)],
                        cwd=REPO, capture_output=True, text=True, timeout=600)
     assert p.returncode == 1, p.stderr[-2000:]
     res = json.loads(p.stdout)
@@ -69,7 +70,8 @@ def test_a_known_lead_error_fails_whatever_the_noise(tmp_path):
 @pytest.mark.slow
 def test_calibrate_loop_takes_the_stand_from_the_environment_and_refuses_bad_options(tmp_path):
     feed = tmp_path / "stand.toml"
-    feed.write_text((REPO / "config" / "stand.toml").read_text().replace('identify = "monitor"', 'identify = "feed"'))
+    feed.write_text((REPO / "config" / "stand.toml").read_text())      # the shipped stand: identify = "feed"
+    assert 'identify = "feed"' in feed.read_text()
     env = {**__import__("os").environ, "DOCKSTAND_STAND": str(feed)}
     p = subprocess.run([sys.executable, "-m", "rt.cli", "calibrate-loop", "--json", "--contact-gate", "--log-dir",
                         str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -160,7 +160,7 @@ def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo
     rep = compare_logs(demo_log, digital_log)
     lo, hi = rep["reference_peak_force_band_n"]
     assert lo < hi and rep["peak_force_error_band_pct"] is not None
-    # default settings (constant-acceleration predictor, no gate): within the 8 % tolerance,
+    # default settings (constant-jerk predictor, identified delay fed, contact gate): within the 8 % tolerance,
     # and nearer the band than the one phase the reference's log alone shows
     assert abs(rep["peak_force_error_band_pct"]) <= min(8.0, abs(rep["peak_force_error_pct"]))
 
@@ -168,8 +168,8 @@ def test_simulated_reference_of_a_hil_run_is_judged_over_its_sampling_phase(demo
 def test_report_energy_audit_and_events(demo_log):
     rep = build_report(load_run(demo_log))
     ident = dict(rep.identity)          # the loop's settings: which fidelity settings the run had
-    assert ident["delay compensation"].endswith("acceleration predictor")
-    assert ident["delay identification"].startswith("monitor: platform delay identified") and ident["contact gate"] == "off"
+    assert ident["delay compensation"].endswith("jerk predictor")        # the shipped defaults
+    assert ident["delay identification"].startswith("feed: platform delay identified") and ident["contact gate"] == "on"
     e = rep.energy
     # the stand's loop injects or removes at most a few % of the approach energy (compensated)
     assert e.approach_j > 0 and abs(e.injected_pct_of_approach) < 5.0
@@ -193,18 +193,27 @@ def test_the_chunked_energy_audit_is_the_whole_series_audit(demo_log, monkeypatc
     assert np.allclose(chunked.vehicles_cum_j, whole.vehicles_cum_j, rtol=1e-12, atol=1e-12)
     assert np.allclose(chunked.mechanism_cum_j, whole.mechanism_cum_j, rtol=1e-12, atol=1e-12)
     lo, hi = R.dynamics_rows(run)
-    d = run.read(["t", "w_P", "rel_pose", "rel_twist", "meas_pose"], lo - 1, hi)
+    d = run.read(["t", "w_P", "rel_pose", "rel_twist", "meas_pose", "new_sample"], lo - 1, hi)
     st = stand_from_snapshot(run.header["config"], "x")
     geo = stand_geometry(st)
     shift = R.filter_delay_of(run, st)          # the demo's 100 Hz sensing low-pass: 2.2 ms
     assert shift == pytest.approx(st.delays.filter_s) and shift > 2e-3
-    ref = audit(d["t"][1:], d["w_P"][1:], d["rel_pose"][1:], d["rel_twist"][1:], d["meas_pose"][1:], geo,
+    # the shipped stand's contact gate: the hardware met only the contact's force (the report
+    # replays the gate over the records, rt/stand/contact_gate.py)
+    from rt.stand import contact_gate as CG
+    cg = st.contact_gate
+    assert cg.enabled
+    gate = CG.pack_gate(True, cg.on_n, cg.off_n, cg.persist, cg.release_s, 1e-3)
+    w = np.zeros_like(d["w_P"])
+    for i in range(1, len(w)):
+        CG.gate(gate, d["w_P"][i], w[i], bool(d["new_sample"][i]))
+    ref = audit(d["t"][1:], w[1:], d["rel_pose"][1:], d["rel_twist"][1:], d["meas_pose"][1:], geo,
                 shift_s=shift)
     # the whole series from lo: its first 2.2 ms of actual motion are clamped at the series' start,
     # where the report reads the records before (1.2e-6 J of 32.6)
     assert chunked.mechanism_j == pytest.approx(ref.mechanism_j, rel=1e-7)
     # a HIL log's vehicles side: each wrench over the step it was held for (held_step_power)
-    p = held_step_power(d["w_P"], d["rel_pose"], d["rel_twist"])[1:]
+    p = held_step_power(w, d["rel_pose"], d["rel_twist"])[1:]
     assert chunked.vehicles_j == pytest.approx(float(np.sum(p[1:] * np.diff(d["t"][1:]))), rel=1e-12)
 
 

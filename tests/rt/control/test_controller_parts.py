@@ -53,7 +53,8 @@ def _ctl(phase=Phase.IDLE, open_=True, samples=5, stale=False, pstate=PlatformSt
     links = SimpleNamespace(is_open=open_, samples=samples, s_tr=SimpleNamespace(status="s-status"),
                             p_tr=SimpleNamespace(status="p-status"), silence=lambda tr: f"silent: {tr.status}",
                             platform_age_s=lambda: status_age)
-    stand = SimpleNamespace(mechanism_inputs=wired, limits=SimpleNamespace(platform_stale_cycles=20))
+    stand = SimpleNamespace(mechanism_inputs=wired, limits=SimpleNamespace(platform_stale_cycles=20),
+                            delays=SimpleNamespace(envelope="warn", envelope_cor_error_pct=1.0))
     return SimpleNamespace(phase=phase, links=links, meas=meas, stale_sensor=lambda: stale,
                            platform_state=lambda: pstate, stand=stand, lockstep=lockstep, period_s=0.001,
                            health_refusal=lambda: None, mechanism_refusal=lambda: None,

@@ -107,6 +107,7 @@ def _feed_cubic(out, j, t, dt):
     out[CP.O_REL + S.REL_V:CP.O_REL + S.REL_V + 3] = j * t ** 2 / 2.0
     out[CP.O_REL + S.REL_Q] = 1.0
     out[CP.O_ACC:CP.O_ACC + 3] = j * (t - CP.LAG_CYCLES * dt)
+    out[CP.O_ACCW:CP.O_ACCW + 3] = out[CP.O_ACC:CP.O_ACC + 3]      # all of it the wrench's
 
 
 def test_jerk_predictor_is_exact_for_a_cubic_motion():
@@ -151,6 +152,7 @@ def test_jerk_predictor_ignores_a_step_of_the_force():
     for k in range(10):
         # m/s^2, rad/s^2: a step at k = 4, a pulse and a step at k = 7
         out[CP.O_ACC:CP.O_ACC + 6] = 0.0 if k < 4 else (3.0 if k < 7 else (9.0 if k == 7 else 6.0))
+        out[CP.O_ACCW:CP.O_ACCW + 6] = out[CP.O_ACC:CP.O_ACC + 6]
         CP.predict_pose(out, tau, CP.MODE_JERK, dt)
         assert np.array_equal(out[CP.O_JERK:CP.O_JERK + 6], np.zeros(6)), k
         a = out[CP.O_ACC]
@@ -168,6 +170,7 @@ def test_jerk_predictor_rotation_uses_the_angular_jerk():
         out[CP.O_REL + S.REL_Q:CP.O_REL + S.REL_Q + 4] = [1.0, 0.0, 0.0, 0.0]
         out[CP.O_REL + S.REL_W:CP.O_REL + S.REL_W + 3] = u * jw * t ** 2 / 2.0
         out[CP.O_ACC + 3:CP.O_ACC + 6] = u * jw * (t - CP.LAG_CYCLES * dt)
+        out[CP.O_ACCW + 3:CP.O_ACCW + 6] = out[CP.O_ACC + 3:CP.O_ACC + 6]
         CP.predict_pose(out, tau, CP.MODE_JERK, dt)
     angle = jw * ((t + tau) ** 3 - t ** 3) / 6.0
     q = out[CP.O_QPRED:CP.O_QPRED + 4]
