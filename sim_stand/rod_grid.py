@@ -170,7 +170,7 @@ separation_m = 0.05
     transport = math.floor((p.delay_s - DT / 2.0) / 2.0 / 1e-4 + 1e-9) * 1e-4   # whole emulator steps
     servo = p.delay_s - DT / 2.0 - transport
     wn = 2.0 * SERVO_ZETA / servo
-    a_rel = peak_force_n / p.m_star_kg
+    a_rel = v * math.sqrt(p.stiffness_n_per_m * p.m_star_kg) / p.m_star_kg     # the run's peak, undamped
     sigma = tomllib.loads(emu)["sensor"]["sigma_force_n"] if sigma_force_n is None else sigma_force_n
     # the lead turns a step of the force -- the damper's 2 zeta w v (relative acceleration) at the
     # first touch, the contact's onset -- into a step of the command, tau^2 / 2 times the step:
@@ -178,7 +178,8 @@ separation_m = 0.05
     # gate passes its withheld sample with the opening one (module docstring). The stand's a_max
     # (also its safe stop) covers a quarter of it, so the command trip (10 a_max) 2.5 times it;
     # the emulated platform's own limit 10 times the stand's
-    step = 2.0 * (2.0 * p.damping_ratio * p.omega_radps * v + a_rel * p.omega_radps * DT)
+    # (and the contact gate's opening: a step to its threshold, 40 N, and a share of the rise)
+    step = 2.0 * (2.0 * p.damping_ratio * p.omega_radps * v + a_rel * p.omega_radps * DT) + 2.0 * 40.0 / p.m_star_kg
     a_max = max(5.0, 1.25 * a_rel, step * p.delay_s ** 2 / (2.0 * DT * DT) / 4.0)
     emu = _set(emu, {"bandwidth_hz": wn / (2.0 * math.pi), "damping_ratio": SERVO_ZETA, "transport_delay_s": transport,
                      "acceleration_max_m_s2": max(10.0 * a_max, 20.0 * a_rel), "sigma_force_n": sigma,
