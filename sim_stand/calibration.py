@@ -17,18 +17,9 @@ import sys
 
 import numpy as np
 
+from rt.analysis.fidelity import cor_noise_floor_pct   # one implementation: the run fidelity verdict uses it too
 from rt.record.runlog import read_log
 from rt.stand.delay_id import first_order_lag_s
-
-
-def cor_noise_floor_pct(sigma_force_n: float, contact_s: float, dt_s: float, momentum_ns: float,
-                        cor_ideal: float = 1.0) -> float:
-    """One sigma of the measured CoR's scatter that the sensor's white noise alone gives, in %
-    of the ideal CoR: the noise's impulse over the time it reaches the vehicles (the contact
-    with the contact gate, else the whole run), ``sigma_F sqrt(T dt)``, over the approach
-    momentum ``m* v`` (docs/validation.md §3.3). Below it a single run cannot tell the loop's
-    error from the noise's."""
-    return 100.0 * sigma_force_n * math.sqrt(contact_s * dt_s) / (momentum_ns * cor_ideal)
 
 
 def cor_from_log(path, contact_n: float = 100.0) -> dict:

@@ -357,7 +357,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
 
     from rt.config.case import load_case
     from rt.config.stand import load_stand
-    from rt.analysis.audit import energy_verdict
+    from rt.analysis.audit import run_audit
     from rt.control.controller import Controller
     from sim_stand.model_clock import capture_on_model_clock, stand_event_on_model_clock
 
@@ -411,7 +411,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         ctl = Controller(stand, compensate=compensate, lockstep=True, telemetry=False,
                          log_dir=log_dir if log_dir is not None else stand.runlog_dir,
                          lockstep_timeout_s=LOCKSTEP_TIMEOUT_S,
-                         auditor=energy_verdict)
+                         auditor=run_audit)
         cs = drive_docking(ctl, case, case_path)
     finally:
         if ctl is not None:
@@ -437,7 +437,7 @@ def run_demo(case_path=None, stand_path=None, emulator_path=None, compensate=Tru
         "trip": cs["trip"], "first_contact_s": cs["first_contact_s"], "capture_signal_s": cs["capture_signal_s"],
         "compensation": compensate,
         "log": cs["log"], "emulator_events": emu.get("events"), "wall_s": time.perf_counter() - t_wall,
-        "energy_audit": cs["energy_audit"],
+        "energy_audit": cs["energy_audit"], "fidelity": cs.get("fidelity"),
     }
     return out
 
@@ -458,9 +458,12 @@ def cmd_demo(args) -> int:
         print(json.dumps(out, default=float))
     else:
         from rt.analysis.audit import format_verdict
-        show = {k: v for k, v in out.items() if k not in ("emulator_events", "energy_audit")}
+        from rt.analysis.fidelity import format_fidelity
+        show = {k: v for k, v in out.items() if k not in ("emulator_events", "energy_audit", "fidelity")}
         if out["energy_audit"] is not None:
             show["energy_audit"] = format_verdict(out["energy_audit"])
+        if out.get("fidelity") is not None:
+            show["fidelity"] = format_fidelity(out["fidelity"])
         if out.get("emulator_events"):
             show["emulator_events"] = "; ".join(f"{name} {t:.3f} s" for t, name in out["emulator_events"]) \
                 + " (emulator clock, from its start)"

@@ -61,7 +61,7 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
     configured for ``nominal_emu`` (default ``emu``), sensor noise seeded with ``seed``; the
     run log goes to ``log_dir`` (default: the stand's), ``header`` joins its header. Raises
     RuntimeError if the emulator fails or a command is refused."""
-    from rt.analysis.audit import energy_verdict
+    from rt.analysis.audit import run_audit
     from rt.control.controller import Controller
     from sim_stand.cli import LOCKSTEP_TIMEOUT_S, _endpoint_override, drive_docking, lockstep_stand
     from sim_stand.model_clock import capture_on_model_clock, stand_event_on_model_clock
@@ -101,7 +101,7 @@ def run_closed_loop(stand, case, emu, *, nominal_emu=None, mechanism=None, seed:
         ctl = Controller(ctl_stand, compensate=compensate, lockstep=True, telemetry=False,
                          log_dir=log_dir if log_dir is not None else stand.runlog_dir,
                          lockstep_timeout_s=LOCKSTEP_TIMEOUT_S,
-                         auditor=energy_verdict)
+                         auditor=run_audit)
         ctl.log_extra = dict(header or {})
         cs = drive_docking(ctl, case, case, client="campaign")
     finally:

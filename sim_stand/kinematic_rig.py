@@ -27,7 +27,7 @@ from rt.control.clock import StepClock
 from rt.dynamics import spatial as SP
 from rt.config.case import Case
 from rt.config.stand import load_stand
-from rt.analysis.audit import energy_verdict
+from rt.analysis.audit import run_audit
 from rt.control.controller import Controller, Phase, stand_geometry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ class Rig:
                           counts_per_torque=float(cpu[3]))
         platform = MotionPlatform(p_host, heartbeat_s=0.0)
         self.ctl = Controller(self.stand, sensor=sensor, platform=platform, compensate=compensate,
-                              telemetry=telemetry, log_dir=log_dir, auditor=energy_verdict, **ctl_kw)
+                              telemetry=telemetry, log_dir=log_dir, auditor=run_audit, **ctl_kw)
         self.ctl.open()
         self.sdev = SerialSensorDevice(s_dev, 6)
         self.pdev = MotionPlatformDevice(p_dev)

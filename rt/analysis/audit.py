@@ -14,12 +14,16 @@ The audit is rt/analysis/energy.py's, over the run's dynamics (rt/analysis/repor
   ``|injected_pct| <= bound_pct`` (the stand's ``[runlog] energy_audit_bound_pct``), ``FAIL``
   beyond, ``NONE`` when it cannot be judged (no contact energy, no measured pose: ``note``).
 
+:func:`run_audit` adds the run's fidelity verdict (rt/analysis/fidelity.py, event
+``fidelity_verdict``) from the same reading of the log.
+
 Not real-time: the writer thread calls it once the run's records are on disk.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
+
+from rt.analysis.fidelity import energy_verdict_of
 
 
 def energy_verdict(path: str | Path, bound_pct: float) -> dict:
@@ -30,22 +34,21 @@ def energy_verdict(path: str | Path, bound_pct: float) -> dict:
 
     run = load_run(path)
     lo, hi = dynamics_rows(run)
-    a, note = energy_of_run(run, lo, hi)
-    out = {"bound_pct": float(bound_pct), "approach_j": None, "vehicles_j": None, "mechanism_j": None,
-           "stand_injected_j": None, "injected_pct": None, "verdict": "NONE", "note": note}
-    if a is None:
-        return out
+    return energy_verdict_of(*energy_of_run(run, lo, hi), bound_pct)
 
-    def f(v):
-        return None if v is None or not math.isfinite(v) else float(v)
-    out.update(approach_j=f(a.approach_j), vehicles_j=f(a.vehicles_j), mechanism_j=f(a.mechanism_j),
-               stand_injected_j=f(a.stand_injected_j), injected_pct=f(a.injected_pct_of_approach))
-    if out["injected_pct"] is not None:
-        out["verdict"] = "PASS" if abs(out["injected_pct"]) <= bound_pct else "FAIL"
-    elif not note:
-        out["note"] = ("no measured platform pose: the loop's share cannot be told" if out["mechanism_j"] is None
-                       else "no approach energy to judge against")
-    return out
+
+def run_audit(path: str | Path, bound_pct: float) -> dict:
+    """The run log's energy audit and its fidelity verdict (rt/analysis/fidelity.py) in one
+    pass: ``{"energy_audit": <energy_verdict's dict>, "fidelity": <the verdict>}``. What the
+    shells give the controller as its ``auditor``: the recorder writes each as an event
+    (``energy_audit``, ``fidelity_verdict``) before the log's footer."""
+    from rt.analysis.report import dynamics_rows, energy_of_run, fidelity_of_run
+    from rt.analysis.run import load_run
+
+    run = load_run(path)
+    lo, hi = dynamics_rows(run)
+    energy = energy_verdict_of(*energy_of_run(run, lo, hi), bound_pct)
+    return {"energy_audit": energy, "fidelity": fidelity_of_run(run, lo, hi, energy, bound_pct)}
 
 
 def format_verdict(v: dict) -> str:

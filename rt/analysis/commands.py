@@ -175,6 +175,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     what = "pages" if out.suffix.lower() == ".pdf" else "figures"
     print(f"{out}: {n} {what}, {run.n_records} records{' (truncated log)' if run.truncated else ''}, "
           f"{time.perf_counter() - t0:.1f} s")
+    if rep.fidelity is not None:
+        from rt.analysis.fidelity import format_fidelity
+        print(format_fidelity(rep.fidelity))
     return 0
 
 

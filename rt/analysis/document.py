@@ -1,5 +1,5 @@
-"""The report as a file: a multi-page PDF (matplotlib's PdfPages; page 1 the run's identity
-and energy audit, then one page per figure of rt/analysis/figures.py) or one self-contained
+"""The report as a file: a multi-page PDF (matplotlib's PdfPages; page 1 the run's fidelity
+verdict, identity and energy audit, then one page per figure of rt/analysis/figures.py) or one self-contained
 HTML page (the same figures as inline SVG, the tables as HTML tables; no external file).
 Not real-time.
 """
@@ -43,6 +43,18 @@ def _table(rows) -> str:
                                for k, v in rows) + "</table>"
 
 
+def _fidelity_table(v: dict) -> str:
+    """The fidelity verdict's checks: name, status, figure, bound, reason."""
+    def num(x, unit):
+        return "n/a" if x is None else f"{x:+.3g} {unit or ''}".rstrip()
+    rows = "".join(f"<tr class='{html.escape(str(c.get('status')).lower())}'><td>{html.escape(str(c.get('name')))}</td>"
+                   f"<td>{html.escape(str(c.get('status')))}</td><td>{html.escape(num(c.get('figure'), c.get('unit')))}</td>"
+                   f"<td>{html.escape(num(c.get('bound'), c.get('unit')).lstrip('+'))}</td>"
+                   f"<td>{html.escape(str(c.get('reason', '')))}</td></tr>" for c in v.get("checks") or [])
+    return ("<table><tr><th>check</th><th>status</th><th>figure</th><th>bound</th><th>reason</th></tr>"
+            + rows + "</table>")
+
+
 def write_html(rep: Report, out: Path, progress=None) -> int:
     """Write the HTML page; returns the figure count. ``progress(name)``: told as each figure
     starts."""
@@ -52,6 +64,10 @@ def write_html(rep: Report, out: Path, progress=None) -> int:
         parts.append('<p class="over">' + html.escape(
             ("OVER A LIMIT: " + "; ".join(u.what for u in over) if over else "")
             + (f" THE RUN TRIPPED: {rep.run.verdict}" if rep.run.verdict.startswith("tripped") else "")) + "</p>")
+    if rep.fidelity is not None:
+        st = str(rep.fidelity.get("status"))
+        parts.append(f'<p class="fidelity {html.escape(st.lower())}"><strong>fidelity {html.escape(st)}</strong>: '
+                     f'{html.escape(str(rep.fidelity.get("reason", "")))}</p>')
     parts.append(_table(rep.identity))
     if rep.limits:
         parts += ["<h2>Limits: the nearest the run came</h2>",
@@ -61,6 +77,8 @@ def write_html(rep: Report, out: Path, progress=None) -> int:
         parts.append(f'<p class="note">note: {html.escape(n)}</p>')
     if rep.energy is not None:
         parts += ["<h2>Energy audit</h2>", _table(F.energy_rows(rep))]
+    if rep.fidelity is not None and rep.fidelity.get("checks"):
+        parts += ["<h2>Fidelity verdict: the run's checks (docs/validation.md §3.5)</h2>", _fidelity_table(rep.fidelity)]
     if rep.comparison is not None:
         c = rep.comparison
         parts += ["<h2>Fidelity against the reference</h2>",
@@ -83,7 +101,10 @@ def write_html(rep: Report, out: Path, progress=None) -> int:
     style = ("body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse}"
              "th,td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px}"
              "td{font-family:monospace}.note{color:#900}.fig svg{width:100%;height:auto}"
-             ".over{background:#b00000;color:white;font-weight:bold;padding:4px}")
+             ".over{background:#b00000;color:white;font-weight:bold;padding:4px}"
+             ".fidelity{padding:4px}.fidelity.pass{border-left:8px solid #1a7f37}"
+             ".fidelity.warn{border-left:8px solid #b07000;color:#7a4d00}.fidelity.fail{border-left:8px solid #b00000;"
+             "color:#b00000}tr.warn td{color:#7a4d00}tr.fail td{color:#b00000;font-weight:bold}")
     out.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dockstand report: "
                    f"{html.escape(rep.run.case_name)}</title><style>{style}</style></head><body>"
                    + "\n".join(parts) + "</body></html>", encoding="utf-8")

@@ -34,6 +34,7 @@ REF_STYLE = dict(lw=3.4, alpha=0.33, zorder=2, solid_capstyle="butt")
 RUN_EVENT, REF_EVENT = "0.15", "darkgreen"
 NO_REF_SHADE = "0.88"
 OVER = "#b00000"            # anything over a limit
+FIDELITY_COLOURS = {"PASS": "#1a7f37", "WARN": "#b07000", "FAIL": OVER}   # the fidelity verdict's status
 
 LABEL_GAP = 0.015           # events closer than this share of the time axis share one label
 LABEL_CHARS = 56            # a longer group label is shortened (event_groups)
@@ -239,6 +240,16 @@ def title_page(rep: Report) -> Figure:
         fig.text(0.05, 0.895, " " + banner + " ", fontsize=13, weight="bold", color="white",
                  bbox=dict(boxstyle="square,pad=0.3", fc=OVER, ec="none"))
     y = 0.85
+    if rep.fidelity is not None:        # the run's fidelity verdict: its status in its colour, the reason beside
+        yf = 0.905 if not (over or tripped) else 0.855
+        st = rep.fidelity.get("status")
+        fig.text(0.05, yf, f" fidelity {st} ", fontsize=12, weight="bold", color="white", va="top",
+                 bbox=dict(boxstyle="square,pad=0.3", fc=FIDELITY_COLOURS.get(st, "#b07000"), ec="none"))
+        lines = textwrap.wrap(str(rep.fidelity.get("reason", "")), 125)[:3]
+        for k, line in enumerate(lines):
+            fig.text(0.19, yf - 0.001 - 0.021 * k, line, fontsize=9, va="top",
+                     color=FIDELITY_COLOURS.get(st, "black") if st != "PASS" else "black")
+        y = min(y, yf - 0.021 * max(1, len(lines)) - 0.03)
     for k, v in rep.identity:
         fig.text(0.06, y, k, fontsize=9, weight="bold")
         fig.text(0.24, y, v, fontsize=9, family="monospace",
@@ -267,7 +278,34 @@ def title_page(rep: Report) -> Figure:
         for line in textwrap.wrap("note: " + n, 150):
             fig.text(0.06, y, line, fontsize=8.5, color=OVER if n.startswith("OVER") else "darkred")
             y -= 0.024
+    rows = verdict_rows(rep)
+    if rows:              # the checks in one line, after the notes (each with its reason: the HTML report)
+        y -= 0.012
+        b = rep.fidelity.get("bound_pct")
+        fig.text(0.06, y, f"fidelity checks: % of the approach energy, bound ±{b:g} % (docs/validation.md §3.5)",
+                 fontsize=11, weight="bold")
+        y -= 0.032
+        for line in textwrap.wrap("  ·  ".join(f"{name} {st} {fig_text}" for name, st, fig_text in rows), 125):
+            fig.text(0.06, y, line, fontsize=9, family="monospace")
+            y -= 0.022
     return fig
+
+
+def verdict_rows(rep: Report) -> list[tuple[str, str, str]]:
+    """The fidelity verdict's checks for page 1: ``(name, status, "figure")``, the bound said
+    with a figure only where it is not the energy bound in % (which the heading gives)."""
+    v = rep.fidelity
+    if not v:
+        return []
+    out = []
+    b = v.get("bound_pct")
+    for c in v.get("checks") or []:
+        unit = c.get("unit") or ""
+        fig = "n/a" if c.get("figure") is None else f"{c['figure']:+.3g} {unit}".rstrip()
+        if c.get("bound") is not None and not (unit == "%" and c["bound"] == b):
+            fig += f" (bound {c['bound']:g} {unit})".rstrip()
+        out.append((str(c.get("name")), str(c.get("status")), fig))
+    return out
 
 
 def energy_rows(rep: Report) -> list[tuple[str, str]]:

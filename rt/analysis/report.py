@@ -66,6 +66,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     limits: list[LimitUse] = field(default_factory=list)
     event_table: list[tuple[float | None, str, str, str]] = field(default_factory=list)   # t, run|reference, kind, detail
+    fidelity: dict | None = None         # the run's fidelity verdict (rt/analysis/fidelity.py), HIL only
 
 
 _PLOT_FIELDS = ("w_P", "rel_pose", "rel_twist", "cmd_pose", "meas_pose", "cmd_lengths", "meas_lengths",
@@ -90,7 +91,8 @@ def _events(run: Run, end_s: float | None = None) -> list[tuple[float, str]]:
     out = []
     for e in run.events:
         k = str(e.get("kind", ""))
-        if k in ("phase", "supervisor_command", "lease", "supervisor_transition", "energy_audit"):
+        if k in ("phase", "supervisor_command", "lease", "supervisor_transition", "energy_audit",
+                 "fidelity_verdict"):
             continue
         t = run.event_run_time(e)
         if t is None and k in ("supervisor_finish", "end") and end_s is not None:
@@ -244,10 +246,13 @@ def _identified(run: Run) -> str:
 
 def _measurement_delay_s(run: Run) -> float | None:
     """The part of the run's configured lead that is not the platform's (sensor, filter,
-    compute: ``Delays.total_s - Delays.platform_s``), from the header; None if not logged."""
+    compute: ``Delays.total_s - Delays.platform_s``), from the header: its ``delay_platform_s``
+    (the platform part in effect), else the stand snapshot's; None if not logged."""
     from rt.config import ConfigError
     from rt.config.stand import stand_from_snapshot
     h = run.header
+    if h.get("tau_s") is not None and h.get("delay_platform_s") is not None:
+        return float(h["tau_s"]) - float(h["delay_platform_s"])
     if h.get("tau_s") is None or not h.get("config"):
         return None
     try:
@@ -371,6 +376,42 @@ def energy_of_run(run: Run, lo: int, hi: int) -> tuple[EnergyAudit | None, str]:
     return a, "; ".join(note)
 
 
+def _snapshot_stand(run: Run):
+    """The stand of the run's header snapshot; None without one or when it does not parse."""
+    if not run.header.get("config"):
+        return None
+    from rt.config import ConfigError
+    from rt.config.stand import stand_from_snapshot
+    try:
+        return stand_from_snapshot(run.header["config"], f"{run.path}: header config")
+    except (ConfigError, KeyError, TypeError, ValueError):
+        return None
+
+
+def bound_of(run: Run) -> float:
+    """The run's energy bound, %: its stand's ``[runlog] energy_audit_bound_pct`` (1 % without a
+    snapshot)."""
+    st = _snapshot_stand(run)
+    return float(st.energy_audit_bound_pct) if st is not None else 1.0
+
+
+def fidelity_of_run(run: Run, lo: int, hi: int, energy: dict, bound_pct: float | None = None) -> dict:
+    """The run's fidelity verdict (rt/analysis/fidelity.py) over records ``lo:hi`` (the
+    dynamics), given its energy audit's dict (rt.analysis.fidelity.energy_verdict_of); with the
+    run's own settings from its header: the lead's measurement part, the contact gate, the
+    stand's contact threshold and (``bound_pct`` None) :func:`bound_of`."""
+    from rt.analysis import fidelity as FI
+    bound = bound_of(run) if bound_pct is None else float(bound_pct)
+    try:
+        st = _snapshot_stand(run)
+        fx = FI.measure(run, lo, hi, bound, energy, measurement_s=_measurement_delay_s(run), gate=contact_gate_of(run),
+                        contact_n=st.limits.contact_force_n if st is not None else 50.0)
+        return FI.verdict_of(fx)
+    except Exception as e:  # noqa: BLE001 - the log and its energy audit are never lost to the verdict
+        return FI.combine([FI.check("verdict", "WARN", None, None, f"the fidelity verdict could not be computed "
+                                     f"({type(e).__name__}: {e})")], bound)
+
+
 def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_POINTS) -> Report:
     """Everything the report shows (module docstring)."""
     series, (lo, hi) = _series(run, "run", max_points)
@@ -379,6 +420,10 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
     if ref is not None:
         table += event_table(reference, "reference", ref.end_s)
     energy, enote = energy_of_run(run, lo, hi)
+    fidelity = None
+    if run.kind == "hil":            # the run's own checks (the loop's): an all-digital run has no loop
+        from rt.analysis.fidelity import energy_verdict_of
+        fidelity = fidelity_of_run(run, lo, hi, energy_verdict_of(energy, enote, bound_of(run)))
     timing = _timing(run, lo, hi) if run.kind != "digital" else None
     legs = None
     if run.header.get("config") and "cmd_lengths" in run.fields:
@@ -404,4 +449,6 @@ def build_report(run: Run, reference: Run | None = None, max_points: int = MAX_P
         notes.insert(0, "OVER A LIMIT: " + "; ".join(f"{u.what}: {quantity(u.peak, u.unit)} > {quantity(u.limit, u.unit)}"
                                                     + (f" at t = {u.t_s:.3f} s" if u.t_s is not None else "")
                                                     for u in over))
-    return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes, limits, table)
+    return Report(run, _identity(run), series, ref, energy, enote, timing, legs, comparison, notes, limits, table,
+                  fidelity)
+

@@ -140,6 +140,7 @@ class ConsoleApp(App):
         self._phase: int | None = None             # the previous sample's phase (a tare's end clears the plots)
         self._run_start: dict | None = None        # the run's run_start event (its clocks: event t -> t_run)
         self._taring = False
+        self.fidelity: dict | None = None          # the last run's fidelity verdict (event fidelity_verdict)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -346,6 +347,9 @@ class ConsoleApp(App):
                               + (f" · {detail}" if detail else ""))
         elif kind in ("supervisor_finish", "finish"):
             self.alert = f"[bold blue]run finished[/]: {ev.get('reason')} — reset{V._key_hint('reset')} for another run"
+        elif kind == "fidelity_verdict":          # the run's verdict, once its log is closed: with the end
+            self.fidelity = ev
+            self.alert = (f"{self.alert} · " if self.alert else "") + V.fmt_fidelity(ev)
         elif kind == "supervisor_transition" and ev.get("state") == "ABORTED":
             self.alert = (f"[bold red]ABORTED[/] ({ev.get('reason') or ev.get('command') or 'abort'}) — the platform "
                           f"is brought to rest; reset{V._key_hint('reset')} when it is")

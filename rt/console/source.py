@@ -80,6 +80,7 @@ class LiveSource:
         self._ev_first_instance = None
         self._ev_settled = 0           # events up to this number should have arrived by now
         self.events_recovered = 0
+        self._fidelity_seen = None     # the run whose fidelity verdict the event log has had
 
     def _set_layout(self, d: dict) -> None:
         self.fields = [(str(k), int(n)) for k, n in d["fields"]]
@@ -137,6 +138,7 @@ class LiveSource:
                 self.identity = r.get("identity") or self.identity
                 self._set_layout(r)
             elif cmd == "status":
+                self._note_fidelity(r.get("fidelity"), attaching=not self.status)
                 self.status = r
                 had_lease = self.holds_lease
                 self.holds_lease = r.get("lease") == self.name
@@ -188,6 +190,15 @@ class LiveSource:
         if sample is not None:
             self.received += 1
         return sample, events, replies
+
+    def _note_fidelity(self, fid, attaching: bool) -> None:
+        """A status brings the last closed run's fidelity verdict (``fidelity``: its run id,
+        status and reason; judged by the controller's log writer once the run's log is closed):
+        a line of the event log, once per run (``history`` when it came before this console)."""
+        if not isinstance(fid, dict) or fid.get("run_id") == self._fidelity_seen:
+            return
+        self._fidelity_seen = fid.get("run_id")
+        self._notes.append({"kind": "fidelity_verdict", "t": None, **fid, **({"history": True} if attaching else {})})
 
     # ---------------------------------------------------------------- events by number
     def _take_event(self, ev: dict) -> bool:

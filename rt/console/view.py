@@ -500,6 +500,20 @@ def _short(v: float) -> str:
     return f"{v:+.1f}"
 
 
+FIDELITY_COLOUR = {"PASS": "bold green", "WARN": "bold yellow", "FAIL": "bold red"}
+
+
+def fmt_fidelity(v: dict) -> str:
+    """The run's fidelity verdict (rt.analysis.fidelity: ``status``, ``reason``) as one coloured
+    line: ``fidelity PASS: <reason>``, the status in its colour."""
+    from rich.markup import escape
+
+    from rt.analysis.fidelity import format_fidelity
+    st = v.get("status")
+    line = escape(format_fidelity(v))
+    return f"[{FIDELITY_COLOUR.get(st, 'yellow')}]{line}[/]"
+
+
 def fmt_event(ev: dict) -> str:
     """One line of the event log; trips name their reason; an event the subscription had lost
     and the console fetched afterwards (``recovered``) says so (it is out of order)."""
@@ -537,6 +551,8 @@ def _event_line(ev: dict) -> str:
         from rt.analysis.audit import format_verdict
         colour = {"PASS": "green", "FAIL": "bold red"}.get(ev.get("verdict"), "yellow")
         return f"{head} [{colour}]{format_verdict(ev)}[/]"
+    if kind == "fidelity_verdict":
+        return f"{head} {fmt_fidelity(ev)}"
     if kind == "keys_reloaded":
         if ev.get("error"):
             return f"{head} [red]console keys not reloaded[/]: {ev['error']}"

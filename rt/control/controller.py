@@ -71,9 +71,9 @@ class Controller:
     """See the module docstring. Build with drivers from the stand config (default) or given
     ones (tests: memory transports); ``open()``, then drive with :meth:`run` (own loop) or
     :meth:`command` + :meth:`run_until`. ``auditor(path, bound_pct)`` audits each closed run
-    log (the shells pass :func:`rt.analysis.audit.energy_verdict`; the control layer does not
-    import the tools layer); with the stand's ``[runlog] energy_audit`` on, its verdict goes
-    into the log and :meth:`summary`."""
+    log (the shells pass :func:`rt.analysis.audit.run_audit`: the energy audit and the run's
+    fidelity verdict; the control layer does not import the tools layer); with the stand's
+    ``[runlog] energy_audit`` on, its verdicts go into the log and :meth:`summary`."""
 
     def __init__(self, stand: Stand, *, sensor: FtSensor | None = None, platform: MotionPlatform | None = None,
                  compensate: bool = True, lockstep: bool = False, telemetry: bool = True,

@@ -148,6 +148,9 @@ def log_header(ctl) -> dict:
             "delay_identify": ctl.stand.delays.identify,
             "delay_predictor": PR.run_predictor(ctl)[1] if ctl.case is not None else ctl.stand.delays.predictor,
             "delay_predictor_reason": PR.run_predictor(ctl)[2] if ctl.case is not None else "the stand's [delays] predictor",
+            # tau's platform part in effect (what the identification measures; the rest is the
+            # measurement's: the fidelity verdict compares the lead's platform part)
+            "delay_platform_s": ctl.stand.delays.platform_s,
             # the state x's layout: two spacecraft, or the berthing arm (row 0) and its payload
             "flight": "berthing" if ctl.sc is not None and ctl.sc.env[SCM.E_FLIGHT] != 0.0 else "spacecraft",
             **ctl.log_extra}
@@ -223,7 +226,16 @@ def status(ctl) -> dict:
             "ready": ctl.phase is Phase.READY, "finish_reason": ctl.finish_reason, "wait": wait_report(ctl),
             "run_id": run_id(ctl), "limits": console_limits(ctl), "mechanism": mechanism(ctl),
             "tared": ctl.sensing.tared, "taring": ctl.sensing.taring, "event_seq": ctl.recorder.event_seq,
-            "instance": ctl.instance, "recorder": recorder_health(ctl), "health": health(ctl)}
+            "instance": ctl.instance, "recorder": recorder_health(ctl), "health": health(ctl),
+            "fidelity": last_verdict(ctl)}
+
+
+def last_verdict(ctl) -> dict | None:
+    """The last closed run's fidelity verdict for the console (its run id, status and reason;
+    rt.analysis.fidelity), None while its log is open or before it was judged. A dict lookup:
+    the command thread's."""
+    v = ctl.recorder.verdict_of(ctl.log_path) if ctl.recorder.writer is None else None
+    return None if v is None else {"run_id": run_id(ctl), "status": v.get("status"), "reason": v.get("reason")}
 
 
 def recorder_health(ctl) -> dict:
@@ -281,14 +293,15 @@ def wait_report(ctl) -> dict | None:
 
 
 def summary(ctl) -> dict:
-    """The last run's figures; its energy audit (rt.analysis.audit) once its log is closed
-    (waits for the writer thread to close it). Not real-time."""
+    """The last run's figures; its energy audit and fidelity verdict (rt.analysis.audit) once
+    its log is closed (waits for the writer thread to close it). Not real-time."""
     lp = ctl.loop
-    audit = None
+    audit = fidelity = None
     if ctl.log_path is not None and ctl.recorder.writer is None:
         ctl.recorder.wait_closed()
         audit = ctl.recorder.audit_of(ctl.log_path)
-    return {"energy_audit": audit, "state": ctl.supervisor.state.name, "finish_reason": ctl.finish_reason,
+        fidelity = ctl.recorder.verdict_of(ctl.log_path)
+    return {"energy_audit": audit, "fidelity": fidelity, "state": ctl.supervisor.state.name, "finish_reason": ctl.finish_reason,
             "trip_reason": ctl.supervisor.trip_reason, "trip": ctl.trip_text,
             "first_contact_s": (float(ctl.stats[CK.ST_FIRST_CONTACT]) if ctl.stats[CK.ST_FIRST_CONTACT] >= 0
                                 else None),

@@ -70,9 +70,12 @@ class Recorder:
         self._n_logged = 0
         self._closing: list[RunLogWriter] = []   # close requested, the writer thread finishes it
         # the energy audit of each log (``auditor(path)``: the shell passes rt.analysis.audit's
-        # energy_verdict with the stand's bound), by its writer thread before the footer
+        # run_audit with the stand's bound: the energy audit and the fidelity verdict; an
+        # auditor that returns the energy audit alone, energy_verdict, is taken too), by its
+        # writer thread before the footer
         self.auditor = auditor
         self.audits: dict[Path, dict] = {}
+        self.verdicts: dict[Path, dict] = {}
         self.last_failure: str | None = None    # why the last log could not be written (until the next)
 
     # ------------------------------------------------------------------ events (loop thread)
@@ -180,15 +183,28 @@ class Recorder:
         elif self._closing:
             self._closing = [c for c in self._closing if not c.finished]
 
-    def _audit(self, path: Path) -> dict:
-        """The writer thread's last act on a log (off the loop): its energy audit as an event."""
+    def _audit(self, path: Path) -> list[dict]:
+        """The writer thread's last act on a log (off the loop): its energy audit and fidelity
+        verdict as events (``energy_audit``, ``fidelity_verdict``)."""
         v = self.auditor(path)
+        fid = None
+        if "energy_audit" in v:          # run_audit's: both
+            v, fid = v["energy_audit"], v.get("fidelity")
         self.audits[path] = v
-        return {"kind": "energy_audit", **v}
+        out = [{"kind": "energy_audit", **v}]
+        if fid is not None:
+            self.verdicts[path] = fid
+            out.append({"kind": "fidelity_verdict", **fid})
+        return out
 
     def audit_of(self, path: Path | None) -> dict | None:
         """The energy audit of a closed log (None: not audited, or still open). Not real-time."""
         return self.audits.get(path) if path is not None else None
+
+    def verdict_of(self, path: Path | None) -> dict | None:
+        """The fidelity verdict of a closed log (rt.analysis.fidelity; None: not judged, or
+        still open). Read by the command thread (a dict lookup)."""
+        return self.verdicts.get(path) if path is not None else None
 
     def wait_closed(self) -> bool:
         """Join the writers whose close was requested; True when every file is closed."""

@@ -57,8 +57,8 @@ def cmd_run(args) -> int:
                   + (" ([realtime] allow_failed_preflight = true: armed anyway)"
                      if stand.realtime.allow_failed_preflight else
                      " (fix it, or set [realtime] allow_failed_preflight = true)"), file=sys.stderr, flush=True)
-    from rt.analysis.audit import energy_verdict
-    ctl = Controller(stand, compensate=not args.no_compensation, auditor=energy_verdict)
+    from rt.analysis.audit import run_audit
+    ctl = Controller(stand, compensate=not args.no_compensation, auditor=run_audit)
     if pre is not None and pre.verdict == "fails":
         ctl.preflight_failure = pre.line()
     notifier = sdnotify.Notifier()

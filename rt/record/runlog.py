@@ -12,8 +12,9 @@ a kind ``"k"``:
   occupies s columns). One block per flush (every ``flush_interval_s`` <= 0.1 s).
 * ``{"k": "ev", "seq": n, ...event fields}`` — an event (state change, trip, command).
 * ``{"k": "end", "records": N, "dropped": D, "events_dropped": E, "end_time_ns": ...}`` — on a
-  clean close only. Just before it, the writer's ``before_end`` hook may add one more event
-  computed from the file so far (the controller's energy audit, kind ``energy_audit``).
+  clean close only. Just before it, the writer's ``before_end`` hook may add events computed
+  from the file so far (the controller's energy audit, kind ``energy_audit``, and the run's
+  fidelity verdict, kind ``fidelity_verdict``).
 
 Closing: :meth:`RunLogWriter.close` blocks (final flush, footer, fsync, close; the caller's
 thread waits for the writer thread); :meth:`RunLogWriter.request_close` does not: it stops
@@ -134,8 +135,8 @@ class RunLogWriter:
     """See the module docstring. ``header`` entries (``config``, ``case``, anything else) go into
     the header map next to the standard ones. ``before_end(path)``, called by whoever finishes
     the file (the writer thread, off the loop) once every record is written, returns an event
-    (``kind`` and its fields) written before the footer, or None; its exceptions are written as
-    an event ``before_end_failed`` (a log is never lost to it)."""
+    (``kind`` and its fields), a list of them, or None: written before the footer; its
+    exceptions are written as an event ``before_end_failed`` (a log is never lost to it)."""
 
     def __init__(self, path: str | Path, fields: dict[str, int], *, header: dict | None = None,
                  capacity: int = 1 << 14, flush_interval_s: float = 0.05, max_events: int = 4096,
@@ -349,14 +350,14 @@ class RunLogWriter:
                 self.flush()
             except Exception as e:  # noqa: BLE001 - said in failure
                 self._fail(e)
-        last = self._before_end_event() if self.failure is None else None
+        last = self._before_end_events() if self.failure is None else []
         with self._io_lock:
             if self.finished:
                 return
             try:
                 if self.failure is None:
-                    if last is not None:
-                        self._f.write(_packb(last))
+                    for ev in last:
+                        self._f.write(_packb(ev))
                     self._f.write(_packb({"k": "end", "records": self.tail, "dropped": self.dropped,
                                           "events_dropped": self.events_dropped, "end_time_ns": time.time_ns()}))
                     self._f.flush()
@@ -371,17 +372,18 @@ class RunLogWriter:
                     pass
                 self.finished = True
 
-    def _before_end_event(self) -> dict | None:
+    def _before_end_events(self) -> list[dict]:
         if self.before_end is None:
-            return None
+            return []
         try:
-            ev = self.before_end(self.path)
+            evs = self.before_end(self.path)
         except Exception as e:  # noqa: BLE001 - the log is closed whatever the hook does
-            ev = {"kind": "before_end_failed", "reason": f"{type(e).__name__}: {e}"}
-        if ev is None:
-            return None
-        self._event_seq += 1
-        return {**ev, "k": "ev", "seq": self._event_seq}
+            evs = {"kind": "before_end_failed", "reason": f"{type(e).__name__}: {e}"}
+        out = []
+        for ev in [evs] if isinstance(evs, dict) else (evs or []):
+            self._event_seq += 1
+            out.append({**ev, "k": "ev", "seq": self._event_seq})
+        return out
 
     def __enter__(self):
         return self

@@ -54,7 +54,9 @@ class LiveStand:
              s_ep, "--platform-endpoint", p_ep, "--case", str(case)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, cwd=str(REPO), preexec_fn=die_with_parent(os.getpid()))
         assert self.proc.stdout.readline(), self.proc.stderr.read()
-        self.ctl = Controller(stand, lockstep=True, telemetry=True, log_dir=log_dir, lockstep_timeout_s=0.5)
+        from rt.analysis.audit import run_audit
+        self.ctl = Controller(stand, lockstep=True, telemetry=True, log_dir=log_dir, lockstep_timeout_s=0.5,
+                              auditor=run_audit)
         start_lockstep(self.ctl)
         self.stop = threading.Event()
         self.cycle_s = cycle_s

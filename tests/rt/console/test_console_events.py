@@ -167,3 +167,29 @@ def test_the_capture_time_shown_is_the_controllers():
 def test_signals_found_at_start_are_not_new_closures():
     line = fmt_event({"kind": "latch_closed", "latch": 1, "phase": "IDLE", "at_start": True})
     assert "latch 1 closed (so when the controller started: its first STATUS)" in line
+
+
+def test_the_fidelity_line_gives_the_verdict_in_its_colour():
+    from rich.text import Text
+    line = fmt_event({"kind": "fidelity_verdict", "t": None, "status": "FAIL",
+                      "reason": "delay: the lead is 3.142 ms long; correct the stand's [delays] or identify = \"feed\""})
+    assert line.count("[bold red]") == 1 and "fidelity FAIL: delay" in line
+    assert "correct the stand's [delays] or" in Text.from_markup(line).plain     # its brackets are text, not markup
+    assert "[bold yellow]fidelity WARN" in fmt_event({"kind": "fidelity_verdict", "status": "WARN", "reason": "noise"})
+    assert "[bold green]fidelity PASS" in fmt_event({"kind": "fidelity_verdict", "status": "PASS", "reason": "ok"})
+
+
+def test_a_live_console_notes_each_runs_verdict_once():
+    """The controller's status carries the last closed run's verdict (operator_api.last_verdict):
+    the console's event log gets it once per run, marked as history when it came before it."""
+    from rt.console.source import LiveSource
+    src = LiveSource.__new__(LiveSource)          # its status handling only: no controller
+    src._fidelity_seen, src._notes = None, []
+    fid = {"run_id": "20261129-075823-nominal", "status": "PASS", "reason": "4 checks within their bounds"}
+    src._note_fidelity(fid, attaching=True)
+    src._note_fidelity(dict(fid), attaching=False)
+    src._note_fidelity(None, attaching=False)
+    assert src._notes == [{"kind": "fidelity_verdict", "t": None, **fid, "history": True}]
+    src._note_fidelity({**fid, "run_id": "20261129-080000-nominal", "status": "WARN"}, attaching=False)
+    assert len(src._notes) == 2 and "history" not in src._notes[1] and src._notes[1]["status"] == "WARN"
+    assert "(from before this console attached)" in fmt_event(src._notes[0])

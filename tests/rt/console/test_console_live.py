@@ -72,6 +72,9 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
             assert await _until(pilot, lambda: _phase(app) == "FROZEN", 60)
             await pilot.pause(0.6)
             assert app.shown["wrench_title"] == "contact wrench · on P, tared, filtered"
+            # the run's fidelity verdict, judged once its log is closed, comes with a status poll
+            assert await _until(pilot, lambda: app.fidelity is not None, 30), app.message
+            assert app.fidelity["run_id"] == rig.ctl.log_path.stem and "fidelity " in app.message
     try:
         asyncio.run(go())
         assert rig.error is None, rig.error
@@ -82,7 +85,9 @@ def test_console_follows_a_docking_and_shows_the_logged_values(tmp_path):
     assert seen_states == ["IDLE", "CONFIGURED", "ARMED", "RUNNING", "DONE"], seen_states
     kinds = [e["kind"] for e in app.events]
     seqs = [e["eseq"] for e in app.events if "eseq" in e]
-    assert len(seqs) == len(set(seqs)) and len(seqs) == len(kinds)     # every event once (numbered)
+    own = [e["kind"] for e in app.events if "eseq" not in e]      # the console's own lines: the run's verdict
+    assert own == ["fidelity_verdict"], own
+    assert len(seqs) == len(set(seqs)) and len(seqs) == len(kinds) - 1   # the controller's events once each (numbered)
     assert "first_contact" in kinds
     assert kinds.count("latch_closed") == 3 and kinds.count("capture") == 1, kinds
     assert kinds.index("first_contact") < kinds.index("capture") < kinds.index("supervisor_finish")
