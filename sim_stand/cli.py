@@ -230,12 +230,23 @@ def servo_lag_s(emu, rate_hz: float = 1000.0) -> float:
     return lag
 
 
+def sensor_chain_delay_s(stand, emu) -> float:
+    """The emulated sensor's own chain's mean delay (s) at the stand's frame: the age of its
+    output sample plus its low-pass's group delay (``sim_stand.ft_sensor_model.chain_delay_s``;
+    0 at the defaults: no filter, the output sample at the frame). 0 without an emulator config."""
+    from sim_stand.ft_sensor_model import chain_delay_s
+    chain = getattr(emu, "sensor_chain", None)
+    return 0.0 if chain is None else chain_delay_s(chain, stand.period_ns * 1e-9)
+
+
 def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
-    """The stand as the controller must see it in lockstep with this emulator: no sensor or
-    compute latency exists there (the emulator answers each frame with the sample of that
-    instant), the platform delay is the emulator's own (transport + servo lag 2 zeta / wn, + half
-    a cycle when it interpolates its set-points);
-    ``sensor_filter`` False removes the low-pass (and its group delay)."""
+    """The stand as the controller must see it in lockstep with this emulator: no compute
+    latency exists there (the emulator answers each frame at once), the sensor's is its own
+    chain's mean delay (:func:`sensor_chain_delay_s`: the age of the sample it delivers at the
+    frame and its low-pass's group delay; 0 at the emulator's defaults), the platform delay is
+    the emulator's own (transport + servo lag 2 zeta / wn, + half a cycle when it interpolates
+    its set-points);
+    ``sensor_filter`` False removes the controller's low-pass (and its group delay)."""
     from dataclasses import replace
 
     sensing = stand.sensing
@@ -253,8 +264,8 @@ def lockstep_stand(stand, emu, sensor_filter: bool | None = None):
         servo = servo_lag_s(emu, stand.rate_hz)
         transport = emu.platform.transport_delay_s
     return replace(stand, sensing=sensing,
-                   delays=replace(stand.delays, sensor_s=0.0, filter_s=filter_s, compute_s=0.0, transport_s=transport,
-                                  servo_s=servo))
+                   delays=replace(stand.delays, sensor_s=sensor_chain_delay_s(stand, emu), filter_s=filter_s,
+                                  compute_s=0.0, transport_s=transport, servo_s=servo))
 
 
 def _wait_for_peers(ctl, timeout_s: float = 10.0) -> None:

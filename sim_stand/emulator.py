@@ -8,8 +8,10 @@
   present lengths; RESET_FAULT returns to IDLE; a command watchdog (no frame for
   ``watchdog_s`` while ENGAGED) is a WATCHDOG fault; a stroke hit in the physics is a
   LENGTH_LIMIT fault. Set-points outside ENGAGED are ignored and counted.
-* :class:`SensorDevice` — ``sim_stand.ft_sensor_model`` (noise, drift, saturation, inverse
-  calibration, quantisation) feeding the framed serial protocol or ATI RDT over UDP.
+* :class:`SensorDevice` — ``sim_stand.ft_sensor_model`` (the sensor's own chain: the physics
+  sampled at its internal rate, its low-pass, the decimation to the frame; noise, drift,
+  saturation, inverse calibration, quantisation) feeding the framed serial protocol or ATI RDT
+  over UDP.
 * :class:`Emulator` — one :meth:`tick` is one controller period: take the platform frames,
   advance the world, answer with one sensor sample and one STATUS (its digital inputs carry
   the emulated mechanism's capture and latch signals on the bits ``[platform.inputs]`` wires,
@@ -47,7 +49,8 @@ from drivers.transport import make_transport
 from rt.stand import hexapod as HX
 from rt.stand.frames import gravity_in_P
 from rt.config.stand import Stand
-from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorNoise
+from rt.config import ConfigError
+from sim_stand.ft_sensor_model import STATUS_SATURATED, FtSensorModel, SensorChain, SensorNoise
 from sim_stand.ft_sensor_model import seed as ft_seed
 
 log = logging.getLogger("dockstand.emulator")
@@ -201,16 +204,28 @@ class PlatformDevice:
 
 
 class SensorDevice:
-    """The emulated F/T sensor: model + the configured protocol's device end."""
+    """The emulated F/T sensor: model + its chain + the configured protocol's device end.
+    ``chain``: the sensor's own chain (emulator ``[sensor]``; default a Net F/T's without a
+    filter), run over frames of the stand's period on a physics of step ``physics_dt_s``;
+    ``emu_file`` names the emulator file in a ConfigError when the chain does not fit the stand."""
 
-    def __init__(self, stand: Stand, transport, noise: SensorNoise, seed: int = 1):
+    def __init__(self, stand: Stand, transport, noise: SensorNoise, seed: int = 1, chain: SensorChain | None = None,
+                 physics_dt_s: float = 1e-4, emu_file=None):
         sp = stand.sensing
+        chain = chain or SensorChain()
+        period = stand.period_ns * 1e-9
         self.model = FtSensorModel(sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise,
                                    stand.sensor_rate_hz, rng_seed=seed)
+        try:
+            self.model.set_chain(chain, period, physics_dt_s)
+        except ValueError as e:
+            raise ConfigError(emu_file or "emulator config", "sensor.internal_rate_hz",
+                              f"{e} (the stand's [loop] rate_hz = {1.0 / period:g} Hz)") from None
         self.seed = int(seed)
         self.protocol = stand.sensor_protocol
         if self.protocol == "rdt":
-            self.dev = RdtDevice(transport, records_per_packet=1, internal_rate_hz=stand.sensor_internal_rate_hz,
+            # ft_sequence counts the emulated sensor's own internal samples
+            self.dev = RdtDevice(transport, records_per_packet=1, internal_rate_hz=chain.internal_rate_hz,
                                  output_rate_hz=stand.sensor_rate_hz)
         else:
             self.dev = SerialSensorDevice(transport, sp.calibration.shape[1])
@@ -218,17 +233,31 @@ class SensorDevice:
         self.counts = np.zeros(sp.calibration.shape[1], dtype=np.int64)
         self.frozen_counts: np.ndarray | None = None
         self._model_args = (sp.calibration, sp.counts_per_unit, sp.p_PS_P, sp.R_PS, noise, stand.sensor_rate_hz)
+        self._chain_args = (chain, period, physics_dt_s)
 
     def warm_up(self) -> None:
         """Compile the sensor model's kernels on a throwaway copy (the real one's noise and
         drift state stay untouched, so runs stay deterministic)."""
-        FtSensorModel(*self._model_args, rng_seed=0).sample(np.zeros(6))
+        m = FtSensorModel(*self._model_args, rng_seed=0)
+        m.sample(np.zeros(6))
+        m.set_chain(*self._chain_args)
+        m.reset_chain(np.zeros(6))
+        n = int(round(self._chain_args[1] / self._chain_args[2]))
+        m.sample_frame(np.zeros((n + 1, 6)), n, np.zeros(6))
         # numba's generator is one per process: the throwaway's seed replaced ours (every run
         # drew the seed-0 stream, whatever [sensor] seed said) -- seed it again
         ft_seed(self.seed)
 
-    def sample(self, w_P: np.ndarray, t: float, frozen: bool = False, saturated: bool = False) -> None:
-        status = self.model.sample(w_P)
+    def reset(self, w_P: np.ndarray) -> None:
+        """The chain at rest under the wrench ``w_P`` on the passive unit (P) at t = 0."""
+        self.model.reset_chain(w_P)
+
+    def sample(self, w_hist: np.ndarray, nsteps: int, offset_P: np.ndarray, t: float, frozen: bool = False,
+               saturated: bool = False) -> None:
+        """The sample of the frame ending at ``t``: the chain over the world's wrench at the
+        frame's physics steps (``w_hist``, ``nsteps``; ``StandWorld.wrench_hist``) plus
+        ``offset_P``, then the faults and the protocol."""
+        status = self.model.sample_frame(w_hist, nsteps, offset_P)
         if saturated:                       # the device flags an overload (a gauge at full scale)
             status |= STATUS_SATURATED
         if frozen:
@@ -372,7 +401,8 @@ class Emulator:
             if getattr(tr, "pattern", None) == "router":
                 tr.on_refused = self._refused_reporter(name)
         noise = getattr(emu, "sensor_noise", None) or SensorNoise()
-        self.sensor = SensorDevice(stand, sensor_transport, noise, seed)
+        self.sensor = SensorDevice(stand, sensor_transport, noise, seed, chain=getattr(emu, "sensor_chain", None),
+                                   physics_dt_s=world.dt, emu_file=getattr(emu, "file", None))
         self.pdev = MotionPlatformDevice(platform_transport)
         self.hex = HX.Hexapod(stand.hexapod)
         self.platform = PlatformDevice(self.hex, watchdog_s=getattr(emu, "watchdog_s", 0.1))
@@ -390,6 +420,8 @@ class Emulator:
         g_P = gravity_in_P(stand, 9.80665)
         self.weight_P = np.concatenate([m * g_P, np.cross(c, m * g_P)])
         self.w_true = np.zeros(6)
+        self.w_offset = np.zeros(6)      # added to the world's wrench (the weight, a blow), P
+        self.sensor.reset(self.world.wrench_P + self.weight_P)
         self.status_sent = 0
         # the mechanism's control unit on Modbus TCP (a stand with [mechanism_io]; docs/platforms.md):
         # pymodbus's server in its own thread, its data store updated once per period
@@ -463,15 +495,18 @@ class Emulator:
 
     def sample_sensor(self, t: float) -> bool:
         """The F/T sensor's sample of the period ending at ``t`` (the world's wrench on the passive
-        unit, its weight, the sensor faults); True when the faults silence every link."""
+        unit over the period through the sensor's chain, its weight, the sensor faults); True
+        when the faults silence every link. ``w_true``: the true wrench at ``t``."""
         F = self.faults
-        self.w_true[:] = self.world.wrench_P
-        self.w_true += self.weight_P
+        self.w_offset[:] = self.weight_P
         if F.active("load_spike", t):
-            self.w_true[1] += F.load_spike_n
+            self.w_offset[1] += F.load_spike_n
+        self.w_true[:] = self.world.wrench_P
+        self.w_true += self.w_offset
         silent = F.active("link_loss", t)
         if not silent and not F.active("sensor_dropout", t):
-            self.sensor.sample(self.w_true, t, frozen=F.active("sensor_frozen", t),
+            w = self.world
+            self.sensor.sample(w.wrench_hist, w.hist_steps, self.w_offset, t, frozen=F.active("sensor_frozen", t),
                                saturated=F.active("sensor_saturated", t))
         if not silent and F.active("garbage", t):
             self.sensor.garbage(F.garbage_bytes, self._rng)

@@ -3,7 +3,7 @@ limits; sim_stand/platform_model.py) carrying the active unit through free space
 unit on the sensor untouched. The wrench on the passive unit is zero (the emulator adds its
 weight). Used for platform-only checks, link and fault tests and the emulator's realtime pacing;
 it has the world interface of sim_stand/world.py (``reset``, ``advance``, ``wrench_P``,
-``top_pose``, ``top_twist``, ``lengths``, ``platform_fault``, ``captured``, ``events``,
+``wrench_hist``, ``hist_steps``, ``top_pose``, ``top_twist``, ``lengths``, ``platform_fault``, ``captured``, ``events``,
 ``stats``, ``relative_pose_PA``).
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ class FreeSpaceWorld(PlatformReadings):
         self.platform = PlatformModel(stand.hexapod, self.params)
         self.dt = self.params.physics_dt_s
         self.wrench_P = np.zeros(6)
+        self.wrench_hist = np.zeros((1, 6))      # the wrench at an advance's start and steps: zero
+        self.hist_steps = 0
         self.t = 0.0
         self.captured = False
         self.events: list = []
@@ -38,6 +40,9 @@ class FreeSpaceWorld(PlatformReadings):
 
     def advance(self, cmd_lengths: np.ndarray, dt: float) -> None:
         n = max(1, int(round(dt / self.dt)))
+        if self.wrench_hist.shape[0] != n + 1:
+            self.wrench_hist = np.zeros((n + 1, 6))
+        self.hist_steps = n
         for _ in range(n):
             self.platform.step(cmd_lengths)
         self.t += n * self.dt

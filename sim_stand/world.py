@@ -483,7 +483,7 @@ def _stats_update(t, wpar, pose, wrench_P, pen, power_new, dt, stats, cst_in):
 def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose, pose_g, twist, acc, J, J2, b6, Ltmp,
                   fkw, kin0, kin1, kinm, xr, mp, mw, mout, bm, cw, kst, xt, feat, featP, pairs, mat, lat, cst_in,
                   cst_out, cst_tmp, rec, wrench_P, wrench_links, latch_p, info, info_f, Rl, cscr, link_pose,
-                  link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev):
+                  link_twist, aC, R_PE, ro, gp, gs, go, istate, stats, ev, w_hist):
     """``nsteps`` physics steps with the actuator command ``cmd[0]`` (it enters the platform's
     delay line every step): held, or with ``ppar[PP_INTERP]`` interpolated from the last
     advance's command ``cmd[1]`` over the steps (``cmd[2]`` the step's command; ``cmd[1]`` is
@@ -558,7 +558,12 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
         Run statistics (``ST_*``), updated every step.
     ev : float64[EV_MAX, 4]
         Output: event rows ``[t (s), code, detail, value]``, appended at ``istate[I_NEV]``.
+    w_hist : float64[nsteps + 1, 6]
+        Output: ``wrench_P`` (N, N m) on entry (row 0) and at the end of each step (row s + 1):
+        what the emulated sensor samples between the steps (``sim_stand.ft_sensor_model.ft_chain``).
     """
+    for i in range(6):
+        w_hist[0, i] = wrench_P[i]
     dt = wpar[W_DT]
     model = int(wpar[W_MODEL])
     kind = int(wpar[W_KIND])
@@ -625,6 +630,8 @@ def world_advance(nsteps, wpar, rp, ppar, base, top, L, Ld, Ldd, ring, cmd, pose
             pw = rp[R_C] * ro[RO_RATE] * ro[RO_RATE] if f > 0.0 else 0.0
             _stats_update(t, wpar, pose, wrench_P, ro[RO_DELTA] if ro[RO_DELTA] > 0.0 else 0.0, pw, dt, stats,
                           cst_in)
+        for i in range(6):
+            w_hist[s_ + 1, i] = wrench_P[i]
         for i in range(KIN_LEN):
             kin0[i] = kin1[i]
     return 0
@@ -657,6 +664,7 @@ class StandWorld(PlatformReadings):
         world.advance(cmd_lengths, dt)         # dt = a whole number of physics steps
         world.t, world.wrench_P, world.top_pose, world.top_twist, world.lengths,
         world.platform_fault, world.captured, world.events, world.stats, world.relative_pose_PA()
+        world.wrench_hist[:world.hist_steps + 1]   # wrench_P at the last advance's start and steps
     """
 
     def __init__(self, stand: Stand, emu: EmulatorConfig | str | None = None, mechanism=None):
@@ -725,6 +733,10 @@ class StandWorld(PlatformReadings):
         self.istate = np.zeros(I_LEN, dtype=np.int64)
         self.stats_arr = np.zeros(ST_LEN)
         self.ev = np.zeros((EV_MAX, 4))
+        # wrench_P at the last advance's start and after each of its steps (the sensor's chain
+        # samples between them); sized by the first advance, again only if its length changes
+        self.wrench_hist = np.zeros((1, 6))
+        self.hist_steps = 0
         self.events: list[tuple[float, str]] = []
         self.event_details: list[tuple[float, str, str]] = []
         self._ev_read = 0
@@ -807,6 +819,9 @@ class StandWorld(PlatformReadings):
         """Hold the actuator-length command over ``dt`` (a whole number of physics steps; the
         command goes through the platform's delay line) and integrate everything."""
         n = self.steps_for(dt)
+        if self.wrench_hist.shape[0] != n + 1:
+            self.wrench_hist = np.zeros((n + 1, 6))
+        self.hist_steps = n
         self.cmd[0] = cmd_lengths
         pm = self.platform
         self.istate[I_HEAD] = pm.head
@@ -820,7 +835,7 @@ class StandWorld(PlatformReadings):
                            self.cst, self.cst_out, self.cst_tmp, self.rec, self.wrench_P, self.wrench_links,
                            self.latch_p, self.info, self.info_f, self.Rl, self.cscr, self.link_pose, self.link_twist,
                            self.aC, self.R_PE, self.ro, self.gp, self.gs, self.go, self.istate, self.stats_arr,
-                           self.ev)
+                           self.ev, self.wrench_hist)
         self.cmd[1] = self.cmd[0]
         pm.head = int(self.istate[I_HEAD])
         pm.fault = int(self.istate[I_FAULT])

@@ -3,9 +3,10 @@
 
 The stand config (``config/stand.toml``) describes the stand as the controller sees it; this
 file describes the emulated physics behind it: the physics rate and integrator, the motion
-platform's servo (bandwidth, damping, transport delay, limits), the F/T sensor's noise, the
-passive unit's mass (its weight on the sensor), and what sits between the units: the docking
-mechanism and interface presets, or an elastic calibration rod.
+platform's servo (bandwidth, damping, transport delay, limits), the F/T sensor's noise and its
+own chain (internal sample rate, low-pass setting, output phase), the passive unit's mass (its
+weight on the sensor), and what sits between the units: the docking mechanism and interface
+presets, or an elastic calibration rod.
 
 Every error is ``FILE: KEY: reason`` (:class:`rt.config.ConfigError`); unknown keys are
 rejected. ``load_emulator(None)`` (or :meth:`EmulatorConfig.default`) gives the defaults, which
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rt.config._schema import ConfigError, Table, expect_kind
-from sim_stand.ft_sensor_model import SensorNoise
+from sim_stand.ft_sensor_model import NETFT_INTERNAL_RATE_HZ, NETFT_LOW_PASS_HZ, SensorChain, SensorNoise
 from sim_stand.mechanism_kinds import EMULATOR_MODELS, MechanismKind, by_contact_model, kind_of, model_has_mechanism
 from sim_stand.platform_model import PlatformParams
 from sim_stand.rod import RodParams
@@ -58,6 +59,7 @@ class EmulatorConfig:
     platform: PlatformParams = DEFAULT_PLATFORM
     watchdog_s: float = 0.1                      # platform command watchdog (emulator shell)
     sensor_noise: SensorNoise = DEFAULT_NOISE
+    sensor_chain: SensorChain = SensorChain()    # the sensor's sampling, low-pass and decimation
     sensor_seed: int = 1
     passive_mass_kg: float = 150.0               # its weight loads the F/T sensor (tared out)
     passive_com_m: tuple[float, float, float] = (0.15, 0.0, 0.0)   # in P
@@ -173,6 +175,7 @@ def parse_emulator(t: Table) -> EmulatorConfig:
                         rating_n=tuple(float(v) for v in st.vector("rating_n", 3, dn.rating_n, gt=0.0)),
                         rating_nm=tuple(float(v) for v in st.vector("rating_nm", 3, dn.rating_nm, gt=0.0)))
     seed = st.int("seed", 1, ge=0)
+    chain = _sensor_chain(st)
     st.done()
 
     pu = t.table("passive_unit", {})
@@ -185,8 +188,38 @@ def parse_emulator(t: Table) -> EmulatorConfig:
     return EmulatorConfig(file=t.file, name=name, model=model, physics_rate_hz=rate, integrator=integ,
                           digital_integrator=dinteg, digital_tolerance_m=dtol,
                           gravity_m_per_s2=g, platform=platform, watchdog_s=wd, sensor_noise=noise,
-                          sensor_seed=seed, passive_mass_kg=pm, passive_com_m=tuple(float(x) for x in pc),
-                          mechanism_path=mech, interface_path=iface, rod=rod, raw=t.data)
+                          sensor_chain=chain, sensor_seed=seed, passive_mass_kg=pm,
+                          passive_com_m=tuple(float(x) for x in pc), mechanism_path=mech, interface_path=iface,
+                          rod=rod, raw=t.data)
+
+
+def _sensor_chain(st: Table) -> SensorChain:
+    """``[sensor] internal_rate_hz, low_pass, output_phase``: the sensor's own chain
+    (sim_stand/ft_sensor_model.py; defaults: a Net F/T's 7000 Hz, no filter, the output at the
+    frame). Whether the internal rate is a whole multiple of the frame rate is the stand's
+    (``sim_stand.emulator.SensorDevice``)."""
+    settings = ", ".join(f"{i} = {f:g} Hz" for i, f in enumerate(NETFT_LOW_PASS_HZ) if i)
+    last = len(NETFT_LOW_PASS_HZ) - 1
+    v = st.data.get("low_pass")
+    if isinstance(v, int) and not isinstance(v, bool) and not 0 <= v <= last:
+        raise st.error("low_pass", f"{v} is not a Net F/T low-pass setting: 0 (no filter) to {last} "
+                                   f"({settings} cut-off)")
+    low_pass = st.int("low_pass", 0, ge=0, le=last)
+    v = st.data.get("output_phase")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and not 0.0 <= v < 1.0:
+        raise st.error("output_phase", f"{v:g} is not a phase: the sensor's output sample precedes the "
+                                       f"controller's frame by this fraction of a frame, in [0, 1)")
+    phase = st.float("output_phase", 0.0, ge=0.0, lt=1.0)
+    v = st.data.get("internal_rate_hz")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and not 1000.0 <= v <= 100000.0:
+        raise st.error("internal_rate_hz", f"{v:g} Hz is not an F/T sensor's internal sample rate: it must lie "
+                                           f"within [1000, 100000] Hz (an ATI Net F/T samples at 7000 Hz)")
+    rate = st.float("internal_rate_hz", NETFT_INTERNAL_RATE_HZ, ge=1000.0, le=100000.0)
+    cutoff = NETFT_LOW_PASS_HZ[low_pass]
+    if cutoff >= rate / 2.0:
+        raise st.error("low_pass", f"setting {low_pass} ({cutoff:g} Hz) is not below the Nyquist frequency "
+                                   f"of internal_rate_hz = {rate:g} Hz")
+    return SensorChain(internal_rate_hz=rate, low_pass=low_pass, output_phase=phase)
 
 
 def _file(t: Table, name: str, default: Path) -> Path:
