@@ -41,7 +41,8 @@ envelope  the run log's ``envelope`` event (below)               inside        i
   threshold; what it withholds is not in the log, but its input (``w_P``, ``new_sample``) and
   its settings (the header) are, so the gate is replayed here, by its own kernel. Lost: the
   withheld impulse of the rise before each opening (the samples above ``off_n`` the gate held
-  back; those it passes at the opening cancel), and of any force above ``off_n`` held back for
+  back) less what it passes of it from the opening on (the rise it recovers, spread over the
+  following cycles), and of any force above ``off_n`` held back for
   ``release_s`` or longer without the gate opening (a contact it never passed; a shorter excursion
   is noise, which the gate is there to withhold). The figure: ``2 δJ / p`` (a momentum error
   δJ on the approach momentum p is ``2 δJ / p`` of its energy); the reason gives δJ against the
@@ -58,7 +59,8 @@ envelope  the run log's ``envelope`` event (below)               inside        i
   written by whoever judges whether the contact was within what a causal compensator can
   reproduce (contact frequency × delay), with the fields ``w_tau`` (float, the run's w τ),
   ``limit`` (float, the largest w τ reproducible), ``inside`` (bool) and ``reason`` (str), and
-  optionally ``status`` ("PASS" / "WARN" / "FAIL"; default PASS when inside, FAIL outside).
+  optionally ``status`` ("PASS" / "WARN" / "FAIL"; default PASS when inside, FAIL outside);
+  ``inside`` null: not checked (rt.stand.envelope: the case declares no contact stiffness), no check.
   Its check: name ``envelope``, figure ``w_tau``, bound ``limit``, unit "rad". A malformed event
   WARNs. A check that needs the run's figures instead is a function ``f(facts) -> dict | None``
   (``facts``: :class:`Facts`, filled by :func:`measure`; the dict made by :func:`check`)
@@ -265,7 +267,10 @@ def measure(run, lo: int, hi: int, bound_pct: float, energy: dict, *, measuremen
                     fx.gate_exchanged_ns += float(np.linalg.norm(w_out[:3])) * dt
                 held = (wP[i, :3] - w_out[:3]) * dt
                 if not was_open and is_open:             # the opening: the rise's loss is known
-                    fx.gate_lost_ns += float(np.linalg.norm(pending + held))
+                    # what the gate passes of the withheld rise: this cycle's share and the
+                    # shares still to come (rt.stand.contact_gate: the rise recovered, spread)
+                    passed = -held + gstate[CG.G_DEBT:CG.G_DEBT + 3] * gstate[CG.G_DEBT_N] * dt
+                    fx.gate_lost_ns += max(0.0, float(np.linalg.norm(pending)) - float(np.linalg.norm(passed)))
                     pending[:] = 0.0
                     pending_n = 0
                 elif not is_open:
@@ -430,6 +435,8 @@ def check_envelope(fx: Facts) -> dict | None:
     if not evs:
         return None
     e = evs[-1]
+    if "inside" in e and e["inside"] is None:      # the case declares no stiffness: not checked
+        return None
     try:
         w_tau, limit, inside = float(e["w_tau"]), float(e["limit"]), e["inside"]
         if not isinstance(inside, bool):
