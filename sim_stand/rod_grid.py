@@ -180,15 +180,23 @@ separation_m = 0.05
     # the emulated platform's own limit 10 times the stand's
     # (and the contact gate's opening: a step to its threshold, 40 N, and a share of the rise)
     step = 2.0 * (2.0 * p.damping_ratio * p.omega_radps * v + a_rel * p.omega_radps * DT) + 2.0 * 40.0 / p.m_star_kg
-    a_max = max(5.0, 1.25 * a_rel, step * p.delay_s ** 2 / (2.0 * DT * DT) / 4.0)
+    # and the sensor's noise, which the prediction carries over the lead: per cycle sigma / m* of
+    # acceleration, tau^2 / 2 of it (and tau^3 / 6 of its jerk, averaged over jerk_span cycles)
+    # in the command's position, a second difference of it in the command's acceleration
+    from rt.dynamics.coupling import jerk_span
+    noise = (sigma / p.m_star_kg * math.sqrt(6.0) / (DT * DT)
+             * (p.delay_s ** 2 / 2.0 + p.delay_s ** 3 / 6.0 * math.sqrt(2.0) / (jerk_span(p.delay_s, DT) * DT)))
+    a_max = max(5.0, 1.25 * a_rel, step * p.delay_s ** 2 / (2.0 * DT * DT) / 4.0, 6.0 * noise / 10.0)
     emu = _set(emu, {"bandwidth_hz": wn / (2.0 * math.pi), "damping_ratio": SERVO_ZETA, "transport_delay_s": transport,
                      "acceleration_max_m_s2": max(10.0 * a_max, 20.0 * a_rel), "sigma_force_n": sigma,
+                     "velocity_max_m_s": 2.0,
                      "stiffness_n_per_m": p.stiffness_n_per_m})
     (d / "emulator.toml").write_text(emu)
     # the force on the port, off the vehicles' centres of mass, turns them as well: the angular
     # limit scaled with the linear one (the shipped 150 deg/s^2 at 5 m/s^2)
     stand = _set((REPO / "config" / "stand.toml").read_text(), {"a_max_m_s2": a_max, "accel_margin": 10.0,
-                                                                  "alpha_max_deg_s2": 150.0 * a_max / 5.0})
+                                                                  "alpha_max_deg_s2": 150.0 * a_max / 5.0,
+                                                                  "v_max_m_s": 1.0})
     (d / "stand.toml").write_text(stand)
     return {"case": d / "case.toml", "emulator": d / "emulator.toml", "stand": d / "stand.toml",
             "closing_speed_mps": v, "sigma_force_n": sigma}

@@ -61,10 +61,16 @@ O_JERK = O_ANUM + 1
 # (:func:`wrench_share`), and the scratch of the wrench-free relative state and rates (19)
 O_ACCW = O_JERK + 6
 O_FREE = O_ACCW + 6
-OUT_LEN = O_FREE + S.REL_LEN + 6
+# MODE_JERK's last per-cycle jerk estimates (JERK_SPAN_MAX x 6, a ring) and the ring's head:
+# the jerk predicted with is their mean over the last n (:func:`jerk_span`)
+JERK_SPAN_MAX = 8
+O_JRING = O_FREE + S.REL_LEN + 6
+O_JHEAD = O_JRING + 6 * JERK_SPAN_MAX
+OUT_LEN = O_JHEAD + 1
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
+JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -129,6 +135,7 @@ def reset_memory(out) -> None:
     """Forget the last cycles' accelerations (a new run: MODE_JERK starts with zero jerk).
     Not for the real-time loop's cycle (called between runs)."""
     out[O_ANUM] = 0.0
+    out[O_JRING:O_JHEAD + 1] = 0.0
 
 
 @njit(**KERNEL)
@@ -141,7 +148,23 @@ def _median3(a, b, c):
 
 
 @njit(**KERNEL)
-def jerk_estimate(out, dt):
+def jerk_span(tau, dt):
+    """How many per-cycle jerk estimates MODE_JERK averages at the lead ``tau``: one per
+    ``JERK_SPAN_LEAD`` cycles of it, 1 to ``JERK_SPAN_MAX`` (:func:`jerk_estimate`).
+
+    Parameters
+    ----------
+    tau : float
+        The lead, s.
+    dt : float
+        The cycle, s.
+    """
+    n = int(tau / (JERK_SPAN_LEAD * dt) + 0.5)
+    return 1 if n < 1 else (JERK_SPAN_MAX if n > JERK_SPAN_MAX else n)
+
+
+@njit(**KERNEL)
+def jerk_estimate(out, tau, dt):
     """The relative jerk (linear 3, angular 3) of the measured wrench's share of the
     acceleration into out[O_JERK:O_JERK+6] for MODE_JERK, and the acceleration it extrapolates
     from (docs/validation.md §3.3):
@@ -158,6 +181,13 @@ def jerk_estimate(out, dt):
       the state, a cycle older than the state: the predictor extrapolates it by ``LAG_CYCLES``
       cycles of jerk (predict_pose).
 
+    * over a long lead the per-cycle estimate's noise dominates (its share of the prediction,
+      ``tau^3 / 6`` times a difference of the sensor's noise over a cycle, grows as ``tau^3``):
+      the jerk predicted with is the mean of the last ``n`` per-cycle estimates
+      (:func:`jerk_span`: one per ``JERK_SPAN_LEAD`` cycles of lead; 1 up to 6 ms, 5 at a robot's
+      20 ms), its noise ``n`` times smaller; the mean lags ``(n - 1) / 2`` cycles more, which
+      costs nothing to first order (above), and a step is still no jerk (each estimate's rule).
+
     Until three differences are held the jerk is zero.
 
     Parameters
@@ -165,26 +195,37 @@ def jerk_estimate(out, dt):
     out : float64[OUT_LEN]
         The output record: reads the wrench's share of the accelerations ``O_ACCW``
         (:func:`wrench_share`); writes the jerk ``O_JERK`` (m/s^3, rad/s^3, P) and updates the
-        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``.
+        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``, ``O_JRING``, ``O_JHEAD``.
+    tau : float
+        The lead, s (how many estimates are averaged: :func:`jerk_span`).
     dt : float
         The cycle, s.
     """
     n = out[O_ANUM]
+    head = int(out[O_JHEAD])
+    slot = O_JRING + 6 * head
     for i in range(6):
         a = out[O_ACCW + i]
         d0 = (a - out[O_A1 + i]) / dt
         d1 = out[O_D1 + i]
         if n < 3.0:
-            out[O_JERK + i] = 0.0
+            out[slot + i] = 0.0
         elif abs(d0 - d1) <= AGREE * max(abs(d0), abs(d1)):
-            out[O_JERK + i] = d0
+            out[slot + i] = d0
         else:
-            out[O_JERK + i] = _median3(d0, d1, out[O_D2 + i])
+            out[slot + i] = _median3(d0, d1, out[O_D2 + i])
         if n >= 1.0:
             out[O_D2 + i] = out[O_D1 + i]
             out[O_D1 + i] = d0
         out[O_A1 + i] = a
     out[O_ANUM] = min(n + 1.0, 3.0)
+    span = jerk_span(tau, dt)
+    for i in range(6):
+        acc = 0.0
+        for m in range(span):
+            acc += out[O_JRING + 6 * ((head - m) % JERK_SPAN_MAX) + i]
+        out[O_JERK + i] = acc / span
+    out[O_JHEAD] = (head + 1) % JERK_SPAN_MAX
 
 
 @njit(**KERNEL)
@@ -215,7 +256,7 @@ def predict_pose(out, tau, mode, dt):
     h = 0.5 * tau * tau
     c = 0.0                       # tau^3/6 + (the acceleration's lag) tau^2/2: the jerk's terms
     if mode == MODE_JERK and dt > 0.0:
-        jerk_estimate(out, dt)
+        jerk_estimate(out, tau, dt)
         c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * h
     j = O_JERK
     for i in range(3):
