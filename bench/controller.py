@@ -181,10 +181,11 @@ def _pct(a, q) -> float:
     return round(float(np.percentile(a, q)) / 1e3, 2) if len(a) else float("nan")
 
 
-def _controller_cycle(quick: bool) -> dict:
+def _controller_cycle(quick: bool, cycles: tuple[int, int] | None = None) -> dict:
     """read -> update -> write of the assembled controller in RUNNING/DYNAMICS with memory
     transports: replayed devices (the figure), then the rig in the loop (cold caches). Only
-    cycles that begin and end in DYNAMICS without a trip are timed."""
+    cycles that begin and end in DYNAMICS without a trip are timed. ``cycles``: (replayed, rig)
+    in place of the quick or full counts (the test suite's check of the figures' making)."""
     import tempfile
 
     from rt.control.controller import Phase
@@ -192,6 +193,8 @@ def _controller_cycle(quick: bool) -> dict:
 
     n = 10_000 if quick else 100_000
     n_rig = 5_000 if quick else 20_000
+    if cycles is not None:
+        n, n_rig = cycles
     out = {}
     with tempfile.TemporaryDirectory() as d:
         rig = Rig(d)

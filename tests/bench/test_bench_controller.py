@@ -11,9 +11,11 @@ import bench.controller as BC
 
 @pytest.mark.slow
 def test_controller_cycle_figures_come_from_dynamics_cycles(monkeypatch):
-    out = BC._controller_cycle(quick=True)
+    # fewer cycles than --quick's 10 000 / 5 000 (the rig makes each device frame in Python: most
+    # of the test's time): the figures' making is what is tested, not their precision
+    out = BC._controller_cycle(quick=True, cycles=(3000, 1500))
     assert out["controller_cycle_ran_dynamics"] is True, out.get("controller_cycle_note")
-    assert out["controller_cycle_cycles"] == 10_000
+    assert out["controller_cycle_cycles"] == 3000
     assert "controller_cycle_note" not in out
     for k in ("controller_cycle_us_p50", "controller_cycle_us_p99", "controller_cycle_rig_us_p50",
               "controller_cycle_rig_us_p99", "controller_cycle_noise_floor_us_p99", "controller_read_us_p50",
