@@ -66,11 +66,13 @@ O_FREE = O_ACCW + 6
 JERK_SPAN_MAX = 8
 O_JRING = O_FREE + S.REL_LEN + 6
 O_JHEAD = O_JRING + 6 * JERK_SPAN_MAX
-OUT_LEN = O_JHEAD + 1
+O_JDT = O_JHEAD + 1              # the cycle of the last difference, s
+OUT_LEN = O_JDT + 1
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
+JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -135,7 +137,7 @@ def reset_memory(out) -> None:
     """Forget the last cycles' accelerations (a new run: MODE_JERK starts with zero jerk).
     Not for the real-time loop's cycle (called between runs)."""
     out[O_ANUM] = 0.0
-    out[O_JRING:O_JHEAD + 1] = 0.0
+    out[O_JRING:O_JDT + 1] = 0.0
 
 
 @njit(**KERNEL)
@@ -188,6 +190,13 @@ def jerk_estimate(out, tau, dt):
       20 ms), its noise ``n`` times smaller; the mean lags ``(n - 1) / 2`` cycles more, which
       costs nothing to first order (above), and a step is still no jerk (each estimate's rule).
 
+    * a cycle more than ``JERK_JITTER`` longer or shorter than the one before (a loop that
+      missed its deadline, a loaded computer's wake-up) restarts the estimate: the sensor's
+      samples then no longer arrive one per cycle, a difference holds none or two of them, and
+      the median cannot tell that from a contact's rate. The prediction is the
+      constant-acceleration one until three regular differences are held (on the lockstep
+      stand every cycle is regular).
+
     Until three differences are held the jerk is zero.
 
     Parameters
@@ -195,13 +204,17 @@ def jerk_estimate(out, tau, dt):
     out : float64[OUT_LEN]
         The output record: reads the wrench's share of the accelerations ``O_ACCW``
         (:func:`wrench_share`); writes the jerk ``O_JERK`` (m/s^3, rad/s^3, P) and updates the
-        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``, ``O_JRING``, ``O_JHEAD``.
+        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``, ``O_JRING``, ``O_JHEAD``, ``O_JDT``.
     tau : float
         The lead, s (how many estimates are averaged: :func:`jerk_span`).
     dt : float
         The cycle, s.
     """
     n = out[O_ANUM]
+    if n >= 1.0 and abs(dt - out[O_JDT]) > JERK_JITTER * out[O_JDT]:
+        n = 0.0
+        out[O_JRING:O_JHEAD] = 0.0
+    out[O_JDT] = dt
     head = int(out[O_JHEAD])
     slot = O_JRING + 6 * head
     for i in range(6):
