@@ -2,7 +2,26 @@
 areas take (imported by name: ``tests/`` is on ``sys.path``)."""
 from __future__ import annotations
 
+from drivers.motion_platform import Command
 from rt.control.controller import Phase
+
+
+def engages(rig) -> int:
+    """How many ENGAGE commands the rig's platform has received."""
+    return sum(1 for _, cmd, _ in rig.commands if cmd is Command.ENGAGE)
+
+
+def arm_refused_cleanly(rig, log_dir, reply, *words: str) -> None:
+    """An ARM refused with ``words`` in its reason changed nothing (ARM is atomic): the
+    supervisor still CONFIGURED and the phase IDLE, 20 cycles later no ENGAGE sent, no run log
+    left in ``log_dir``, no writer."""
+    c = rig.ctl
+    assert not reply.ok and all(w in reply.reason for w in words), reply.reason
+    assert c.supervisor.state.name == "CONFIGURED" and c.phase is Phase.IDLE
+    rig.run(20)                               # whatever a late frame would do, it does now
+    assert engages(rig) == 0 and c.phase is Phase.IDLE
+    assert not list(log_dir.glob("*.dslog")), list(log_dir.glob("*"))
+    assert c.writer is None
 
 
 def arm_and_start_retrying(rig, attempts: int = 3):

@@ -7,29 +7,15 @@ from __future__ import annotations
 
 import errno
 import shutil
-from pathlib import Path
 
 import pytest
 
-from drivers.motion_platform import Command, PlatformState
+from drivers.motion_platform import PlatformState
 from rt.control import operator_api as OA
-from rt.control.controller import Phase
 from rt.control.recorder import Recorder
 from sim_stand.kinematic_rig import NOMINAL, Rig
 
-
-def _engages(rig) -> int:
-    return sum(1 for _, cmd, _ in rig.commands if cmd is Command.ENGAGE)
-
-
-def _refused_cleanly(rig, log_dir: Path, reply, words: str):
-    c = rig.ctl
-    assert not reply.ok and words in reply.reason, reply.reason
-    assert c.supervisor.state.name == "CONFIGURED" and c.phase is Phase.IDLE
-    rig.run(20)                               # whatever a late frame would do, it does now
-    assert _engages(rig) == 0 and c.phase is Phase.IDLE
-    assert not list(log_dir.glob("*.dslog")), list(log_dir.glob("*"))
-    assert c.writer is None
+from rig_steps import arm_refused_cleanly as _refused_cleanly, engages as _engages
 
 
 @pytest.fixture

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from drivers.motion_platform import Command
 from rt.config.stand import load_stand
 from rt.control.controller import Phase
 from rt.record.runlog import read_log
 from sim_stand.kinematic_rig import NOMINAL, STAND, Rig
 
-from rig_steps import into_dynamics
+from rig_steps import arm_refused_cleanly, into_dynamics
 
 
 @pytest.fixture
@@ -64,12 +63,7 @@ def test_a_full_disk_before_arm_refuses_it_and_nothing_moves(small_disk):
     try:
         rig.run(3)
         assert c.command("load_case", case=str(NOMINAL)).ok
-        r = c.command("arm")
-        assert not r.ok and "MB free in" in r.reason and "the run log needs up to" in r.reason, r.reason
-        rig.run(20)
-        assert c.supervisor.state.name == "CONFIGURED" and c.phase is Phase.IDLE
-        assert not any(cmd is Command.ENGAGE for _, cmd, _ in rig.commands)
-        assert not list((small_disk / "runs").glob("*.dslog"))
+        arm_refused_cleanly(rig, small_disk / "runs", c.command("arm"), "MB free in", "the run log needs up to")
         h = c.status()["recorder"]
         assert h["free_mb"] < h["run_needs_mb"], h
         filler.unlink()
