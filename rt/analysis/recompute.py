@@ -166,6 +166,7 @@ def recompute(run: Run, overrides: dict | None = None, progress=None) -> Recompu
     step = CP.update_kernel(sc.env)
     w_in = np.zeros((2, 6))
     cp_out = np.zeros(CP.OUT_LEN)
+    cp_out[CP.O_JLIM:CP.O_JLIM + 2] = start.get("jerk_limits") or (0.0, 0.0)   # the run's (rt.control.procedures)
     n = hi - lo
     rel_w = d["rel_pose"].shape[1] + d["rel_twist"].shape[1] + d["rel_acc"].shape[1]
     out = {"w_P": d["w_P"].copy(), "x": d["x"].copy(), "rel": np.column_stack([d["rel_pose"], d["rel_twist"],

@@ -214,7 +214,10 @@ def begin_run(ctl) -> None:
     ctl.sc = flight_from_case(ctl.case)
     ctl._mode, predictor, why = run_predictor(ctl)
     ctl._hil_pack = pack_cycle(ctl)   # now, not in the loop's first DYNAMICS cycle
-    runup_target(ctl)
+    runup_target(ctl)                 # (its reset_memory clears the jerk's memory, not its limits)
+    lim = ctl.stand.limits
+    jerk_limits = CP.set_jerk_limits(ctl.out, lim.accel_margin * lim.a_max_m_s2,
+                                     lim.accel_margin * lim.alpha_max_rad_s2, ctl.tau, ctl.period_s)
     ctl.t_run = -(ctl.ru[CK.RU_T] + ctl.runup_lead) if ctl.ru[CK.RU_T] > 0.0 else 0.0
     ctl.sensing.reset_filter()
     CG.gate_reset(ctl.gate)
@@ -232,7 +235,7 @@ def begin_run(ctl) -> None:
     # what the cycle's kernels start from that the records do not carry (dockstand recompute)
     ctl._event({"kind": "run_start", "sensing_bias": [float(b) for b in ctl.sensing.bias],
                  "t_run": ctl.t_run, "tau_s": ctl.tau, "mode": int(ctl._mode), "predictor": predictor,
-                 "predictor_reason": why})
+                 "predictor_reason": why, "jerk_limits": list(jerk_limits)})
     ctl._set_phase(Phase.RUNUP if ctl.t_run < 0.0 else Phase.DYNAMICS)
 
 

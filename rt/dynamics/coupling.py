@@ -67,12 +67,16 @@ JERK_SPAN_MAX = 8
 O_JRING = O_FREE + S.REL_LEN + 6
 O_JHEAD = O_JRING + 6 * JERK_SPAN_MAX
 O_JDT = O_JHEAD + 1              # the cycle of the last difference, s
-OUT_LEN = O_JDT + 1
+# MODE_JERK's limits on the jerk's change per cycle, linear (m/s^3) and angular (rad/s^3); 0: none
+# (:func:`set_jerk_limits`, set at the start of a run from the stand's command limits)
+O_JLIM = O_JDT + 1
+OUT_LEN = O_JLIM + 2
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
+JERK_SHARE = 0.25                # MODE_JERK: the jerk's change may move the command's acceleration by this share of its trip
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -138,6 +142,30 @@ def reset_memory(out) -> None:
     Not for the real-time loop's cycle (called between runs)."""
     out[O_ANUM] = 0.0
     out[O_JRING:O_JDT + 1] = 0.0
+    out[O_JERK:O_JERK + 6] = 0.0
+
+
+def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: float, dt: float) -> tuple:
+    """MODE_JERK's limits on the jerk's change per cycle (:func:`jerk_estimate`) from the stand's
+    command trip levels (m/s^2, rad/s^2; ``[limits]`` ``accel_margin`` x ``a_max_m_s2``, likewise
+    angular) at the lead ``tau``: ``JERK_SHARE x trip x dt^2 / (tau^3 / 6 + LAG_CYCLES dt tau^2 /
+    2)``. Returns them (linear, angular). Not for the real-time loop's cycle (a run's start).
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: ``O_JLIM`` written.
+    accel_trip, angular_accel_trip : float
+        The command's acceleration trip levels, m/s^2 and rad/s^2 (0: no limit).
+    tau : float
+        The lead, s.
+    dt : float
+        The cycle, s.
+    """
+    c = tau ** 3 / 6.0 + LAG_CYCLES * dt * tau * tau / 2.0
+    lims = tuple(JERK_SHARE * a * dt * dt / c if c > 0.0 and a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
+    out[O_JLIM], out[O_JLIM + 1] = lims
+    return lims
 
 
 @njit(**KERNEL)
@@ -197,6 +225,14 @@ def jerk_estimate(out, tau, dt):
       constant-acceleration one until three regular differences are held (on the lockstep
       stand every cycle is regular).
 
+    * the jerk's change per cycle is limited so that it alone moves the command's acceleration by
+      at most ``JERK_SHARE`` of the stand's trip level (:func:`set_jerk_limits`: a change ``dj``
+      moves the command by ``dj (tau^3 / 6 + LAG_CYCLES dt tau^2 / 2)`` in one cycle, an
+      acceleration of that over ``dt^2``). A contact whose force rises faster than the platform
+      could follow its prediction (a latch strike at a 7 ms lead: 450 N/ms on the docking
+      vehicles commanded 13 m/s^2 on the wall-clock stand, trip level 10) is predicted with a
+      jerk that catches up over a few cycles instead of a command the platform cannot follow.
+
     Until three differences are held the jerk is zero.
 
     Parameters
@@ -204,7 +240,8 @@ def jerk_estimate(out, tau, dt):
     out : float64[OUT_LEN]
         The output record: reads the wrench's share of the accelerations ``O_ACCW``
         (:func:`wrench_share`); writes the jerk ``O_JERK`` (m/s^3, rad/s^3, P) and updates the
-        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``, ``O_JRING``, ``O_JHEAD``, ``O_JDT``.
+        memory ``O_A1``, ``O_D1``, ``O_D2``, ``O_ANUM``, ``O_JRING``, ``O_JHEAD``, ``O_JDT``; reads
+        the limits ``O_JLIM``.
     tau : float
         The lead, s (how many estimates are averaged: :func:`jerk_span`).
     dt : float
@@ -237,7 +274,15 @@ def jerk_estimate(out, tau, dt):
         acc = 0.0
         for m in range(span):
             acc += out[O_JRING + 6 * ((head - m) % JERK_SPAN_MAX) + i]
-        out[O_JERK + i] = acc / span
+        j = acc / span
+        lim = out[O_JLIM + (0 if i < 3 else 1)]
+        if lim > 0.0:
+            prev = out[O_JERK + i]
+            if j > prev + lim:
+                j = prev + lim
+            elif j < prev - lim:
+                j = prev - lim
+        out[O_JERK + i] = j
     out[O_JHEAD] = (head + 1) % JERK_SPAN_MAX
 
 

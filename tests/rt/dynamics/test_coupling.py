@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from rt.dynamics import coupling as CP
 from rt.dynamics import spacecraft as S
@@ -169,6 +170,29 @@ def test_at_a_long_lead_the_jerk_is_the_mean_of_several_and_its_noise_that_much_
     # the per-cycle rule already takes the median where successive differences disagree (white
     # noise's do, often): the mean of 5 of them halves what is left
     assert spread[1] / spread[0] < 0.5, spread
+
+
+def test_the_jerks_change_per_cycle_is_limited_to_a_share_of_the_command_trip():
+    """With the stand's trip levels set (rt.control.procedures at a run's start), a contact
+    whose jerk appears at once (a latch strike) reaches the prediction over several cycles, each
+    cycle's change moving the command's acceleration by at most JERK_SHARE of the trip; a
+    constant jerk is then predicted exactly again."""
+    out = np.zeros(CP.OUT_LEN)
+    dt, tau = 1e-3, 0.007
+    lin, ang = CP.set_jerk_limits(out, 10.0, 5.0, tau, dt)
+    c = tau ** 3 / 6.0 + CP.LAG_CYCLES * dt * tau ** 2 / 2.0
+    assert lin * c / dt ** 2 == pytest.approx(CP.JERK_SHARE * 10.0) and ang == pytest.approx(lin / 2.0)
+    j = np.array([2000.0, 0.0, 0.0])            # 2000 m/s^3 from t = 0.01 on
+    seen = []
+    for k in range(100):                        # 31 m/s^3 a cycle: 66 cycles to 2000
+        t = 0.01 + k * dt
+        _feed_cubic(out, j, t, dt)
+        CP.predict_pose(out, tau, CP.MODE_JERK, dt)
+        seen.append(out[CP.O_JERK])
+    assert np.all(np.diff(seen) <= lin * (1 + 1e-12)) and max(np.diff(seen)) == pytest.approx(lin)
+    assert seen[-1] == pytest.approx(2000.0, rel=1e-12)
+    CP.reset_memory(out)                        # a new run: memory cleared, the limits kept
+    assert out[CP.O_JLIM] == lin and not out[CP.O_JERK:CP.O_JERK + 6].any()
 
 
 def test_jerk_predictor_ignores_a_step_of_the_force():
