@@ -146,8 +146,8 @@ def log_header(ctl) -> dict:
             # likewise the contact gate and the delay identification in effect
             "contact_gate": dataclasses.asdict(ctl.stand.contact_gate),
             "delay_identify": ctl.stand.delays.identify,
-            "delay_predictor": PR.run_predictor(ctl)[1] if ctl.case is not None else ctl.stand.delays.predictor,
-            "delay_predictor_reason": PR.run_predictor(ctl)[2] if ctl.case is not None else "the stand's [delays] predictor",
+            # the run's predictor: the case's own (with its reason) or the stand's
+            **dict(zip(("delay_predictor", "delay_predictor_reason"), PR.run_predictor(ctl)[1:])),
             # tau's platform part in effect (what the identification measures; the rest is the
             # measurement's: the fidelity verdict compares the lead's platform part)
             "delay_platform_s": ctl.stand.delays.platform_s,

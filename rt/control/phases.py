@@ -155,12 +155,19 @@ def guard_arm(ctl, _log=None, _log_error=None, **_: Any) -> str | None:
     if why:
         return why
     if ctl.stand.delays.envelope == "refuse" and ctl.case is not None:
-        env = check_envelope(ctl.case, ctl.tau, ctl.stand.delays.envelope_cor_error_pct)
+        env = arm_envelope(ctl)
         if env.inside is False:
             return f"outside the stand's envelope ([delays] envelope = \"refuse\"): {env.reason}"
     if _log_error:
         return _log_error
     return None
+
+
+def arm_envelope(ctl):
+    """The loaded case against the stand's envelope at the configured lead
+    (``rt.stand.envelope.check_envelope``): the guard's refusal and the run log's ``envelope``
+    event (rt.control.procedures.begin_arm). Bounded arithmetic."""
+    return check_envelope(ctl.case, ctl.tau, ctl.stand.delays.envelope_cor_error_pct)
 
 
 def guard_start(ctl, **_: Any) -> str | None:

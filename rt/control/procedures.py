@@ -37,14 +37,13 @@ from rt.control import mechanism_inputs as MI
 from rt.control import recovery as RC
 from rt.control import supervision as SV
 from rt.control.recorder import closed_sink
-from rt.control.phases import ENGAGED_PHASES, Phase
+from rt.control.phases import ENGAGED_PHASES, Phase, arm_envelope
 from rt.control.supervisor import Event, State
 from rt.dynamics import coupling as CP
 from rt.dynamics import spacecraft as SCM
 from rt.dynamics.berthing_flight import flight_from_case
 from rt.stand import contact_gate as CG
 from rt.stand import delay_id as DY
-from rt.stand.envelope import check_envelope
 from rt.stand import wire_kernels as WK
 from rt.stand.safety import Reason
 
@@ -115,7 +114,7 @@ def begin_arm(ctl, log_writer=None, flight=None) -> None:
     ctl.xlim[CK.XL_TRACK_ON] = 0.0
     DY.delay_reset(ctl.dly)           # identified anew from this run's motion (the arming move first)
     ctl.delay_rec[:] = math.nan
-    env = run_envelope(ctl)           # the case's stiffest contact at this lead (refused before, if asked)
+    env = arm_envelope(ctl)           # the case's stiffest contact at this lead (refused before, if asked)
     ctl._event(env.as_event())
     if env.inside is False:
         log.warning("armed outside the stand's envelope: %s", env.reason)
@@ -132,13 +131,6 @@ def run_predictor(ctl) -> tuple[int, str, str]:
     name = own or ctl.stand.delays.predictor
     why = ctl.case.loop.predictor_reason if own else "the stand's [delays] predictor"
     return (CP.PREDICTORS[name] if ctl.compensate else CP.MODE_OFF), name, why
-
-
-def run_envelope(ctl):
-    """The loaded case against the stand's envelope at the configured lead
-    (``rt.stand.envelope.check_envelope``)."""
-    d = ctl.stand.delays
-    return check_envelope(ctl.case, ctl.tau, d.envelope_cor_error_pct)
 
 
 def runup_target(ctl) -> float:
