@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+from rt.rotation_entries import quat_rotate_entries
+
 __all__ = ["Pose", "Calibration", "zyx_deg_to_quat", "quat_to_zyx_deg", "quat_mul", "quat_conj", "rotate",
            "compose", "inverse", "rotation_angle_deg", "normalize"]
 
@@ -82,16 +84,8 @@ def normalize(q) -> tuple:
 
 
 def rotate(q, v) -> tuple:
-    """``R(q) v`` for a unit quaternion."""
-    w, x, y, z = q
-    vx, vy, vz = v
-    # t = 2 (q_vec x v); v' = v + w t + q_vec x t
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return (vx + w * tx + (y * tz - z * ty),
-            vy + w * ty + (z * tx - x * tz),
-            vz + w * tz + (x * ty - y * tx))
+    """``R(q) v`` for a unit quaternion (:func:`rt.rotation_entries.quat_rotate_entries`)."""
+    return quat_rotate_entries(q[0], q[1], q[2], q[3], v[0], v[1], v[2])
 
 
 def compose(a, b) -> tuple:

@@ -19,7 +19,7 @@ PACKAGES = ("drivers", "rt", "sim_stand", "bench")
 
 # lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("drivers", "rt", "rt.jit", "rt.realtime")),
+    ("foundation", ("drivers", "rt", "rt.jit", "rt.realtime", "rt.rotation_entries")),
     ("dynamics", ("rt.dynamics",)),
     ("stand", ("rt.stand",)),
     ("config", ("rt.config",)),

@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
+from rt import rotation_entries
 from rt.jit import KERNEL
 
 # Axis codes used by rotation sequences.
@@ -352,27 +353,10 @@ def dcm_to_quat(R, out):
                                                       R[2, 0], R[2, 1], R[2, 2])
 
 
-@njit(inline="always", **KERNEL)
-def quat_rotate_entries(w, x, y, z, vx, vy, vz):
-    """``R(q) v`` for the unit quaternion ``q = [w, x, y, z]`` and ``v`` given as scalars, i.e.
-    ``v_a`` from ``v_b`` for ``q = q_ab``, without forming R: with ``u = (x, y, z)``,
-    ``t = 2 u x v``, ``R(q) v = v + w t + u x t`` (docs/conventions.md). ``R(q)^T v`` is the same
-    with ``u`` negated. Inlined into the caller at numba IR level (compiled with the caller's
-    options); :func:`quat_rotate` and :func:`quat_rotate_inv` are this formula over arrays.
-
-    Parameters
-    ----------
-    w, x, y, z : float
-        The unit quaternion q_ab, scalar first.
-    vx, vy, vz : float
-        The vector v_b, b-components.
-    """
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return (vx + w * tx + (y * tz - z * ty),
-            vy + w * ty + (z * tx - x * tz),
-            vz + w * tz + (x * ty - y * tx))
+#: ``R(q) v`` over scalars (:func:`rt.rotation_entries.quat_rotate_entries`, the one formula the
+#: drivers also call as plain Python), inlined into the caller at numba IR level (compiled with the
+#: caller's options); :func:`quat_rotate` and :func:`quat_rotate_inv` are this formula over arrays.
+quat_rotate_entries = njit(inline="always", **KERNEL)(rotation_entries.quat_rotate_entries)
 
 
 @njit(**KERNEL)
