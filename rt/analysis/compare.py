@@ -57,6 +57,29 @@ def _run(log):
     return (t[order], f["w_P"][ok][order], f["rel_pose"][ok][order], f["rel_twist"][ok][order])
 
 
+def crossing_time(t, f, i, level: float) -> float:
+    """When ``f`` first rose through ``level``, between the samples ``i - 1`` (below) and ``i``
+    (at or above), by linear interpolation: the sample's own time quantises a crossing by up to
+    one sample period (1 ms in a HIL log, 0.1 ms in a reference at the physics rate), the size
+    of the first contact's one-cycle goal. ``t[i]`` when there is no sample before ``i``.
+
+    Parameters
+    ----------
+    t : float64[n]
+        Sample times, s, increasing.
+    f : float64[n]
+        The signal (|f| on the passive unit, N).
+    i : int
+        The first sample at or above ``level``.
+    level : float
+        The level, in ``f``'s unit.
+    """
+    if i < 1 or not f[i] > f[i - 1]:
+        return float(t[i])
+    s = (level - f[i - 1]) / (f[i] - f[i - 1])
+    return float(t[i - 1] + min(max(s, 0.0), 1.0) * (t[i] - t[i - 1]))
+
+
 def metrics(t, w, pose, twist, contact_n: float = CONTACT_N) -> dict:
     fn = np.linalg.norm(w[:, :3], axis=1)
     mn = np.linalg.norm(w[:, 3:], axis=1)
@@ -79,7 +102,7 @@ def metrics(t, w, pose, twist, contact_n: float = CONTACT_N) -> dict:
     i_post = i if i < len(fn) else min(len(fn) - 1, int(np.searchsorted(t, t[ip] + 0.5)))
     x = pose[:, 0]
     captured = bool(t[-1] - t[i0] >= 1.0 and np.all(x[i0:] >= x[i0] - OPEN_MARGIN_M))
-    out.update(first_contact_s=float(t[i0]), first_peak_force_n=float(peak), captured=captured,
+    out.update(first_contact_s=crossing_time(t, fn, i0, contact_n), first_peak_force_n=float(peak), captured=captured,
                post_impact_t_s=float(t[i_post]), post_impact_velocity=[float(v) for v in twist[i_post, :3]])
     return out
 
