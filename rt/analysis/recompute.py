@@ -167,6 +167,7 @@ def recompute(run: Run, overrides: dict | None = None, progress=None) -> Recompu
     w_in = np.zeros((2, 6))
     cp_out = np.zeros(CP.OUT_LEN)
     cp_out[CP.O_JLIM:CP.O_JLIM + 2] = start.get("jerk_limits") or (0.0, 0.0)   # the run's (rt.control.procedures)
+    cp_out[CP.O_LEADA:CP.O_LEADA + 2] = start.get("lead_limits") or (0.0, 0.0)
     n = hi - lo
     rel_w = d["rel_pose"].shape[1] + d["rel_twist"].shape[1] + d["rel_acc"].shape[1]
     out = {"w_P": d["w_P"].copy(), "x": d["x"].copy(), "rel": np.column_stack([d["rel_pose"], d["rel_twist"],

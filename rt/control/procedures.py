@@ -210,6 +210,8 @@ def begin_run(ctl) -> None:
     lim = ctl.stand.limits
     jerk_limits = CP.set_jerk_limits(ctl.out, lim.accel_margin * lim.a_max_m_s2,
                                      lim.accel_margin * lim.alpha_max_rad_s2, ctl.tau, ctl.period_s)
+    lead_limits = CP.set_lead_limits(ctl.out, lim.accel_margin * lim.a_max_m_s2,
+                                     lim.accel_margin * lim.alpha_max_rad_s2)
     ctl.t_run = -(ctl.ru[CK.RU_T] + ctl.runup_lead) if ctl.ru[CK.RU_T] > 0.0 else 0.0
     ctl.sensing.reset_filter()
     CG.gate_reset(ctl.gate)
@@ -227,7 +229,8 @@ def begin_run(ctl) -> None:
     # what the cycle's kernels start from that the records do not carry (dockstand recompute)
     ctl._event({"kind": "run_start", "sensing_bias": [float(b) for b in ctl.sensing.bias],
                  "t_run": ctl.t_run, "tau_s": ctl.tau, "mode": int(ctl._mode), "predictor": predictor,
-                 "predictor_reason": why, "jerk_limits": list(jerk_limits)})
+                 "predictor_reason": why, "jerk_limits": list(jerk_limits),
+                 "lead_limits": list(lead_limits)})
     ctl._set_phase(Phase.RUNUP if ctl.t_run < 0.0 else Phase.DYNAMICS)
 
 

@@ -70,13 +70,25 @@ O_JDT = O_JHEAD + 1              # the cycle of the last difference, s
 # MODE_JERK's limits on the jerk's change per cycle, linear (m/s^3) and angular (rad/s^3); 0: none
 # (:func:`set_jerk_limits`, set at the start of a run from the stand's command limits)
 O_JLIM = O_JDT + 1
-OUT_LEN = O_JLIM + 2
+# The lead's shaper (:func:`shape_lead`): the lead offset commanded (6: the position's, m, and the
+# rotation vector's, rad), its rate (6), this cycle's target (6, the predictor's offset), the last
+# cycle's (6), how many cycles it holds (0, 1, 2: its offset, then its rate), and its acceleration bounds per axis, linear (m/s^2)
+# and angular (rad/s^2); 0: off (:func:`set_lead_limits`, set at the start of a run from the
+# stand's command limits)
+O_LEAD = O_JLIM + 2
+O_LEADV = O_LEAD + 6
+O_LEADT = O_LEADV + 6
+O_LEADP = O_LEADT + 6
+O_LEADN = O_LEADP + 6
+O_LEADA = O_LEADN + 1
+OUT_LEN = O_LEADA + 2
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
 JERK_SHARE = 0.25                # MODE_JERK: the jerk's change may move the command's acceleration by this share of its trip
+LEAD_SHARE = 0.5                 # the lead's own acceleration: at most this share of the command's trip (shape_lead)
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -143,6 +155,7 @@ def reset_memory(out) -> None:
     out[O_ANUM] = 0.0
     out[O_JRING:O_JDT + 1] = 0.0
     out[O_JERK:O_JERK + 6] = 0.0
+    out[O_LEADN] = 0.0
 
 
 def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: float, dt: float) -> tuple:
@@ -166,6 +179,94 @@ def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: floa
     lims = tuple(JERK_SHARE * a * dt * dt / c if c > 0.0 and a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
     out[O_JLIM], out[O_JLIM + 1] = lims
     return lims
+
+
+def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
+    """The lead shaper's acceleration bound per axis (:func:`shape_lead`) from the stand's
+    command trip levels: ``LEAD_SHARE x trip / sqrt(3)`` (three axes at their bound stay within
+    the share). Returns them (linear m/s^2, angular rad/s^2). Not for the real-time loop's
+    cycle (a run's start).
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: ``O_LEADA`` written.
+    accel_trip, angular_accel_trip : float
+        The command's acceleration trip levels, m/s^2 and rad/s^2 (0: no shaping).
+    """
+    lims = tuple(LEAD_SHARE * a / math.sqrt(3.0) if a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
+    out[O_LEADA], out[O_LEADA + 1] = lims
+    return lims
+
+
+@njit(**KERNEL)
+def shape_lead(out, dt):
+    """The lead offset the command carries, ``out[O_LEAD:O_LEAD+6]``, made to follow the
+    predictor's (``out[O_LEADT:O_LEADT+6]``, this cycle's target) with its own acceleration
+    bounded per axis by ``O_LEADA`` (:func:`set_lead_limits`).
+
+    The prediction at ``t + tau`` adds to the relative pose the offset ``v tau + a tau^2 / 2 +
+    j c`` (and its rotation vector). A step ``da`` of the contact force's acceleration -- a
+    latch's strike, a damper's first touch -- steps that offset by ``da tau^2 / 2`` and its rate
+    by ``da tau``: a command acceleration ``tau^2 / (2 dt^2)`` and ``tau / dt`` times the step
+    (264 and 23 at a robot's 23 ms lead), which no platform follows and the stand's command
+    trip stops. Where the target moves within the bound the offset is the target, exactly
+    (nothing changes: the shaper is transparent); otherwise it closes on the target as fast as
+    the bound allows without passing it: its rate approaches the target's plus the braking
+    speed of the gap ``e`` to the last target (``v dt / 2 + v^2 / (2 A) = |e|``: it stops on the
+    target decelerating by ``A dt`` a cycle), changed by at most ``A dt`` per cycle (a
+    time-optimal tracker with bounded acceleration). The vehicles' own state
+    integrates the whole force at once; only the command's lead takes the step over a few
+    cycles (at a robot's lead) or not at all (at the shipped stand's few ms, where the steps
+    stay within the bound).
+
+    Parameters
+    ----------
+    out : float64[OUT_LEN]
+        The output record: reads the target ``O_LEADT`` and the bounds ``O_LEADA``; reads and
+        writes the shaper's state ``O_LEAD``, ``O_LEADV`` (per s), ``O_LEADP``, ``O_LEADN``.
+    dt : float
+        The cycle, s (> 0).
+    """
+    if out[O_LEADN] < 2.0:           # a run's first two cycles: the offset and its rate taken as they are
+        for i in range(6):
+            out[O_LEADV + i] = (out[O_LEADT + i] - out[O_LEADP + i]) / dt if out[O_LEADN] > 0.0 else 0.0
+            out[O_LEAD + i] = out[O_LEADT + i]
+            out[O_LEADP + i] = out[O_LEADT + i]
+        out[O_LEADN] += 1.0
+        return
+    for i in range(6):
+        A = out[O_LEADA + (0 if i < 3 else 1)]
+        target = out[O_LEADT + i]
+        s = out[O_LEAD + i]
+        sv = out[O_LEADV + i]
+        step = A * dt
+        v_exact = (target - s) / dt
+        last = out[O_LEADP + i]
+        out[O_LEADP + i] = target
+        # on the target this cycle where the bound allows it and the target's rate can be kept
+        # from there (landing at a rate the target does not have would pass it)
+        if A <= 0.0 or (abs(v_exact - sv) <= step and abs(v_exact - (target - last) / dt) <= step):
+            out[O_LEADV + i] = v_exact
+            out[O_LEAD + i] = target
+            continue
+        # the gap to the target's last position and the target's rate (its last move)
+        e = last - s
+        v_target = (target - last) / dt
+        # the fastest approach that still stops on it, decelerating by A dt a cycle:
+        # v dt / 2 + v^2 / (2 A) <= |e|
+        brake = math.sqrt(0.25 * step * step + 2.0 * A * abs(e)) - 0.5 * step
+        lin = abs(e) / dt
+        vr = lin if lin < brake else brake
+        v_des = v_target + (vr if e >= 0.0 else -vr)
+        dv = v_des - sv
+        if dv > step:
+            dv = step
+        elif dv < -step:
+            dv = -step
+        sv += dv
+        out[O_LEADV + i] = sv
+        out[O_LEAD + i] = s + sv * dt
 
 
 @njit(**KERNEL)
@@ -317,11 +418,16 @@ def predict_pose(out, tau, mode, dt):
         jerk_estimate(out, tau, dt)
         c = tau * tau * tau / 6.0 + LAG_CYCLES * dt * h
     j = O_JERK
+    lt = O_LEADT
     for i in range(3):
-        out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h + out[j + i] * c
-    p0, p1, p2, p3 = _qexp(out[w] * tau + out[a + 3] * h + out[j + 3] * c,
-                           out[w + 1] * tau + out[a + 4] * h + out[j + 4] * c,
-                           out[w + 2] * tau + out[a + 5] * h + out[j + 5] * c)
+        out[lt + i] = out[v + i] * tau + out[a + i] * h + out[j + i] * c
+        out[lt + 3 + i] = out[w + i] * tau + out[a + 3 + i] * h + out[j + 3 + i] * c
+    if mode != MODE_OFF and dt > 0.0:
+        shape_lead(out, dt)
+        lt = O_LEAD
+    for i in range(3):
+        out[O_RPRED + i] = out[r + i] + out[lt + i]
+    p0, p1, p2, p3 = _qexp(out[lt + 3], out[lt + 4], out[lt + 5])
     q0, q1, q2, q3 = SP.quat_mul_entries(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
     q0, q1, q2, q3, _ = SP.quat_normalize_entries(q0, q1, q2, q3)
     out[O_QPRED], out[O_QPRED + 1], out[O_QPRED + 2], out[O_QPRED + 3] = q0, q1, q2, q3

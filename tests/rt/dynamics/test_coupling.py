@@ -230,3 +230,66 @@ def test_jerk_predictor_rotation_uses_the_angular_jerk():
     q = out[CP.O_QPRED:CP.O_QPRED + 4]
     assert math.isclose(2.0 * math.atan2(np.linalg.norm(q[1:]), q[0]), angle, rel_tol=1e-12)
     assert np.allclose(q[1:] / np.linalg.norm(q[1:]), u, atol=1e-14)
+
+
+def _shaped(targets, A, dt=1e-3):
+    """The lead shaper's output for a sequence of target offsets (n x 6), bounds A (lin, ang)."""
+    out = np.zeros(CP.OUT_LEN)
+    out[CP.O_LEADA:CP.O_LEADA + 2] = A
+    rows = []
+    for tgt in targets:
+        out[CP.O_LEADT:CP.O_LEADT + 6] = tgt
+        CP.shape_lead(out, dt)
+        rows.append(out[CP.O_LEAD:CP.O_LEAD + 6].copy())
+    return np.array(rows)
+
+
+def test_the_lead_shaper_is_transparent_where_the_lead_moves_within_its_bound():
+    """A lead offset whose acceleration stays within the bound is commanded exactly, bit for
+    bit: on the shipped stand's few ms of lead the shaper changes nothing."""
+    dt = 1e-3
+    t = np.arange(2000) * dt
+    tgt = np.zeros((len(t), 6))
+    tgt[:, 0] = 0.002 * np.sin(2 * np.pi * 3.0 * t)      # 0.71 m/s^2 peak, bound 2
+    tgt[:, 4] = 0.01 * np.cos(2 * np.pi * 1.0 * t)       # 0.39 rad/s^2 peak, bound 1
+    assert np.array_equal(_shaped(tgt, (2.0, 1.0)), tgt)
+
+
+@pytest.mark.parametrize("step", [3e-4, -2e-3])
+def test_a_step_of_the_lead_is_taken_at_the_bound_without_passing_it(step):
+    """A step of the lead's target (a latch strike's acceleration step times tau^2 / 2 at a
+    robot's lead) is closed with the commanded offset's acceleration within the bound on every
+    cycle, passing it by at most one cycle's quantum A dt^2 (a discrete tracker's last step),
+    in about the bang-bang time 2 sqrt(|D| / A)."""
+    dt, A = 1e-3, 2.0
+    tgt = np.zeros((400, 6))
+    tgt[5:, 1] = step
+    y = _shaped(tgt, (A, 1.0))[:, 1]
+    acc = np.diff(y, 2) / dt ** 2
+    assert np.max(np.abs(acc)) <= A * (1 + 1e-9)
+    assert np.all(np.abs(y) <= abs(step) + A * dt * dt)              # never past it by more than A dt^2
+    reach = int(np.argmax(np.abs(y - step) < 1e-12)) - 5
+    t_min = 2.0 * math.sqrt(abs(step) / A) / dt
+    assert 0.9 * t_min <= reach <= 1.5 * t_min + 3, (reach, t_min)
+    assert np.all(y[5 + reach:] == step)                             # then exact again
+
+
+def test_a_lead_that_starts_moving_at_once_is_caught_up_within_the_bound():
+    """A ramp of the target (the lead's rate stepping: a force step times tau) is followed
+    with bounded acceleration and then exactly, at the ramp's rate."""
+    dt, A = 1e-3, 2.0
+    tgt = np.zeros((600, 6))
+    tgt[10:, 3] = 0.05 * np.arange(590) * dt                        # 0.05 rad/s from cycle 10
+    y = _shaped(tgt, (1.0, A))[:, 3]
+    assert np.max(np.abs(np.diff(y, 2))) / dt ** 2 <= A * (1 + 1e-9)
+    assert np.array_equal(y[-100:], tgt[-100:, 3])
+    assert np.max(y - tgt[:, 3]) <= A * dt * dt                       # never ahead by more than A dt^2
+
+
+def test_lead_limits_come_from_the_command_trip_and_survive_a_new_run():
+    out = np.zeros(CP.OUT_LEN)
+    lin, ang = CP.set_lead_limits(out, 10.0, 5.0)
+    assert lin == pytest.approx(CP.LEAD_SHARE * 10.0 / math.sqrt(3.0)) and ang == pytest.approx(lin / 2.0)
+    out[CP.O_LEADN] = 1.0
+    CP.reset_memory(out)
+    assert out[CP.O_LEADN] == 0.0 and out[CP.O_LEADA] == lin
