@@ -64,8 +64,11 @@ def simulate_reference(run, out: Path, stages=None) -> Path:
                 bar.update(float(rows[-1, 0]))
         kw["on_rows"] = on_rows
     try:
-        return Path(fn(case.source, cfg, out, f"{run.path}: header config",
+        made = Path(fn(case.source, cfg, out, f"{run.path}: header config",
                        run_log=run.path if run.kind == "hil" else None, **kw))
+        if bar is not None:
+            bar.close(ended=True)          # a reference ends on its capture settling, before the duration
+        return made
     finally:
         if bar is not None:
             bar.close()
