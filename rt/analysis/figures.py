@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rt.analysis import numbers as N
+from rt.analysis.fidelity import check_figure
 from rt.analysis.report import Report, Series
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches
@@ -301,7 +302,7 @@ def verdict_rows(rep: Report) -> list[tuple[str, str, str]]:
     b = v.get("bound_pct")
     for c in v.get("checks") or []:
         unit = c.get("unit") or ""
-        fig = "n/a" if c.get("figure") is None else f"{c['figure']:+.3g} {unit}".rstrip()
+        fig = check_figure(c)
         if c.get("bound") is not None and not (unit == "%" and c["bound"] == b):
             fig += f" (bound {c['bound']:g} {unit})".rstrip()
         out.append((str(c.get("name")), str(c.get("status")), fig))
