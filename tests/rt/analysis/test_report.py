@@ -312,6 +312,18 @@ def test_the_reference_span_is_shown_and_said(demo_log, early_reference):
     assert not re.search(r"\d\.\d{5,}", "\n".join(v for _, v in fidelity_rows(rep.comparison)))
 
 
+def test_a_reference_that_reaches_the_runs_end_leaves_nothing_unjudged(demo_log, digital_log):
+    """The reference --simulate makes ends on its capture settling with the run (4.542 s, the
+    run 4.541 s): nothing is said to have no reference -- the reference seen through the run's
+    low-pass moves 2.18 ms earlier (its group delay), and that shift alone read 'the run's
+    4.540–4.541 s has no reference (it ended at 4.540 s)' beside 'the reference ends at 4.542 s'."""
+    rep = compare_logs(demo_log, digital_log)
+    fi = rep["fidelity"]
+    assert fi["reference_end_s"] >= fi["run_end_s"] > fi["span_s"][1], fi
+    assert "has no reference" not in format_report(rep)
+    assert not any("has no reference" in n for n in build_report(load_run(demo_log), load_run(digital_log)).notes)
+
+
 def test_a_limit_exceedance_is_on_page_one_in_red(demo_log):
     """A run whose sensor load passed its rating: the first page says so in a banner, the limits
     table marks the row, and the notes start with it."""
