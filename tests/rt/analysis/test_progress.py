@@ -52,3 +52,34 @@ def test_stages_say_the_elapsed_time_and_quiet_says_nothing():
     b.update(5.0)
     b.close(ended=True)
     assert out.getvalue() == ""
+
+
+def test_the_references_bar_starts_with_its_first_rows(monkeypatch, tmp_path):
+    """report --simulate's bar of the reference's case time starts when the reference's first
+    rows come, not before its kernels compile (a first run's minute of compiling, taken as the
+    rate of 0.1 s of case time, read as two hours to go); it ends full where the reference ended."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from rt.analysis import commands
+    order = []
+
+    def reference(case_source, cfg, out, where, run_log=None, on_rows=None):
+        order.append("compiled")
+        on_rows(np.array([[0.1]]))
+        on_rows(np.array([[4.54]]))
+        return out
+
+    class Recorded(Stages):
+        def bar(self, *a, **kw):
+            order.append("bar")
+            return super().bar(*a, **kw)
+    monkeypatch.setattr(commands, "entry_points",
+                        lambda group: [SimpleNamespace(name="digital", load=lambda: reference)])
+    run = SimpleNamespace(load_case=lambda: (SimpleNamespace(duration_s=10.0, source="case.toml"), None),
+                          header={}, kind="hil", path=tmp_path / "run.dslog")
+    out = io.StringIO()
+    commands.simulate_reference(run, tmp_path / "ref.dslog", Recorded("report", stream=out))
+    assert order == ["compiled", "bar"]
+    assert "100%" in _last_frame(out.getvalue()) and "4.54/4.54 s of case time" in _last_frame(out.getvalue())
