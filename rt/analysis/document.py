@@ -33,7 +33,7 @@ def write_pdf(rep: Report, out: Path, progress=None) -> int:
     """Write the PDF; returns the page count. ``progress(name)``: told as each page starts."""
     n = 0
     with PdfPages(out, metadata={"Title": f"dockstand report: {rep.run.case_name}", "Creator": "dockstand"}) as pdf:
-        for fig in (F.title_page(rep), *_pages(rep, progress=progress)):
+        for fig in (*F.title_pages(rep), *_pages(rep, progress=progress)):
             pdf.savefig(fig)
             n += 1
     return n
