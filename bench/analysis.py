@@ -125,7 +125,6 @@ def run(quick: bool = False) -> dict:
         peak_kb = r1.ru_maxrss
         if p.returncode != 0:
             raise RuntimeError(f"report failed: {p.stderr.strip()}")
-        pages = p.stdout.split(":")[-1].split("pages")[0].strip().split()[-1] if "pages" in p.stdout else None
         sim = report_simulate(Path(d))
     return {**sim,"log_bench_file_mb": round(mb, 1), "log_bench_records": int(n),
             "log_read_mb_per_s": round(mb / read_s, 1), "log_read_cache": "page cache (file just written)",
@@ -133,7 +132,15 @@ def run(quick: bool = False) -> dict:
             "report_cpu_s_per_run_minute": round(rep_cpu / (run_s / 60.0), 3),
             "report_load_average": round(os.getloadavg()[0], 2),
             "report_peak_mb": round(max(peak_kb, before) / 1024.0, 1),
-            "report_pages": int(pages) if pages and pages.isdigit() else None}
+            "report_pages": pages_of(p.stdout)}
+
+
+def pages_of(stdout: str) -> int | None:
+    """The page count ``dockstand report`` prints on its first line (``FILE.pdf: 8 pages, ...``;
+    the fidelity line that follows has a colon too), or None."""
+    import re
+    m = re.search(r": (\d+) pages,", stdout.splitlines()[0]) if stdout.strip() else None
+    return int(m.group(1)) if m else None
 
 
 def report_simulate(d: Path) -> dict:

@@ -55,20 +55,23 @@ def simulate_reference(run, out: Path, stages=None) -> Path:
     cfg = run.header.get("config") if run.kind != "digital" else None
     fn = eps["digital"].load()
     kw = {}
-    bar = None
+    bar = []              # made with the first rows: a first run's minute of compiling is no rate to extrapolate
     if stages is not None and "on_rows" in inspect.signature(fn).parameters:
-        bar = stages.bar(float(case.duration_s), "digital reference", unit="s of case time")
-
         def on_rows(rows):
+            if not bar:
+                bar.append(stages.bar(float(case.duration_s), "digital reference", unit="s of case time"))
             if len(rows):
-                bar.update(float(rows[-1, 0]))
+                bar[0].update(float(rows[-1, 0]))
         kw["on_rows"] = on_rows
     try:
-        return Path(fn(case.source, cfg, out, f"{run.path}: header config",
+        made = Path(fn(case.source, cfg, out, f"{run.path}: header config",
                        run_log=run.path if run.kind == "hil" else None, **kw))
+        if bar:
+            bar[0].close(ended=True)       # a reference ends on its capture settling, before the duration
+        return made
     finally:
-        if bar is not None:
-            bar.close()
+        if bar:
+            bar[0].close()
 
 
 def reference_made_for(ref_path: Path, run) -> str | None:

@@ -255,6 +255,8 @@ def compare_logs(hil_path, digital_path, observe: bool = True) -> dict:
            "filtering": {"run": filtering_text(_filter_of(hl.header)),
                          "reference": filtering_text(ref_filter, seen)},
            "fidelity": fidelity(H, D, mh, md)}
+    if len(D0[0]):       # where the reference's own log ends: an observed reference is moved earlier by the
+        rep["fidelity"]["reference_end_s"] = float(D0[0][-1])   # run's group delay, which leaves no run unjudged
     rep["peak_force_error_n"] = mh["peak_force_n"] - md["peak_force_n"]
     rep["peak_force_error_pct"] = (100.0 * rep["peak_force_error_n"] / md["peak_force_n"]
                                    if md["peak_force_n"] > 0 else None)

@@ -13,6 +13,7 @@ from matplotlib.backends.backend_pdf import PdfPages
 
 from rt.analysis import figures as F
 from rt.analysis.compare import span_note
+from rt.analysis.fidelity import check_figure
 from rt.analysis.report import Report
 
 
@@ -32,7 +33,7 @@ def write_pdf(rep: Report, out: Path, progress=None) -> int:
     """Write the PDF; returns the page count. ``progress(name)``: told as each page starts."""
     n = 0
     with PdfPages(out, metadata={"Title": f"dockstand report: {rep.run.case_name}", "Creator": "dockstand"}) as pdf:
-        for fig in (F.title_page(rep), *_pages(rep, progress=progress)):
+        for fig in (*F.title_pages(rep), *_pages(rep, progress=progress)):
             pdf.savefig(fig)
             n += 1
     return n
@@ -46,10 +47,10 @@ def _table(rows) -> str:
 def _fidelity_table(v: dict) -> str:
     """The fidelity verdict's checks: name, status, figure, bound, reason."""
     def num(x, unit):
-        return "n/a" if x is None else f"{x:+.3g} {unit or ''}".rstrip()
+        return "n/a" if x is None else f"{x:g} {unit or ''}".rstrip()
     rows = "".join(f"<tr class='{html.escape(str(c.get('status')).lower())}'><td>{html.escape(str(c.get('name')))}</td>"
-                   f"<td>{html.escape(str(c.get('status')))}</td><td>{html.escape(num(c.get('figure'), c.get('unit')))}</td>"
-                   f"<td>{html.escape(num(c.get('bound'), c.get('unit')).lstrip('+'))}</td>"
+                   f"<td>{html.escape(str(c.get('status')))}</td><td>{html.escape(check_figure(c))}</td>"
+                   f"<td>{html.escape(num(c.get('bound'), c.get('unit')))}</td>"
                    f"<td>{html.escape(str(c.get('reason', '')))}</td></tr>" for c in v.get("checks") or [])
     return ("<table><tr><th>check</th><th>status</th><th>figure</th><th>bound</th><th>reason</th></tr>"
             + rows + "</table>")

@@ -487,14 +487,27 @@ def format_fidelity(v: dict | None) -> str:
     return f"fidelity {v.get('status', '?')}: {v.get('reason', '')}"
 
 
+def check_figure(c: dict) -> str:
+    """A check's figure as every page writes it (page 1, the HTML table, the text): a share of
+    the approach energy in % with two decimals (rt.analysis.numbers), signed where the loop
+    injects (+) or removes (-) energy (energy, delay); a time in ms with three; ``n/a`` when the
+    check has no figure."""
+    from rt.analysis.numbers import percent
+    x, unit = c.get("figure"), c.get("unit") or ""
+    if x is None:
+        return "n/a"
+    signed = c.get("name") in ("energy", "delay")
+    if unit == "%":
+        return percent(x, sign=signed)
+    if unit == "ms":
+        return f"{x:{'+' if signed else ''}.3f} ms"
+    return f"{x:.3g} {unit}".rstrip()
+
+
 def format_checks(v: dict) -> list[str]:
     """One line per check: ``energy   PASS  -0.11 % (bound 1 %)  the loop injected ...``."""
-    from rt.analysis.numbers import quantity
     out = []
     for c in v.get("checks") or []:
-        signed = c["name"] in ("energy", "delay")          # a share the loop injected (+) or removed (-)
-        fig = "—" if c.get("figure") is None else (quantity(c["figure"], c["unit"], sign=signed) if c["unit"] == "%"
-                                                   else f"{c['figure']:+.4g} {c['unit']}")
         bound = "" if c.get("bound") is None else f" (bound {c['bound']:g} {c['unit']})"
-        out.append(f"{c['name']:<9}{c['status']:<5} {fig}{bound}: {c['reason']}")
+        out.append(f"{c['name']:<9}{c['status']:<5} {check_figure(c)}{bound}: {c['reason']}")
     return out

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rt.analysis import numbers as N
+from rt.analysis.fidelity import check_figure
 from rt.analysis.report import Report, Series
 
 PAGE = (11.69, 8.27)        # A4 landscape, inches
@@ -228,9 +229,46 @@ def limit_rows(rep: Report) -> list[tuple[str, str, bool]]:
     return out
 
 
-def title_page(rep: Report) -> Figure:
-    fig = Figure(figsize=PAGE)
-    fig.text(0.05, 0.94, f"dockstand run report — {rep.run.case_name}", fontsize=18, weight="bold")
+BOTTOM = 0.03           # page 1's lowest baseline (figure fraction): below it the text continues on a new page
+
+
+class _Flow:
+    """Page 1's lines laid down from the top, continued on a page of its own when the next block
+    does not fit above :data:`BOTTOM` (a banner and an over-limit note pushed the fidelity checks
+    off a single page)."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.pages: list[Figure] = []
+        self.y = 0.0
+        self.new_page()
+
+    @property
+    def fig(self) -> Figure:
+        return self.pages[-1]
+
+    def new_page(self) -> None:
+        fig = Figure(figsize=PAGE)
+        if self.pages:
+            fig.text(0.05, 0.94, f"{self.title} (page 1, continued)", fontsize=14, weight="bold")
+        self.pages.append(fig)
+        self.y = 0.88
+
+    def need(self, h: float = 0.0) -> None:
+        """Room for a line at the current baseline and ``h`` (figure fraction) more below it,
+        else a new page."""
+        if self.y - h < BOTTOM:
+            self.new_page()
+
+
+def title_pages(rep: Report) -> list[Figure]:
+    """Page 1 -- the verdicts first (a limit passed, a trip, the fidelity verdict), the run's
+    identity, the limits it came nearest, the energy audit, the notes, the fidelity checks --
+    on as many pages as it needs."""
+    title = f"dockstand run report — {rep.run.case_name}"
+    flow = _Flow(title)
+    fig = flow.fig
+    fig.text(0.05, 0.94, title, fontsize=18, weight="bold")
     over = [u for u in rep.limits if u.over]
     tripped = rep.run.verdict.startswith("tripped")
     if over or tripped:
@@ -239,7 +277,7 @@ def title_page(rep: Report) -> Figure:
             (f"THE RUN TRIPPED: {rep.run.verdict.split(': ', 1)[-1]}" if tripped else "")
         fig.text(0.05, 0.895, " " + banner + " ", fontsize=13, weight="bold", color="white",
                  bbox=dict(boxstyle="square,pad=0.3", fc=OVER, ec="none"))
-    y = 0.85
+    flow.y = 0.85
     if rep.fidelity is not None:        # the run's fidelity verdict: its status in its colour, the reason beside
         yf = 0.905 if not (over or tripped) else 0.855
         st = rep.fidelity.get("status")
@@ -249,46 +287,55 @@ def title_page(rep: Report) -> Figure:
         for k, line in enumerate(lines):
             fig.text(0.19, yf - 0.001 - 0.021 * k, line, fontsize=9, va="top",
                      color=FIDELITY_COLOURS.get(st, "black") if st != "PASS" else "black")
-        y = min(y, yf - 0.021 * max(1, len(lines)) - 0.03)
+        flow.y = min(flow.y, yf - 0.021 * max(1, len(lines)) - 0.03)
+
+    def row(k, v, step, kw_k=None, kw_v=None, x_v=0.45):
+        flow.need()
+        flow.fig.text(0.06, flow.y, k, fontsize=9, **(kw_k or {}))
+        flow.fig.text(x_v, flow.y, v, fontsize=9, **(kw_v or {}))
+        flow.y -= step
+
+    def heading(text):              # kept with the first line under it
+        flow.y -= 0.012
+        flow.need(0.032)
+        flow.fig.text(0.06, flow.y, text, fontsize=11, weight="bold")
+        flow.y -= 0.032
+
     for k, v in rep.identity:
-        fig.text(0.06, y, k, fontsize=9, weight="bold")
-        fig.text(0.24, y, v, fontsize=9, family="monospace",
-                 color=OVER if k == "verdict" and tripped else "black")
-        y -= 0.0265
+        row(k, v, 0.024, dict(weight="bold"),
+            dict(family="monospace", color=OVER if k == "verdict" and tripped else "black"), x_v=0.24)
     rows = limit_rows(rep)
     if rows:
-        y -= 0.012
-        fig.text(0.06, y, "limits: the nearest the run came (over the dynamics)", fontsize=11, weight="bold")
-        y -= 0.032
+        heading("limits: the nearest the run came (over the dynamics)")
         for k, v, bad in rows:
-            fig.text(0.06, y, k, fontsize=9, color=OVER if bad else "black", weight="bold" if bad else "normal")
-            fig.text(0.45, y, v, fontsize=9, family="monospace", color=OVER if bad else "black",
-                     weight="bold" if bad else "normal")
-            y -= 0.025
+            style = dict(color=OVER if bad else "black", weight="bold" if bad else "normal")
+            row(k, v, 0.025, style, dict(family="monospace", **style))
     if rep.energy is not None:
-        y -= 0.012
-        fig.text(0.06, y, "energy audit", fontsize=11, weight="bold")
-        y -= 0.032
+        heading("energy audit")
         for k, v in energy_rows(rep):
-            fig.text(0.06, y, k, fontsize=9)
-            fig.text(0.45, y, v, fontsize=9, family="monospace")
-            y -= 0.025
+            row(k, v, 0.025, {}, dict(family="monospace"))
     for n in rep.notes:
-        y -= 0.008
-        for line in textwrap.wrap("note: " + n, 150):
-            fig.text(0.06, y, line, fontsize=8.5, color=OVER if n.startswith("OVER") else "darkred")
-            y -= 0.024
+        flow.y -= 0.008
+        lines = textwrap.wrap("note: " + n, 150)
+        flow.need(0.024 * (len(lines) - 1))          # a note's lines kept together
+        for line in lines:
+            flow.need()
+            flow.fig.text(0.06, flow.y, line, fontsize=8.5, color=OVER if n.startswith("OVER") else "darkred")
+            flow.y -= 0.024
     rows = verdict_rows(rep)
     if rows:              # the checks in one line, after the notes (each with its reason: the HTML report)
-        y -= 0.012
         b = rep.fidelity.get("bound_pct")
-        fig.text(0.06, y, f"fidelity checks: % of the approach energy, bound ±{b:g} % (docs/validation.md §3.5)",
-                 fontsize=11, weight="bold")
-        y -= 0.032
+        heading(f"fidelity checks: % of the approach energy, bound ±{b:g} % (docs/validation.md §3.5)")
         for line in textwrap.wrap("  ·  ".join(f"{name} {st} {fig_text}" for name, st, fig_text in rows), 125):
-            fig.text(0.06, y, line, fontsize=9, family="monospace")
-            y -= 0.022
-    return fig
+            flow.need()
+            flow.fig.text(0.06, flow.y, line, fontsize=9, family="monospace")
+            flow.y -= 0.022
+    return flow.pages
+
+
+def title_page(rep: Report) -> Figure:
+    """Page 1's first page (:func:`title_pages`): the verdicts, the identity and whatever fits."""
+    return title_pages(rep)[0]
 
 
 def verdict_rows(rep: Report) -> list[tuple[str, str, str]]:
@@ -301,7 +348,7 @@ def verdict_rows(rep: Report) -> list[tuple[str, str, str]]:
     b = v.get("bound_pct")
     for c in v.get("checks") or []:
         unit = c.get("unit") or ""
-        fig = "n/a" if c.get("figure") is None else f"{c['figure']:+.3g} {unit}".rstrip()
+        fig = check_figure(c)
         if c.get("bound") is not None and not (unit == "%" and c["bound"] == b):
             fig += f" (bound {c['bound']:g} {unit})".rstrip()
         out.append((str(c.get("name")), str(c.get("status")), fig))

@@ -35,14 +35,18 @@ class Stages:
 
 
 class Bar:
-    """A tqdm bar that is told the value reached (not increments): ``update(v)``; ``close()``."""
+    """A tqdm bar that is told the value reached (not increments): ``update(v)``; ``close()``.
+    A time (``unit`` in seconds: ``s``, ``s of case time``) reads with two decimals, a count
+    (records, points, simulations) as a whole number."""
 
     def __init__(self, total: float, desc: str, unit: str, stream, quiet: bool = False, delay_s: float = 0.0):
         self.value = 0.0
         self.bar = None
         if not quiet:
             from tqdm import tqdm
-            fmt = "{desc}: {percentage:3.0f}%|{bar:30}| {n:.2f}/{total:.2f} " + unit + " [{elapsed}<{remaining}]"
+            d = 2 if unit.split(" ", 1)[0] == "s" else 0
+            fmt = ("{desc}: {percentage:3.0f}%|{bar:30}| " + f"{{n:.{d}f}}/{{total:.{d}f}} {unit}"
+                   + " [{elapsed}<{remaining}]")
             self.bar = tqdm(total=float(total), desc=desc, file=stream, bar_format=fmt, mininterval=0.5,
                             dynamic_ncols=False, leave=True, delay=delay_s)
 
@@ -51,8 +55,14 @@ class Bar:
             self.bar.update(min(float(value), self.bar.total) - min(self.value, self.bar.total))
         self.value = max(self.value, float(value))
 
-    def close(self) -> None:
+    def close(self, ended: bool = False) -> None:
+        """``ended``: the work ended where it reached, short of ``total`` (a run that ends on its
+        capture settling before the case's duration, a fit that converged before its budget): the
+        bar ends full at that value rather than stopping part-way."""
         if self.bar is not None:
+            if ended and 0.0 < self.value < self.bar.total:
+                self.bar.total = self.value
+                self.bar.refresh()
             self.bar.close()
             self.bar = None
 

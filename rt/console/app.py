@@ -284,10 +284,15 @@ class ConsoleApp(App):
         if isinstance(ev.get("t_run"), (int, float)):
             return float(ev["t_run"])
         rs = getattr(self, "_run_start", None)
-        if rs is None or not isinstance(ev.get("t"), (int, float)) or not isinstance(rs.get("t"), (int, float)) \
-                or not isinstance(rs.get("t_run"), (int, float)) or ev["t"] < rs["t"]:
+        if rs is None:
             return None
-        return float(rs["t_run"]) + float(ev["t"]) - float(rs["t"])
+        # on the controller's own clock, as t_run is: a replay shows an event's ``t`` by its cycle
+        # and keeps the controller's as ``t_controller`` (the two drift apart by a cycle in a run)
+        t_ev, t_rs = ev.get("t_controller", ev.get("t")), rs.get("t_controller", rs.get("t"))
+        if not isinstance(t_ev, (int, float)) or not isinstance(t_rs, (int, float)) \
+                or not isinstance(rs.get("t_run"), (int, float)) or t_ev < t_rs:
+            return None
+        return float(rs["t_run"]) + float(t_ev) - float(t_rs)
 
     def _capture_time(self, st: dict) -> float | None:
         """The run's capture time for the mechanism line. Live, the controller's own
@@ -346,13 +351,14 @@ class ConsoleApp(App):
                               f"once the cause is cleared, reset{V._key_hint('reset')}"
                               + (f" · {detail}" if detail else ""))
         elif kind in ("supervisor_finish", "finish"):
-            self.alert = f"[bold blue]run finished[/]: {ev.get('reason')} — reset{V._key_hint('reset')} for another run"
+            self.alert = f"[bold blue]run finished[/]: {ev.get('reason')}" + (
+                f" — reset{V._key_hint('reset')} for another run" if self.source.live else "")
         elif kind == "fidelity_verdict":          # the run's verdict, once its log is closed: with the end
             self.fidelity = ev
             self.alert = (f"{self.alert} · " if self.alert else "") + V.fmt_fidelity(ev)
         elif kind == "supervisor_transition" and ev.get("state") == "ABORTED":
             self.alert = (f"[bold red]ABORTED[/] ({ev.get('reason') or ev.get('command') or 'abort'}) — the platform "
-                          f"is brought to rest; reset{V._key_hint('reset')} when it is")
+                          "is brought to rest" + (f"; reset{V._key_hint('reset')} when it is" if self.source.live else ""))
         elif kind == "supervisor_transition" and ev.get("state") in ("CONFIGURED", "IDLE") and ev.get("command") == "reset":
             self.alert, self.run_end = "", None
         else:

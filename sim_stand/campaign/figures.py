@@ -99,16 +99,16 @@ def envelope_page(rows: list[dict], s: Summary) -> Figure:
             pts = [(r[xcol], r["closing_speed_mps"]) for r in rows if _category(r) == outcome]
             if pts:
                 p = np.array(pts, dtype=float)
-                ax.scatter(p[:, 0] * scale, p[:, 1], s=14, label=f"{outcome.replace('_', ' ')} ({len(pts)})",
+                ax.scatter(p[:, 0] * scale, p[:, 1] * 1e3, s=14, label=f"{outcome.replace('_', ' ')} ({len(pts)})",
                            **st)
         over = [(r[xcol], r["closing_speed_mps"]) for r in rows if max_ratio(r, s.limits) > 1.0
                 and r.get(xcol) is not None]
         if over:
             p = np.array(over, dtype=float)
-            ax.scatter(p[:, 0] * scale, p[:, 1], s=90, facecolors="none", edgecolors=OVER, linewidths=1.6,
+            ax.scatter(p[:, 0] * scale, p[:, 1] * 1e3, s=90, facecolors="none", edgecolors=OVER, linewidths=1.6,
                        label=f"over a load limit ({len(over)})", zorder=5)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("closing speed (m/s)")
+        ax.set_ylabel("closing speed at start (mm/s)")
         ax.grid(True, lw=0.3)
         ax.legend(fontsize=8)
     title = f"{s.name}: capture envelope, {s.completed} samples"
@@ -122,12 +122,17 @@ def envelope_page(rows: list[dict], s: Summary) -> Figure:
 
 
 def loads_page(rows: list[dict], s: Summary) -> Figure:
+    """Histograms of the peak loads of the runs that did not fail, each against its limit, in
+    the units the summary's text gives them (mm, mm/s: the axis, the limit's label and the
+    worst-samples tables read alike); the bars past a limit red, the counts whole samples."""
     fig = Figure(figsize=PAGE)
-    axes = fig.subplots(2, 2).ravel()
-    for ax, (col, lkey, unit) in zip(axes, LOADS):
-        v = np.array([r[col] for r in rows if r[col] is not None and r["outcome"] != "failure"], dtype=float)
+    axes = fig.subplots(2, 2, gridspec_kw=dict(hspace=0.42, wspace=0.22)).ravel()
+    for ax, (col, lkey, _si) in zip(axes, LOADS):
+        unit, scale = NUM.DISPLAY[LOAD_UNITS[col]][:2]
+        v = scale * np.array([r[col] for r in rows if r[col] is not None and r["outcome"] != "failure"], dtype=float)
         v = v[np.isfinite(v)]
         L = s.limits.get(lkey)
+        L = scale * L if L else L
         if v.size:
             lo, hi = float(v.min()), float(max(v.max(), L or v.max()))
             edges = np.linspace(lo, hi if hi > lo else lo + 1.0, min(40, max(5, v.size // 4)) + 1)
@@ -141,9 +146,9 @@ def loads_page(rows: list[dict], s: Summary) -> Figure:
                     p.set_alpha(1.0)
         n_over = int((v > L).sum()) if (L and v.size) else 0
         if L:
+            limit = NUM.quantity(L / scale, LOAD_UNITS[col])
             ax.axvline(L, color=OVER, lw=1.4, ls="--",
-                       label=f"limit {NUM.quantity(L, LOAD_UNITS[col])}: {n_over} over" if n_over
-                       else f"limit {NUM.quantity(L, LOAD_UNITS[col])}: none over")
+                       label=f"limit {limit}: {n_over} over" if n_over else f"limit {limit}: none over")
             ax.legend(fontsize=8)
         ax.set_xlabel(f"peak {LOAD_NAMES[col]} ({unit})")
         ax.set_ylabel("samples")
@@ -179,6 +184,32 @@ def delay_page(rows: list[dict], s: Summary) -> Figure:
 
 
 WORST_ROWS = 28        # samples per page of the worst-samples tables
+
+#: a campaign parameter's unit suffix -> (unit shown, factor from the parameter's unit, decimals):
+#: the sampled inputs' table in the units the rest of the summary reads (mm, mm/s, ms)
+INPUT_UNITS = {"_mps": ("mm/s", 1e3, 2), "_dps": ("deg/s", 1.0, 4), "_deg": ("deg", 1.0, 3), "_m": ("mm", 1e3, 1),
+               "_scale": ("factor", 1.0, 4), "_s": ("ms", 1e3, 3)}
+
+
+def input_column(name: str, width: int = 10) -> tuple[str, str, float, int]:
+    """A sampled parameter as a table column: its header (the name's words wrapped to
+    ``width`` characters, a longer word hyphenated, then the unit in brackets) and the unit,
+    factor and decimals its values are written in; a name without a known unit suffix as it is."""
+    base, (unit, k, d) = name, ("", 1.0, 4)
+    for suffix, shown in INPUT_UNITS.items():
+        if name.endswith(suffix):
+            base, (unit, k, d) = name[: -len(suffix)], shown
+            break
+    words = []
+    for w in base.split("_"):
+        words += [w[: len(w) - 4] + "-", w[len(w) - 4:]] if len(w) > width else [w]
+    lines: list[str] = []
+    for w in words:            # greedy, a hyphenated word's first part ending its line
+        if lines and not lines[-1].endswith("-") and len(lines[-1]) + 1 + len(w) <= width:
+            lines[-1] += " " + w
+        else:
+            lines.append(w)
+    return "\n".join(lines) + (f"\n({unit})" if unit else ""), unit, k, d
 
 
 def _table(fig, rect, header, rows, widths, red=(), fontsize=7.5):
@@ -254,9 +285,10 @@ def worst_page(s: Summary) -> list[Figure]:
             fig = Figure(figsize=PAGE)
             fig.suptitle(f"{s.name}: the worst samples' sampled inputs ({p0 + 1}–{p0 + len(chunk)} of {len(rows)}), "
                          "in the order of the table before", fontsize=11)
-            header = ["sample"] + ["\n".join(textwrap.wrap(n.replace("_", " "), 10, break_long_words=False)) for n in names]
-            body = [[str(r["sample"])] + [f"{r[n]:.4g}" if isinstance(r.get(n), float) else "—" for n in names]
-                    for r in chunk]
+            cols = [input_column(n) for n in names]
+            header = ["sample"] + [c[0] for c in cols]
+            body = [[str(r["sample"])] + [f"{r[n] * k:.{d}f}" if isinstance(r.get(n), float) else "—"
+                                          for n, (_, _, k, d) in zip(names, cols)] for r in chunk]
             red = {(i, 0) for i, r in enumerate(chunk) if max_ratio(r, s.limits) > 1.0}
             _table(fig, (0.02, 0.03, 0.96, 0.88), header, body, [0.05] + [0.93 / len(names)] * len(names), red,
                    fontsize=6.8 if len(names) > 12 else 7.5)

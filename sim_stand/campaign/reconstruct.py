@@ -179,16 +179,23 @@ def _costs(case: Case, emu, tel: Telemetry, names, base, thetas, opts, progress=
     return out
 
 
-def _one_start(case: Case, emu, tel: Telemetry, names, base, theta0, opts) -> dict:
+def _one_start(case: Case, emu, tel: Telemetry, names, base, theta0, opts, progress=None) -> dict:
     """One local fit: Nelder-Mead from ``theta0`` (derivative-free: it crosses the cost's kinks
     where another feature of the interface touches first), then ``least_squares`` from its
-    result (the optimum's polish and the Jacobian for the uncertainty)."""
+    result (the optimum's polish and the Jacobian for the uncertainty). ``progress(k)``: told
+    the simulations run so far after each (the local fit's bar)."""
     from scipy.optimize import least_squares, minimize
     tt, y, w = _window(tel, opts)
     sim = Simulator(case, emu, list(tel.channels), opts["threshold_n"], opts["threshold_m"], _t_end(tt, base, opts),
                     opts.get("sim_kw"))
     t_c = contact_time(tel.t, tel.channels, opts["threshold_n"], opts["threshold_m"])
-    f, _ = _residual_fn(sim, tt, y, w, base, names, t_c, opts["sigma_tc"])
+    f_sim, _ = _residual_fn(sim, tt, y, w, base, names, t_c, opts["sigma_tc"])
+
+    def f(th):
+        r = f_sim(th)
+        if progress is not None:
+            progress(sim.runs)
+        return r
     p = len(names)
     lo, hi = np.full(p, -opts["box"]), np.full(p, opts["box"])
     x0 = np.clip(np.asarray(theta0, dtype=np.float64), lo * 0.999, hi * 0.999)
@@ -241,7 +248,8 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
     (:func:`_one_start`: ``simplex_fev`` Nelder-Mead evaluations, then ``least_squares``, bounded
     to the box) start from the case's own values and the ``starts - 1`` cheapest scan points;
     scan and fits run on a Dask cluster when ``workers`` or ``scheduler`` is given, else here.
-    ``progress`` (rt.analysis.progress.Stages): a line per stage and a bar of the scan, on stderr.
+    ``progress`` (rt.analysis.progress.Stages): a line per stage, a bar of the scan and of each
+    local fit's simulations (run here; on Dask a line per stage), on stderr.
     ``stand`` (a Stand or its file): the telemetry is a HIL run's on that stand, and each
     simulation runs under the stand's conditions (sim_stand.digital.stand_conditions: its 1 g
     on the mechanism, the controller's coupling, the emulated stand's integrator), as the
@@ -324,11 +332,21 @@ def reconstruct(telemetry, case, *, emulator=None, parameters=None, starts: int 
             results = client.gather(futs)
         else:
             results = []
+            most = simplex_fev + max_nfev * (len(names) + 1)
             for k, th in enumerate(thetas):
+                bar = None
                 if progress is not None:
                     progress.say(f"local fit {k + 1} of {len(thetas)} (Nelder-Mead, then least squares; up to "
-                                 f"{simplex_fev + max_nfev * (len(names) + 1)} simulations)")
-                results.append(_one_start(case, emu, tel, names, base, th, opts))
+                                 f"{most} simulations)")
+                    bar = progress.bar(most, f"local fit {k + 1} of {len(thetas)}", unit="simulations")
+                try:
+                    results.append(_one_start(case, emu, tel, names, base, th, opts,
+                                              None if bar is None else bar.update))
+                    if bar is not None:
+                        bar.close(ended=True)
+                finally:
+                    if bar is not None:
+                        bar.close()
     finally:
         if client is not None:
             client.close()

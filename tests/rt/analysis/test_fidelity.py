@@ -126,6 +126,26 @@ def test_a_run_that_cannot_be_weighed_warns():
     assert c["status"] == "WARN" and c["unit"] == "ms" and "no contact in this run" in c["reason"]
 
 
+def test_a_checks_figure_reads_the_same_on_page_1_in_html_and_text(tmp_path):
+    """One format per quantity (rt.analysis.numbers): a share of the approach energy with two
+    decimals, signed where the loop injects or removes energy -- page 1 read '-0.0196 %  ·  +0 %
+    ·  +0.0331 %' where the text said -0.02 %."""
+    from types import SimpleNamespace
+
+    from rt.analysis import document
+    from rt.analysis import figures as F
+    checks = [FI.check("energy", "PASS", -0.0196, 1.0, "e"), FI.check("gate", "PASS", 0.0, 1.0, "g"),
+              FI.check("noise", "PASS", 0.0331, 1.0, "n"), FI.check("delay", "WARN", 0.1234, 0.5, "d", unit="ms"),
+              FI.check("delay", "WARN", None, 1.0, "unknown")]
+    assert [FI.check_figure(c) for c in checks] == ["-0.02 %", "0.00 %", "0.03 %", "+0.123 ms", "n/a"]
+    v = {"status": "WARN", "reason": "x", "bound_pct": 1.0, "checks": checks}
+    rows = F.verdict_rows(SimpleNamespace(fidelity=v))
+    assert [r[2] for r in rows] == ["-0.02 %", "0.00 %", "0.03 %", "+0.123 ms (bound 0.5 ms)", "n/a"]
+    html = document._fidelity_table(v)
+    assert "<td>-0.02 %</td>" in html and "<td>0.00 %</td>" in html and "<td>+0.123 ms</td><td>0.5 ms</td>" in html
+    assert "-0.02 % (bound 1 %)" in FI.format_checks(v)[0]
+
+
 def test_the_report_page_1_and_the_html_report_carry_the_line(demo_log, tmp_path, monkeypatch):
     from rt.analysis import document
     from rt.analysis import figures as F

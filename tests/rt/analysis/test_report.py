@@ -224,7 +224,10 @@ def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys)
     cut.write_bytes(raw[:int(len(raw) * 0.6)])
     out = tmp_path / "cut.pdf"
     assert cmd_report(_args("report", str(cut), "-o", str(out))) == 0
-    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == 7
+    # page 1 (its note of the truncation may carry the fidelity checks onto a page of their own), then 6
+    from rt.analysis.figures import title_pages
+    n1 = len(title_pages(build_report(load_run(cut))))
+    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == n1 + 6 and n1 <= 2
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -312,6 +315,18 @@ def test_the_reference_span_is_shown_and_said(demo_log, early_reference):
     assert not re.search(r"\d\.\d{5,}", "\n".join(v for _, v in fidelity_rows(rep.comparison)))
 
 
+def test_a_reference_that_reaches_the_runs_end_leaves_nothing_unjudged(demo_log, digital_log):
+    """The reference --simulate makes ends on its capture settling with the run (4.542 s, the
+    run 4.541 s): nothing is said to have no reference -- the reference seen through the run's
+    low-pass moves 2.18 ms earlier (its group delay), and that shift alone read 'the run's
+    4.540–4.541 s has no reference (it ended at 4.540 s)' beside 'the reference ends at 4.542 s'."""
+    rep = compare_logs(demo_log, digital_log)
+    fi = rep["fidelity"]
+    assert fi["reference_end_s"] >= fi["run_end_s"] > fi["span_s"][1], fi
+    assert "has no reference" not in format_report(rep)
+    assert not any("has no reference" in n for n in build_report(load_run(demo_log), load_run(digital_log)).notes)
+
+
 def test_a_limit_exceedance_is_on_page_one_in_red(demo_log):
     """A run whose sensor load passed its rating: the first page says so in a banner, the limits
     table marks the row, and the notes start with it."""
@@ -330,3 +345,28 @@ def test_a_limit_exceedance_is_on_page_one_in_red(demo_log):
     clean = build_report(load_run(demo_log))
     assert clean.limits and not any(u.over for u in clean.limits)
     assert not [t for t in title_page(clean).texts if "OVER" in t.get_text()]
+
+
+def test_page_one_never_runs_off_its_page(demo_log, tmp_path):
+    """A banner and an over-limit note pushed page 1's fidelity checks below the page's bottom
+    edge (drawn at y < 0: not printed); now what does not fit continues on a page of its own,
+    every line on a page, a note's lines together, and the PDF counts it."""
+    from rt.analysis import document
+    from rt.analysis.figures import BOTTOM, title_pages
+    clean = build_report(load_run(demo_log))
+    assert len(title_pages(clean)) == 1                      # the nominal run's page 1 fits
+    run = load_run(demo_log)
+    run.header["config"]["sensor"]["rating_nm"] = [450.0, 450.0, 450.0]
+    run.header["config"]["sensor"]["rating_n"] = [1000.0, 1000.0, 1000.0]      # two notes' worth of exceedances
+    rep = build_report(run)
+    pages = title_pages(rep)
+    texts = [(k, t) for k, fig in enumerate(pages) for t in fig.texts]
+    assert all(t.get_position()[1] >= BOTTOM for _, t in texts), [(t.get_text()[:40], t.get_position()[1])
+                                                                  for _, t in texts if t.get_position()[1] < BOTTOM]
+    assert any(t.get_text().startswith("fidelity checks") for _, t in texts)
+    assert any(t.get_text().startswith("energy PASS") for _, t in texts)
+    note = [k for k, t in texts if t.get_fontsize() == 8.5]           # the over-limit note, two lines
+    assert len(note) >= 2 and len(set(note)) == 1, note
+    assert len(pages) == 2 and pages[1].texts[0].get_text().endswith("(page 1, continued)")
+    out = tmp_path / "over.pdf"
+    assert document.write_pdf(rep, out) == len(pages) + 6 == _pdf_pages(out)

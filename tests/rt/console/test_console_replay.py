@@ -40,6 +40,8 @@ def test_replay_ends_on_the_summary_values(recorded):
         await play_to_end(app, pilot)
         assert src.speed == 10.0 and src.ended
         assert "replay ended at cycle" in app.message and "truncated" not in app.message
+        # how the run ended, and no key to press: a replay sends nothing
+        assert "ABORTED" in app.message and "reset" not in app.message, app.message
         # a lockstep log holds no link ages or wall-clock timing: said, not shown as 0
         assert "not recorded" in app.shown["links"] and "not recorded" in app.shown["timing"]
         assert "t_run" in app.shown["header"]

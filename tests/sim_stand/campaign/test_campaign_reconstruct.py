@@ -143,3 +143,19 @@ def test_reconstruct_of_a_hil_run_under_the_stands_conditions(hil_export):
     assert fit.parameters["closing_velocity_mps"]["value"] == pytest.approx(0.10, abs=5e-4)
     assert fit.rms_residual < 0.05 and "rel_pose.y" in fit.channels
     assert "under the stand's conditions" in format_fit(fit) and "rows without a run time" in format_fit(fit)
+
+
+def test_a_local_fit_shows_its_simulations_on_stderr(telemetry):
+    """A local fit runs for a minute on a HIL export: its bar counts the simulations (none of
+    the fit is silent), and ends full where the fit stopped."""
+    import io
+
+    from rt.analysis.progress import Stages
+    out = io.StringIO()
+    fit = reconstruct(telemetry, NOMINAL, parameters=["position_y_m"], starts=1, max_nfev=2, simplex_fev=3,
+                      progress=Stages("reconstruct", stream=out))
+    frames = out.getvalue().replace("\r", "\n").splitlines()
+    bar = [f for f in frames if f.startswith("dockstand reconstruct: local fit 1 of 1:")]
+    assert bar, out.getvalue()
+    sims = fit.simulations - 2           # less the scan's one point (the case's values) and the fitted run's
+    assert sims >= 3 and f"{sims}/{sims} simulations" in bar[-1] and "100%" in bar[-1], bar[-1]

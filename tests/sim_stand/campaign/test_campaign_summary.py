@@ -175,3 +175,61 @@ def test_summary_pdf_marks_exceedances_and_counts_in_whole_samples(tmp_path):
     assert cells[(4, 0)].get_text().get_color() != OVER                 # a failure: not over a limit
     force = next(c for (r, c), cell in cells.items() if r == 0 and cell.get_text().get_text().startswith("force"))
     assert cells[(1, force)].get_text().get_text() == "15488.0 N  2.15×" and cells[(1, force)].get_text().get_color() == OVER
+
+
+def _extent(fig, artist):
+    """Where ``artist`` is drawn on ``fig`` (drawn once: axis labels take their place in a draw)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig).draw()
+    return artist.get_window_extent(fig.canvas.get_renderer())
+
+
+def test_the_load_histograms_read_in_the_summarys_units_and_do_not_overlap(tmp_path):
+    """Each histogram's axis, limit line and limit label in one unit, the summary text's (a
+    stroke in mm against 'limit 220.00 mm', not an axis in m); a lower plot's red title clear of
+    the upper plot's axis label (a reviewer read 'peak moment' through '2 samples OVER')."""
+    from sim_stand.campaign.figures import loads_page
+    st = _campaign_with_exceedances(tmp_path)
+    s = summarize(st, worst=5)
+    s.limits["stroke_rate_mps"] = 0.3                   # as the shipped campaign's [limits]
+    rows = st.read().to_pylist()
+    for r in rows:
+        r.update(peak_stroke_m=0.08, peak_stroke_rate_mps=0.1)
+    rows[27]["peak_stroke_rate_mps"] = 0.4               # over the 0.3 m/s default
+    fig = loads_page(rows, s)
+    stroke, rate = fig.axes[2], fig.axes[3]
+    for ax, unit, limit in ((stroke, "mm", s.limits["stroke_m"] * 1e3), (rate, "mm/s", 300.0)):
+        assert ax.get_xlabel().endswith(f"({unit})"), ax.get_xlabel()
+        line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("limit"))
+        assert line.get_xdata()[0] == pytest.approx(limit) and f"{limit:.2f} {unit}" in line.get_label(), line.get_label()
+    assert "1 sample OVER THE LIMIT" in rate.get_title()
+    for upper, lower in ((fig.axes[0], fig.axes[2]), (fig.axes[1], fig.axes[3])):
+        if lower.get_title():
+            assert not _extent(fig, lower.title).overlaps(_extent(fig, upper.xaxis.label)), (lower.get_title(),
+                                                                                            upper.get_xlabel())
+
+
+def test_the_inputs_table_fits_its_cells_in_the_summarys_units(tmp_path):
+    """The worst samples' sampled inputs: every header fits its cell (a long word hyphenated, the
+    unit below it), values in fixed decimals of mm, mm/s, deg, deg/s or a factor -- never
+    -9.896e-05 m/s next to 0.1021."""
+    from sim_stand.campaign.figures import input_column, worst_page
+    st = _campaign_with_exceedances(tmp_path)
+    s = summarize(st, worst=5)
+    for r in s.worst:
+        r.update(position_y_m=0.07716, closing_velocity_mps=0.1021, misalignment_2_deg=-0.4664,
+                 damper_scale=1.028)
+    s.worst[0]["position_y_m"] = -9.896e-05
+    assert input_column("misalignment_2_deg")[0] == "misalign-\nment 2\n(deg)"
+    assert input_column("lateral_velocity_z_mps")[:2] == ("lateral\nvelocity z\n(mm/s)", "mm/s")
+    page = worst_page(s)[1]
+    cells = page.axes[0].tables[0].get_celld()
+    head = {cell.get_text().get_text(): c for (r, c), cell in cells.items() if r == 0}
+    for (r, c), cell in cells.items():
+        if r == 0:
+            assert _extent(page, cell.get_text()).width <= _extent(page, cell).width, cell.get_text().get_text()
+    col = {n: head[input_column(n)[0]] for n in ("position_y_m", "closing_velocity_mps", "misalignment_2_deg",
+                                                 "damper_scale")}
+    assert [cells[(1, col[n])].get_text().get_text() for n in col] == ["-0.1", "102.10", "-0.466", "1.0280"]
+    assert [cells[(2, col[n])].get_text().get_text() for n in col] == ["77.2", "102.10", "-0.466", "1.0280"]
