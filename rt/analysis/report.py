@@ -406,7 +406,12 @@ def fidelity_of_run(run: Run, lo: int, hi: int, energy: dict, bound_pct: float |
         st = _snapshot_stand(run)
         fx = FI.measure(run, lo, hi, bound, energy, measurement_s=_measurement_delay_s(run), gate=contact_gate_of(run),
                         contact_n=st.limits.contact_force_n if st is not None else 50.0)
-        return FI.verdict_of(fx)
+        v = FI.verdict_of(fx)
+        if run.truncated:         # judged from a part of the run: never a PASS of the whole
+            v = FI.combine(v["checks"] + [FI.check("log", "WARN", None, None, f"the log is truncated "
+                                                   f"({run.truncation}): these checks cover the run to its last "
+                                                   "block only")], bound)
+        return v
     except Exception as e:  # noqa: BLE001 - the log and its energy audit are never lost to the verdict
         return FI.combine([FI.check("verdict", "WARN", None, None, f"the fidelity verdict could not be computed "
                                      f"({type(e).__name__}: {e})")], bound)
