@@ -88,7 +88,7 @@ LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrenc
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
 JERK_SHARE = 0.25                # MODE_JERK: the jerk's change may move the command's acceleration by this share of its trip
-LEAD_SHARE = 0.5                 # the lead's own acceleration: at most this share of the command's trip (shape_lead)
+LEAD_SHARE = 0.75                # the lead's own acceleration per axis: at most this share of the command's trip (shape_lead)
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -183,9 +183,9 @@ def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: floa
 
 def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
     """The lead shaper's acceleration bound per axis (:func:`shape_lead`) from the stand's
-    command trip levels: ``LEAD_SHARE x trip / sqrt(3)`` (three axes at their bound stay within
-    the share). Returns them (linear m/s^2, angular rad/s^2). Not for the real-time loop's
-    cycle (a run's start).
+    command trip levels: ``LEAD_SHARE x trip`` (a strike's step is along one axis, the docking
+    axis, mostly; the rest of the trip is the vehicles' own relative acceleration's). Returns
+    them (linear m/s^2, angular rad/s^2). Not for the real-time loop's cycle (a run's start).
 
     Parameters
     ----------
@@ -194,7 +194,7 @@ def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
     accel_trip, angular_accel_trip : float
         The command's acceleration trip levels, m/s^2 and rad/s^2 (0: no shaping).
     """
-    lims = tuple(LEAD_SHARE * a / math.sqrt(3.0) if a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
+    lims = tuple(LEAD_SHARE * a if a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
     out[O_LEADA], out[O_LEADA + 1] = lims
     return lims
 
