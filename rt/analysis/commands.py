@@ -179,8 +179,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"{out}: {n} {what}, {run.n_records} records{' (truncated log)' if run.truncated else ''}, "
           f"{time.perf_counter() - t0:.1f} s")
     if rep.fidelity is not None:
-        from rt.analysis.fidelity import format_fidelity
+        from rt.analysis.fidelity import format_checks, format_fidelity
         print(format_fidelity(rep.fidelity))
+        for line in format_checks(rep.fidelity):
+            print("  " + line)
     return 0
 
 

@@ -227,7 +227,10 @@ def test_truncated_log_is_reported_to_its_last_block(demo_log, tmp_path, capsys)
     # page 1 (its note of the truncation may carry the fidelity checks onto a page of their own), then 6
     from rt.analysis.figures import title_pages
     n1 = len(title_pages(build_report(load_run(cut))))
-    assert "truncated" in capsys.readouterr().out and _pdf_pages(out) == n1 + 6 and n1 <= 2
+    printed = capsys.readouterr().out
+    assert "truncated" in printed and _pdf_pages(out) == n1 + 6 and n1 <= 2
+    # the terminal gives the verdict and a line per check, the truncation's among them
+    assert "\n  log      WARN" in printed and "\n  energy   " in printed
     # its fidelity verdict is never a PASS of a run it saw a part of
     v = build_report(load_run(cut)).fidelity
     assert v["status"] != "PASS" and any(c["name"] == "log" and "truncated" in c["reason"] for c in v["checks"])
