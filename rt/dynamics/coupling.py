@@ -88,7 +88,7 @@ LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrenc
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
 JERK_SHARE = 0.25                # MODE_JERK: the jerk's change may move the command's acceleration by this share of its trip
-LEAD_SHARE = 0.75                # the lead's own acceleration per axis: at most this share of the command's trip (shape_lead)
+LEAD_SHARE = 0.75                # |the lead's own acceleration|: at most this share of the command's trip (shape_lead)
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -182,10 +182,10 @@ def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: floa
 
 
 def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
-    """The lead shaper's acceleration bound per axis (:func:`shape_lead`) from the stand's
-    command trip levels: ``LEAD_SHARE x trip`` (a strike's step is along one axis, the docking
-    axis, mostly; the rest of the trip is the vehicles' own relative acceleration's). Returns
-    them (linear m/s^2, angular rad/s^2). Not for the real-time loop's cycle (a run's start).
+    """The lead shaper's acceleration bounds (:func:`shape_lead`) from the stand's
+    command trip levels: ``LEAD_SHARE x trip``, on the magnitude of the lead's acceleration (the
+    rest of the trip is the vehicles' own relative acceleration's). Returns them (linear m/s^2,
+    angular rad/s^2). Not for the real-time loop's cycle (a run's start).
 
     Parameters
     ----------
@@ -203,7 +203,8 @@ def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
 def shape_lead(out, dt):
     """The lead offset the command carries, ``out[O_LEAD:O_LEAD+6]``, made to follow the
     predictor's (``out[O_LEADT:O_LEADT+6]``, this cycle's target) with its own acceleration
-    bounded per axis by ``O_LEADA`` (:func:`set_lead_limits`).
+    bounded, as a vector, by ``O_LEADA`` (:func:`set_lead_limits`; the position's and the
+    rotation's each).
 
     The prediction at ``t + tau`` adds to the relative pose the offset ``v tau + a tau^2 / 2 +
     j c`` (and its rotation vector). A step ``da`` of the contact force's acceleration -- a
@@ -235,38 +236,45 @@ def shape_lead(out, dt):
             out[O_LEADP + i] = out[O_LEADT + i]
         out[O_LEADN] += 1.0
         return
-    for i in range(6):
-        A = out[O_LEADA + (0 if i < 3 else 1)]
-        target = out[O_LEADT + i]
-        s = out[O_LEAD + i]
-        sv = out[O_LEADV + i]
+    for g in range(2):                     # the position's offset, then the rotation vector's
+        o = 3 * g
+        A = out[O_LEADA + g]
         step = A * dt
-        v_exact = (target - s) / dt
-        last = out[O_LEADP + i]
-        out[O_LEADP + i] = target
+        ex2 = 0.0                          # |the rate change that lands on the target now|^2
+        tr2 = 0.0                          # |that landing rate less the target's|^2
+        for i in range(o, o + 3):
+            v_exact = (out[O_LEADT + i] - out[O_LEAD + i]) / dt
+            v_target = (out[O_LEADT + i] - out[O_LEADP + i]) / dt
+            ex2 += (v_exact - out[O_LEADV + i]) ** 2
+            tr2 += (v_exact - v_target) ** 2
         # on the target this cycle where the bound allows it and the target's rate can be kept
         # from there (landing at a rate the target does not have would pass it)
-        if A <= 0.0 or (abs(v_exact - sv) <= step and abs(v_exact - (target - last) / dt) <= step):
-            out[O_LEADV + i] = v_exact
-            out[O_LEAD + i] = target
+        if A <= 0.0 or (ex2 <= step * step and tr2 <= step * step):
+            for i in range(o, o + 3):
+                out[O_LEADV + i] = (out[O_LEADT + i] - out[O_LEAD + i]) / dt
+                out[O_LEAD + i] = out[O_LEADT + i]
+                out[O_LEADP + i] = out[O_LEADT + i]
             continue
-        # the gap to the target's last position and the target's rate (its last move)
-        e = last - s
-        v_target = (target - last) / dt
-        # the fastest approach that still stops on it, decelerating by A dt a cycle:
-        # v dt / 2 + v^2 / (2 A) <= |e|
-        brake = math.sqrt(0.25 * step * step + 2.0 * A * abs(e)) - 0.5 * step
-        lin = abs(e) / dt
-        vr = lin if lin < brake else brake
-        v_des = v_target + (vr if e >= 0.0 else -vr)
-        dv = v_des - sv
-        if dv > step:
-            dv = step
-        elif dv < -step:
-            dv = -step
-        sv += dv
-        out[O_LEADV + i] = sv
-        out[O_LEAD + i] = s + sv * dt
+        dv2 = 0.0
+        for i in range(o, o + 3):
+            # the gap to the target's last position and the target's rate (its last move); the
+            # fastest approach that still stops on it, decelerating by A dt a cycle:
+            # v dt / 2 + v^2 / (2 A) <= |e|
+            last = out[O_LEADP + i]
+            e = last - out[O_LEAD + i]
+            brake = math.sqrt(0.25 * step * step + 2.0 * A * abs(e)) - 0.5 * step
+            lin = abs(e) / dt
+            vr = lin if lin < brake else brake
+            v_des = (out[O_LEADT + i] - last) / dt + (vr if e >= 0.0 else -vr)
+            dv = v_des - out[O_LEADV + i]
+            out[O_LEADP + i] = dv           # (scratch: the wanted change, until it is scaled)
+            dv2 += dv * dv
+        scale = 1.0 if dv2 <= step * step else step / math.sqrt(dv2)   # |the change| <= A dt
+        for i in range(o, o + 3):
+            sv = out[O_LEADV + i] + scale * out[O_LEADP + i]
+            out[O_LEADV + i] = sv
+            out[O_LEAD + i] += sv * dt
+            out[O_LEADP + i] = out[O_LEADT + i]
 
 
 @njit(**KERNEL)

@@ -293,3 +293,15 @@ def test_lead_limits_come_from_the_command_trip_and_survive_a_new_run():
     out[CP.O_LEADN] = 1.0
     CP.reset_memory(out)
     assert out[CP.O_LEADN] == 0.0 and out[CP.O_LEADA] == lin
+
+
+def test_a_step_along_two_axes_keeps_the_leads_acceleration_magnitude_within_the_bound():
+    """The bound is on the magnitude of the lead's acceleration (the command trip's is a
+    magnitude): a step along x and y at once is closed with |acceleration| <= A every cycle."""
+    dt, A = 1e-3, 2.0
+    tgt = np.zeros((400, 6))
+    tgt[5:, 0], tgt[5:, 2] = 4e-4, -3e-4
+    y = _shaped(tgt, (A, 1.0))[:, :3]
+    acc = np.linalg.norm(np.diff(y, 2, axis=0), axis=1) / dt ** 2
+    assert np.max(acc) <= A * (1 + 1e-9) and np.max(acc) > 0.99 * A
+    assert np.array_equal(y[-50:], tgt[-50:, :3])
