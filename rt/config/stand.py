@@ -66,6 +66,10 @@ class Delays:
     # ARM ("warn": armed, the run's verdict says why) or refused ("refuse")
     envelope: str = "warn"
     envelope_cor_error_pct: float = 1.0
+    # the largest acceleration the lead itself may add to the command, a share of the command's
+    # trip level (rt.dynamics.coupling.shape_lead): a step of the contact force steps the lead by
+    # a tau^2 / 2
+    lead_acceleration_share: float = 0.75
 
     @property
     def total_s(self) -> float:
@@ -587,7 +591,8 @@ def parse_stand(t: Table, check_files: bool = True) -> Stand:
                     status_latency_s=d.float("status_latency_s", 0.0, ge=0.0),
                     predictor=d.str("predictor", "jerk", choices=("acceleration", "jerk")),
                     envelope=d.str("envelope", "warn", choices=ENVELOPE_ACTIONS),
-                    envelope_cor_error_pct=d.float("envelope_cor_error_pct", 1.0, gt=0.0, le=10.0))
+                    envelope_cor_error_pct=d.float("envelope_cor_error_pct", 1.0, gt=0.0, le=10.0),
+                    lead_acceleration_share=d.float("lead_acceleration_share", 0.75, gt=0.0, le=1.0))
     if d.has("identify_band_s"):
         band = d.vector("identify_band_s", 2, ge=0.0)
         if not band[0] < band[1]:

@@ -211,7 +211,7 @@ def begin_run(ctl) -> None:
     jerk_limits = CP.set_jerk_limits(ctl.out, lim.accel_margin * lim.a_max_m_s2,
                                      lim.accel_margin * lim.alpha_max_rad_s2, ctl.tau, ctl.period_s)
     lead_limits = CP.set_lead_limits(ctl.out, lim.accel_margin * lim.a_max_m_s2,
-                                     lim.accel_margin * lim.alpha_max_rad_s2)
+                                     lim.accel_margin * lim.alpha_max_rad_s2, ctl.stand.delays.lead_acceleration_share)
     ctl.t_run = -(ctl.ru[CK.RU_T] + ctl.runup_lead) if ctl.ru[CK.RU_T] > 0.0 else 0.0
     ctl.sensing.reset_filter()
     CG.gate_reset(ctl.gate)

@@ -88,7 +88,6 @@ LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrenc
 JERK_SPAN_LEAD = 4.0             # MODE_JERK: the jerk is averaged over one cycle per this many cycles of lead
 JERK_JITTER = 0.25               # MODE_JERK: a cycle this much longer or shorter than the last restarts the jerk
 JERK_SHARE = 0.25                # MODE_JERK: the jerk's change may move the command's acceleration by this share of its trip
-LEAD_SHARE = 0.75                # |the lead's own acceleration|: at most this share of the command's trip (shape_lead)
 AGREE = 0.5                      # MODE_JERK: consecutive differences this close are a jerk (jerk_estimate)
 PREDICTORS = {"acceleration": MODE_PREDICT, "jerk": MODE_JERK}   # [delays] predictor
 
@@ -181,11 +180,12 @@ def set_jerk_limits(out, accel_trip: float, angular_accel_trip: float, tau: floa
     return lims
 
 
-def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
+def set_lead_limits(out, accel_trip: float, angular_accel_trip: float, share: float) -> tuple:
     """The lead shaper's acceleration bounds (:func:`shape_lead`) from the stand's
-    command trip levels: ``LEAD_SHARE x trip``, on the magnitude of the lead's acceleration (the
-    rest of the trip is the vehicles' own relative acceleration's). Returns them (linear m/s^2,
-    angular rad/s^2). Not for the real-time loop's cycle (a run's start).
+    command trip levels: ``share x trip``, on the magnitude of the lead's acceleration (the rest of
+    the trip is the vehicles' own relative acceleration's; ``[delays] lead_acceleration_share``).
+    Returns them (linear m/s^2, angular rad/s^2). Not for the real-time loop's cycle (a run's
+    start).
 
     Parameters
     ----------
@@ -193,8 +193,10 @@ def set_lead_limits(out, accel_trip: float, angular_accel_trip: float) -> tuple:
         The output record: ``O_LEADA`` written.
     accel_trip, angular_accel_trip : float
         The command's acceleration trip levels, m/s^2 and rad/s^2 (0: no shaping).
+    share : float
+        The share of the trip the lead's own acceleration may take (0, 1].
     """
-    lims = tuple(LEAD_SHARE * a if a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
+    lims = tuple(share * a if a > 0.0 else 0.0 for a in (accel_trip, angular_accel_trip))
     out[O_LEADA], out[O_LEADA + 1] = lims
     return lims
 

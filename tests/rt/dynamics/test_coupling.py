@@ -288,8 +288,8 @@ def test_a_lead_that_starts_moving_at_once_is_caught_up_within_the_bound():
 
 def test_lead_limits_come_from_the_command_trip_and_survive_a_new_run():
     out = np.zeros(CP.OUT_LEN)
-    lin, ang = CP.set_lead_limits(out, 10.0, 5.0)
-    assert lin == pytest.approx(CP.LEAD_SHARE * 10.0) and ang == pytest.approx(lin / 2.0)
+    lin, ang = CP.set_lead_limits(out, 10.0, 5.0, 0.5)
+    assert lin == pytest.approx(5.0) and ang == pytest.approx(2.5)
     out[CP.O_LEADN] = 1.0
     CP.reset_memory(out)
     assert out[CP.O_LEADN] == 0.0 and out[CP.O_LEADA] == lin
