@@ -32,6 +32,17 @@ order a negative damping ``-k tau``, i.e. ``zeta_eff = zeta - w tau / 2``; for t
 the injected energy over one contact is ``pi w tau`` times the impact energy, so
 ``e = sqrt(1 + pi w tau) ~ 1 + pi w tau / 2`` (:func:`restitution_with_delay`).
 
+A loop that samples the force every ``dt`` (the HIL stand: the vehicles integrated under the
+sample held over the cycle, the lead making each sample the force at its cycle's midpoint)
+begins a damped contact's force at a cycle boundary, not at the touch: the damper's step
+``c v0`` at first touch starts ``phi`` later than the touch (:func:`onset_phase`, within
+``(-dt/2, dt/2]``), and ``c v0 phi`` of impulse is missing (``phi < 0``: added) at the very
+start. The clipped law is linear and has no scale, so the rest of the contact gives the same
+ratio from the closing speed ``v0 + c v0 phi / m*``: ``e (1 + 2 zeta w phi)`` to first order
+(:func:`restitution_sampled`). No compensator can remove it: a step and the ramp that follows
+it, sampled, do not tell the step's instant from its height (docs/validation.md §3.3, "The
+onset's sampling").
+
 Kernels are ``@njit(cache=True)`` over flat arrays, allocation-free.
 """
 from __future__ import annotations
@@ -152,6 +163,24 @@ def restitution_with_delay(zeta: float, omega: float, tau: float) -> float:
     if ze >= 0.0:
         return restitution(ze)
     return math.exp(-ze * math.pi / math.sqrt(1.0 - ze * ze))
+
+
+def onset_phase(touch_s: float, dt: float) -> float:
+    """How much later than the touch at ``touch_s`` (s, on the loop's clock: cycles at whole
+    multiples of ``dt``) a loop sampling every ``dt`` begins the contact's force (module
+    docstring): the first cycle whose midpoint is past the touch starts at
+    ``t_j = dt (floor(touch / dt - 1/2) + 1)``, and ``phi = t_j - touch`` in ``(-dt/2, dt/2]``
+    (s). Zero for a touch on a cycle boundary."""
+    return dt * (math.floor(touch_s / dt - 0.5) + 1.0) - touch_s
+
+
+def restitution_sampled(zeta: float, omega: float, phase_s: float) -> float:
+    """The coefficient of restitution of the clipped law as a loop sampling the force sees it
+    when it begins the contact ``phase_s`` after the touch (:func:`onset_phase`), to first order
+    in ``zeta omega phase``: ``e (1 + 2 zeta omega phase)`` (module docstring). Its error is
+    second order, ``(omega dt)^2`` and ``(zeta omega phase)^2`` (tests/sim_stand/
+    test_rod_sampling.py: against a sampled loop integrated exactly cycle by cycle)."""
+    return restitution(zeta) * (1.0 + 2.0 * zeta * omega * phase_s)
 
 
 # ------------------------------------------------------------------ kernels

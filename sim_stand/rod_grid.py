@@ -17,7 +17,10 @@ lockstep emulator. The closing speed is chosen as a crew chooses it: the peak fo
 ``v sqrt(k m*)`` at ``peak_force_n`` or a 0.1 m compression, the lower (the sensor's noise is then the smallest share of the
 impulse), the speed kept within 0.02..0.3 m/s, the start at least :data:`APPROACH_S` of free
 flight before the contact (the delay identification counts uniform motion only and settles in
-0.2 s); the platform's acceleration limits follow the
+0.2 s) and at least 50 mm short of it, the touch on a whole cycle of the loop (:func:`touch_time`:
+a loop sampling the force begins a damper's step at a cycle boundary, which changes the CoR by
+``2 zeta w phi`` for a touch ``phi`` off one, ``sim_stand.rod.restitution_sampled``; on a cycle
+boundary the sampled loop's CoR is the closed form's); the platform's acceleration limits follow the
 peak relative acceleration ``F / m*`` and the lead: the prediction's lead turns a step of the
 force -- a damper's ``2 zeta w v`` at the first touch, the onset's jerk -- into a spike of the
 command's acceleration, ``tau^2 / (2 dt^2)`` times the step (200 at 20 ms), which the stand's
@@ -109,6 +112,15 @@ def closing_speed(p: GridPoint, peak_force_n: float) -> float:
     return min(0.3, max(0.02, peak / math.sqrt(p.stiffness_n_per_m * p.m_star_kg)))
 
 
+def touch_time(p: GridPoint, peak_force_n: float) -> float:
+    """When the rod touches, s after the run's start: at least :data:`APPROACH_S` and 50 mm of
+    free flight, rounded up to a whole cycle of the loop (module docstring). A 50 mm start on the
+    heavy, soft points (20 t at 2e5 N/m: 0.79057 s) put the touch 0.43 ms before a cycle's end,
+    which the sampled loop turned into +0.082 % of CoR at zeta 0.3 (docs/validation.md §3.3)."""
+    v = closing_speed(p, peak_force_n)
+    return DT * math.ceil(max(APPROACH_S, 0.05 / v) / DT - 1e-6)
+
+
 def noise_floor_pct(p: GridPoint, sigma_force_n: float, peak_force_n: float) -> float:
     """One sigma of the CoR's scatter from the sensor noise inside the contact (module docstring), %."""
     from sim_stand.calibration import cor_noise_floor_pct
@@ -143,7 +155,8 @@ def write_point(p: GridPoint, directory, peak_force_n: float = 4000.0, sigma_for
     (d / "passive.toml").write_text(_vehicle("grid_passive", 8000.0 * s, (4000.0 * s, 9000.0 * s, 9000.0 * s), -2.0))
     v = closing_speed(p, peak_force_n)
     t_c = math.pi / p.omega_radps
-    gap = max(0.05, APPROACH_S * v)
+    touch = touch_time(p, peak_force_n)
+    gap = touch * v
     duration = 2.0 * gap / v + 1.5 * t_c + 0.5
     (d / "case.toml").write_text(f"""name = "rod_grid"
 description = "elastic-rod grid point {p.label}"
@@ -199,7 +212,7 @@ separation_m = 0.05
                                                                   "v_max_m_s": 1.0})
     (d / "stand.toml").write_text(stand)
     return {"case": d / "case.toml", "emulator": d / "emulator.toml", "stand": d / "stand.toml",
-            "closing_speed_mps": v, "sigma_force_n": sigma}
+            "closing_speed_mps": v, "sigma_force_n": sigma, "touch_s": touch}
 
 
 def _set(text: str, values: dict) -> str:
@@ -222,12 +235,15 @@ SIGMA_3SIGMA_8N = 8.0 / 3.0
 def run_point(p: GridPoint, directory, peak_force_n: float = 4000.0, sigma_force_n: float | None = SIGMA_3SIGMA_8N,
               identify: str | None = None, contact_gate: bool | None = None, predictor: str | None = None) -> dict:
     """One grid point's HIL run (:func:`sim_stand.calibration.rod_hil`) at the stand's defaults
-    (``identify``, ``contact_gate``, ``predictor`` override them), with its noise floor."""
+    (``identify``, ``contact_gate``, ``predictor`` override them), with its noise floor and the
+    touch's phase against the loop's cycles (``onset_phase_s``: 0 by :func:`touch_time`)."""
     from sim_stand.calibration import rod_hil
+    from sim_stand.rod import onset_phase
 
     paths = write_point(p, directory, peak_force_n, sigma_force_n)
     m = rod_hil(paths["case"], True, log_dir=directory, emulator_path=paths["emulator"], stand_path=paths["stand"],
                 identify=identify, contact_gate=contact_gate, predictor=predictor)
     m.update(point=p.label, closing_speed_mps=paths["closing_speed_mps"], omega_tau=p.omega_radps * p.delay_s,
-             noise_floor_pct=noise_floor_pct(p, paths["sigma_force_n"], peak_force_n))
+             noise_floor_pct=noise_floor_pct(p, paths["sigma_force_n"], peak_force_n),
+             touch_s=paths["touch_s"], onset_phase_s=onset_phase(paths["touch_s"], DT))
     return m
