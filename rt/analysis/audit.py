@@ -48,7 +48,8 @@ def run_audit(path: str | Path, bound_pct: float) -> dict:
     run = load_run(path)
     lo, hi = dynamics_rows(run)
     energy = energy_verdict_of(*energy_of_run(run, lo, hi), bound_pct)
-    return {"energy_audit": energy, "fidelity": fidelity_of_run(run, lo, hi, energy, bound_pct)}
+    # the writer audits the run it has just ended, before the footer: the whole run
+    return {"energy_audit": energy, "fidelity": fidelity_of_run(run, lo, hi, energy, bound_pct, whole_run=True)}
 
 
 def format_verdict(v: dict) -> str:

@@ -395,11 +395,14 @@ def bound_of(run: Run) -> float:
     return float(st.energy_audit_bound_pct) if st is not None else 1.0
 
 
-def fidelity_of_run(run: Run, lo: int, hi: int, energy: dict, bound_pct: float | None = None) -> dict:
+def fidelity_of_run(run: Run, lo: int, hi: int, energy: dict, bound_pct: float | None = None,
+                    whole_run: bool = False) -> dict:
     """The run's fidelity verdict (rt/analysis/fidelity.py) over records ``lo:hi`` (the
     dynamics), given its energy audit's dict (rt.analysis.fidelity.energy_verdict_of); with the
     run's own settings from its header: the lead's measurement part, the contact gate, the
-    stand's contact threshold and (``bound_pct`` None) :func:`bound_of`."""
+    stand's contact threshold and (``bound_pct`` None) :func:`bound_of`. A truncated log's
+    verdict is at best a WARN naming the truncation, unless ``whole_run`` (the run log's writer
+    auditing the run it has just ended, before it writes the footer)."""
     from rt.analysis import fidelity as FI
     bound = bound_of(run) if bound_pct is None else float(bound_pct)
     try:
@@ -407,7 +410,7 @@ def fidelity_of_run(run: Run, lo: int, hi: int, energy: dict, bound_pct: float |
         fx = FI.measure(run, lo, hi, bound, energy, measurement_s=_measurement_delay_s(run), gate=contact_gate_of(run),
                         contact_n=st.limits.contact_force_n if st is not None else 50.0)
         v = FI.verdict_of(fx)
-        if run.truncated:         # judged from a part of the run: never a PASS of the whole
+        if run.truncated and not whole_run:    # judged from a part of the run: never a PASS of the whole
             v = FI.combine(v["checks"] + [FI.check("log", "WARN", None, None, f"the log is truncated "
                                                    f"({run.truncation}): these checks cover the run to its last "
                                                    "block only")], bound)
