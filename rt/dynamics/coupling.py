@@ -81,7 +81,9 @@ O_LEADT = O_LEADV + 6
 O_LEADP = O_LEADT + 6
 O_LEADN = O_LEADP + 6
 O_LEADA = O_LEADN + 1
-OUT_LEN = O_LEADA + 2
+O_LEADR = O_LEADA + 2            # the target's rate from the model (6: a tau + j h, per s)
+O_LEADDT = O_LEADR + 6           # the last cycle's dt, s
+OUT_LEN = O_LEADDT + 1
 
 MODE_OFF, MODE_PREDICT, MODE_JERK = 0, 1, 2
 LAG_CYCLES = 1.0                 # MODE_JERK: the acceleration of the held wrench is this many cycles older than the state
@@ -204,9 +206,9 @@ def set_lead_limits(out, accel_trip: float, angular_accel_trip: float, share: fl
 @njit(**KERNEL)
 def shape_lead(out, dt):
     """The lead offset the command carries, ``out[O_LEAD:O_LEAD+6]``, made to follow the
-    predictor's (``out[O_LEADT:O_LEADT+6]``, this cycle's target) with its own acceleration
-    bounded, as a vector, by ``O_LEADA`` (:func:`set_lead_limits`; the position's and the
-    rotation's each).
+    predictor's (``out[O_LEADT:O_LEADT+6]``, this cycle's target; its rate from the model
+    ``O_LEADR``) with the magnitude of its own acceleration bounded by ``O_LEADA``
+    (:func:`set_lead_limits`; the position's and the rotation's each).
 
     The prediction at ``t + tau`` adds to the relative pose the offset ``v tau + a tau^2 / 2 +
     j c`` (and its rotation vector). A step ``da`` of the contact force's acceleration -- a
@@ -214,41 +216,52 @@ def shape_lead(out, dt):
     by ``da tau``: a command acceleration ``tau^2 / (2 dt^2)`` and ``tau / dt`` times the step
     (264 and 23 at a robot's 23 ms lead), which no platform follows and the stand's command
     trip stops. Where the target moves within the bound the offset is the target, exactly
-    (nothing changes: the shaper is transparent); otherwise it closes on the target as fast as
-    the bound allows without passing it: its rate approaches the target's plus the braking
-    speed of the gap ``e`` to the last target (``v dt / 2 + v^2 / (2 A) = |e|``: it stops on the
-    target decelerating by ``A dt`` a cycle), changed by at most ``A dt`` per cycle (a
-    time-optimal tracker with bounded acceleration). The vehicles' own state
-    integrates the whole force at once; only the command's lead takes the step over a few
-    cycles (at a robot's lead) or not at all (at the shipped stand's few ms, where the steps
-    stay within the bound).
+    (the shaper is transparent); otherwise it closes on the target as fast as the bound allows:
+    its rate approaches the target's rate *from the model* (``a tau + j h``: smooth where the
+    motion is; a rate taken from the target's own last difference would feed its sample-to-sample
+    chatter forward and walk the offset away) plus the braking speed of the gap ``e`` to the last
+    target (``v dt / 2 + v^2 / (2 A) = |e|``: it stops on it decelerating by ``A dt`` a cycle). A
+    step or a ramp is so passed by at most ``A dt^2``; a target that itself accelerates beyond
+    the bound for a while (a strike's pulse at a robot's lead) is followed with a lag and passed
+    by up to the lag. The rate's change is bounded by ``A (dt + dt_last) / 2``, the mean of the
+    two cycles as the command's acceleration is measured (``rt.control.kernels``), so a late
+    cycle stays within the bound too. A target that is not finite passes as it is and restarts
+    the shaper (the cycle's own checks trip on it).
 
     Parameters
     ----------
     out : float64[OUT_LEN]
-        The output record: reads the target ``O_LEADT`` and the bounds ``O_LEADA``; reads and
-        writes the shaper's state ``O_LEAD``, ``O_LEADV`` (per s), ``O_LEADP``, ``O_LEADN``.
+        The output record: reads the target ``O_LEADT``, its model rate ``O_LEADR`` and the
+        bounds ``O_LEADA``; reads and writes the shaper's state ``O_LEAD``, ``O_LEADV`` (per s),
+        ``O_LEADP``, ``O_LEADN``, ``O_LEADDT``.
     dt : float
         The cycle, s (> 0).
     """
-    if out[O_LEADN] < 2.0:           # a run's first two cycles: the offset and its rate taken as they are
+    finite = True
+    for i in range(6):
+        x = out[O_LEADT + i]
+        if not (x - x == 0.0):
+            finite = False
+    if out[O_LEADN] <= 0.0 or not finite:     # a run's first cycle: the offset and the model's rate
         for i in range(6):
-            out[O_LEADV + i] = (out[O_LEADT + i] - out[O_LEADP + i]) / dt if out[O_LEADN] > 0.0 else 0.0
             out[O_LEAD + i] = out[O_LEADT + i]
             out[O_LEADP + i] = out[O_LEADT + i]
-        out[O_LEADN] += 1.0
+            out[O_LEADV + i] = out[O_LEADR + i]
+        out[O_LEADN] = 1.0 if finite else 0.0
+        out[O_LEADDT] = dt
         return
-    for g in range(2):                     # the position's offset, then the rotation vector's
+    h = 0.5 * (dt + out[O_LEADDT])             # the span the command's acceleration is taken over
+    out[O_LEADDT] = dt
+    for g in range(2):                         # the position's offset, then the rotation vector's
         o = 3 * g
         A = out[O_LEADA + g]
-        step = A * dt
-        ex2 = 0.0                          # |the rate change that lands on the target now|^2
-        tr2 = 0.0                          # |that landing rate less the target's|^2
+        step = A * h
+        ex2 = 0.0                              # |the rate change that lands on the target now|^2
+        tr2 = 0.0                              # |that landing rate less the model's rate|^2
         for i in range(o, o + 3):
             v_exact = (out[O_LEADT + i] - out[O_LEAD + i]) / dt
-            v_target = (out[O_LEADT + i] - out[O_LEADP + i]) / dt
             ex2 += (v_exact - out[O_LEADV + i]) ** 2
-            tr2 += (v_exact - v_target) ** 2
+            tr2 += (v_exact - out[O_LEADR + i]) ** 2
         # on the target this cycle where the bound allows it and the target's rate can be kept
         # from there (landing at a rate the target does not have would pass it)
         if A <= 0.0 or (ex2 <= step * step and tr2 <= step * step):
@@ -259,19 +272,15 @@ def shape_lead(out, dt):
             continue
         dv2 = 0.0
         for i in range(o, o + 3):
-            # the gap to the target's last position and the target's rate (its last move); the
-            # fastest approach that still stops on it, decelerating by A dt a cycle:
-            # v dt / 2 + v^2 / (2 A) <= |e|
             last = out[O_LEADP + i]
             e = last - out[O_LEAD + i]
-            brake = math.sqrt(0.25 * step * step + 2.0 * A * abs(e)) - 0.5 * step
+            brake = math.sqrt(0.25 * (A * dt) ** 2 + 2.0 * A * abs(e)) - 0.5 * A * dt
             lin = abs(e) / dt
             vr = lin if lin < brake else brake
-            v_des = (out[O_LEADT + i] - last) / dt + (vr if e >= 0.0 else -vr)
-            dv = v_des - out[O_LEADV + i]
-            out[O_LEADP + i] = dv           # (scratch: the wanted change, until it is scaled)
+            dv = out[O_LEADR + i] + (vr if e >= 0.0 else -vr) - out[O_LEADV + i]
+            out[O_LEADP + i] = dv               # (scratch: the wanted change, until it is scaled)
             dv2 += dv * dv
-        scale = 1.0 if dv2 <= step * step else step / math.sqrt(dv2)   # |the change| <= A dt
+        scale = 1.0 if dv2 <= step * step else step / math.sqrt(dv2)   # |the change| <= A h
         for i in range(o, o + 3):
             sv = out[O_LEADV + i] + scale * out[O_LEADP + i]
             out[O_LEADV + i] = sv
@@ -432,11 +441,16 @@ def predict_pose(out, tau, mode, dt):
     for i in range(3):
         out[lt + i] = out[v + i] * tau + out[a + i] * h + out[j + i] * c
         out[lt + 3 + i] = out[w + i] * tau + out[a + 3 + i] * h + out[j + 3 + i] * c
+        out[O_LEADR + i] = out[a + i] * tau + out[j + i] * h          # d/dt of the offset (model)
+        out[O_LEADR + 3 + i] = out[a + 3 + i] * tau + out[j + 3 + i] * h
     if mode != MODE_OFF and dt > 0.0:
         shape_lead(out, dt)
         lt = O_LEAD
     for i in range(3):
-        out[O_RPRED + i] = out[r + i] + out[lt + i]
+        if out[lt + i] == out[O_LEADT + i]:     # unshaped: the prediction's own sum, term by term
+            out[O_RPRED + i] = out[r + i] + out[v + i] * tau + out[a + i] * h + out[j + i] * c
+        else:
+            out[O_RPRED + i] = out[r + i] + out[lt + i]
     p0, p1, p2, p3 = _qexp(out[lt + 3], out[lt + 4], out[lt + 5])
     q0, q1, q2, q3 = SP.quat_mul_entries(p0, p1, p2, p3, out[q], out[q + 1], out[q + 2], out[q + 3])
     q0, q1, q2, q3, _ = SP.quat_normalize_entries(q0, q1, q2, q3)

@@ -232,14 +232,17 @@ def test_jerk_predictor_rotation_uses_the_angular_jerk():
     assert np.allclose(q[1:] / np.linalg.norm(q[1:]), u, atol=1e-14)
 
 
-def _shaped(targets, A, dt=1e-3):
-    """The lead shaper's output for a sequence of target offsets (n x 6), bounds A (lin, ang)."""
+def _shaped(targets, A, dt=1e-3, rates=None):
+    """The lead shaper's output for a sequence of target offsets (n x 6) with their model rates
+    (n x 6; None: zero), bounds A (lin, ang); ``dt`` a number or a sequence of cycles."""
     out = np.zeros(CP.OUT_LEN)
     out[CP.O_LEADA:CP.O_LEADA + 2] = A
+    dts = np.broadcast_to(np.asarray(dt, float), (len(targets),))
     rows = []
-    for tgt in targets:
+    for k, tgt in enumerate(targets):
         out[CP.O_LEADT:CP.O_LEADT + 6] = tgt
-        CP.shape_lead(out, dt)
+        out[CP.O_LEADR:CP.O_LEADR + 6] = 0.0 if rates is None else rates[k]
+        CP.shape_lead(out, dts[k])
         rows.append(out[CP.O_LEAD:CP.O_LEAD + 6].copy())
     return np.array(rows)
 
@@ -250,11 +253,11 @@ def test_the_lead_shaper_is_transparent_where_the_lead_moves_within_its_bound():
     dt = 1e-3
     t = np.arange(2000) * dt
     tgt = np.zeros((len(t), 6))
-    tgt[:, 0] = 0.002 * np.sin(2 * np.pi * 3.0 * t)      # 0.71 m/s^2 peak, bound 2
-    tgt[:, 4] = 0.01 * np.cos(2 * np.pi * 1.0 * t)       # 0.39 rad/s^2 peak, bound 1
-    assert np.array_equal(_shaped(tgt, (2.0, 1.0)), tgt)
-
-
+    rate = np.zeros((len(t), 6))
+    w1, w2 = 2 * np.pi * 3.0, 2 * np.pi * 1.0
+    tgt[:, 0], rate[:, 0] = 0.002 * np.sin(w1 * t), 0.002 * w1 * np.cos(w1 * t)      # 0.71 m/s^2 peak, bound 2
+    tgt[:, 4], rate[:, 4] = 0.01 * np.cos(w2 * t), -0.01 * w2 * np.sin(w2 * t)       # 0.39 rad/s^2 peak, bound 1
+    assert np.array_equal(_shaped(tgt, (2.0, 1.0), rates=rate), tgt)
 @pytest.mark.parametrize("step", [3e-4, -2e-3])
 def test_a_step_of_the_lead_is_taken_at_the_bound_without_passing_it(step):
     """A step of the lead's target (a latch strike's acceleration step times tau^2 / 2 at a
@@ -280,7 +283,9 @@ def test_a_lead_that_starts_moving_at_once_is_caught_up_within_the_bound():
     dt, A = 1e-3, 2.0
     tgt = np.zeros((600, 6))
     tgt[10:, 3] = 0.05 * np.arange(590) * dt                        # 0.05 rad/s from cycle 10
-    y = _shaped(tgt, (1.0, A))[:, 3]
+    rate = np.zeros((600, 6))
+    rate[10:, 3] = 0.05
+    y = _shaped(tgt, (1.0, A), rates=rate)[:, 3]
     assert np.max(np.abs(np.diff(y, 2))) / dt ** 2 <= A * (1 + 1e-9)
     assert np.array_equal(y[-100:], tgt[-100:, 3])
     assert np.max(y - tgt[:, 3]) <= A * dt * dt                       # never ahead by more than A dt^2
@@ -305,3 +310,48 @@ def test_a_step_along_two_axes_keeps_the_leads_acceleration_magnitude_within_the
     acc = np.linalg.norm(np.diff(y, 2, axis=0), axis=1) / dt ** 2
     assert np.max(acc) <= A * (1 + 1e-9) and np.max(acc) > 0.99 * A
     assert np.array_equal(y[-50:], tgt[-50:, :3])
+
+
+@pytest.mark.parametrize("amp", [1e-4, 1e-3, 1e-2])
+def test_a_target_that_chatters_every_cycle_keeps_the_lead_near_it(amp):
+    """Sample-to-sample chatter of the lead's target (Nyquist: +-amp every cycle), whose model
+    rate is smooth, never walks the commanded offset away (a rate taken from the target's own
+    last difference fed the chatter forward: 39x its amplitude at 1e-4 m, 40 m at 1e-2 m)."""
+    dt, A = 1e-3, 5.0
+    tgt = np.zeros((5000, 6))
+    tgt[:, 1] = amp * (-1.0) ** np.arange(5000)
+    tgt[:, 4] = amp * (-1.0) ** np.arange(5000)
+    y = _shaped(tgt, (A, A))
+    assert np.max(np.abs(y)) <= amp + A * dt * dt, np.max(np.abs(y))
+
+
+def test_a_step_on_the_runs_second_cycle_is_not_taken_as_a_rate():
+    """The shaper's rate starts from the model's, not from the difference of its first two
+    targets: a step between them is closed like any other step."""
+    dt, A = 1e-3, 5.0
+    tgt = np.zeros((300, 6))
+    tgt[1:, 0] = 2.6e-4                                              # 1 m/s^2 x (23 ms)^2 / 2
+    y = _shaped(tgt, (A, A))[:, 0]
+    assert np.max(y) <= 2.6e-4 + A * dt * dt and y[-1] == 2.6e-4
+
+
+def test_a_late_cycle_keeps_the_commands_acceleration_within_the_bound():
+    """The command's acceleration is its rate's change over the mean of the two cycles
+    (rt.control.kernels.command_rates): one late cycle in a saturated catch-up stays within A."""
+    A = 2.0
+    dts = np.full(200, 1e-3)
+    dts[20], dts[60] = 3e-3, 5e-3
+    tgt = np.zeros((200, 6))
+    tgt[5:, 2] = 1e-3
+    y = _shaped(tgt, (A, A), dt=dts)[:, 2]
+    t = np.concatenate([[0.0], np.cumsum(dts[1:])])
+    v = np.diff(y) / np.diff(t)
+    acc = np.diff(v) / (0.5 * (np.diff(t)[1:] + np.diff(t)[:-1]))
+    assert np.max(np.abs(acc)) <= A * (1 + 1e-9), np.max(np.abs(acc))
+
+
+def test_a_target_that_is_not_finite_passes_and_restarts_the_shaper():
+    tgt = np.zeros((10, 6))
+    tgt[3, 0] = np.nan
+    y = _shaped(tgt, (2.0, 1.0))
+    assert np.isnan(y[3, 0]) and np.all(np.isfinite(y[4:])) and np.all(y[4:] == 0.0)
